@@ -1,0 +1,6 @@
+# tessel_add_library(NAME DEPS...): a static library of every .cpp in the current folder.
+function(tessel_add_library name)
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  add_library(${name} STATIC ${sources})
+  target_link_libraries(${name} PUBLIC ${ARGN})
+endfunction()

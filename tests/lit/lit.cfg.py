@@ -1,0 +1,22 @@
+# lit configuration for tessel: tests are .tsl, .tir and .tasm files with RUN: lines.
+import os
+import lit.formats
+
+config.name = "tessel"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".tsl", ".tir", ".tasm", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+
+site = lit_config.params.get("tessel_site_config")
+if not site:
+    lit_config.fatal("run through ctest, or pass --param tessel_site_config=BUILD/tests/lit/lit.site.cfg.py")
+exec(open(site).read())
+config.test_exec_root = os.path.join(os.path.dirname(site), "out")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.tessel_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+# Sanitizer reports abort, so even `not tessel ...` fails on one (not treats a crash as failure).
+config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1"
+config.environment["UBSAN_OPTIONS"] = "halt_on_error=1:abort_on_error=1:print_stacktrace=1"
+config.substitutions.append(("%examples", os.path.join(config.tessel_src_dir, "examples")))
