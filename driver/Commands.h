@@ -1,25 +1,22 @@
 //===- driver/Commands.h - The `tessel` subcommands ------------*- C++ -*-===//
 //
-// Each subcommand is an llvm::cl::SubCommand declared here and defined with
-// its own options in <Name>Command.cpp; options shared by several commands
-// live in CommonOptions.cpp. Every command returns the process exit status:
-// 0 success, 1 user error (already reported on stderr).
+// `main` dispatches on the first argument; each subcommand lives in
+// <Name>Command.cpp and is called with argv[0] = "tessel <name>". A command
+// constructs its llvm::cl options as LOCAL objects (see CommonOptions.h) and
+// then calls llvm::cl::ParseCommandLineOptions, so each command's --help lists
+// exactly its own options and no static-initialisation order is involved.
+// Every command returns the process exit status: 0 success, 1 user error
+// (already reported on stderr).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_DRIVER_COMMANDS_H
 #define TESSEL_DRIVER_COMMANDS_H
 
-#include "llvm/Support/CommandLine.h"
-
 namespace tessel::driver {
 
-extern llvm::cl::SubCommand CompileCmd;
-extern llvm::cl::SubCommand OptCmd;
-extern llvm::cl::SubCommand RunCmd;
-
-int runCompileCommand();
-int runOptCommand();
-int runRunCommand();
+int runCompileCommand(int argc, char **argv);
+int runOptCommand(int argc, char **argv);
+int runRunCommand(int argc, char **argv);
 
 } // namespace tessel::driver
 

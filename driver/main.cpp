@@ -1,42 +1,60 @@
 //===- driver/main.cpp - The `tessel` command-line tool ------------------===//
 #include "driver/Commands.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <string>
+#include <vector>
+
 using namespace tessel::driver;
 
-static void printVersion(llvm::raw_ostream &os) {
-  os << "tessel version " TESSEL_VERSION_STRING "\n"
-     << "  kernel compiler and NeuronCore simulator for Trainium-style accelerators\n"
-     << "  default target: trn1 (NeuronCore-v2)\n";
-}
+static const char *kUsage =
+    "OVERVIEW: tessel: a kernel compiler and NeuronCore simulator for Trainium-style accelerators\n"
+    "\n"
+    "USAGE: tessel <command> [options] FILE\n"
+    "\n"
+    "COMMANDS:\n"
+    "  compile   compile a .tsl kernel to its AST, tile IR or simulator program\n"
+    "  opt       read tile IR text (.tir), verify it and print it back\n"
+    "  run       run a kernel (.tsl or .tasm) on the NeuronCore simulator\n"
+    "\n"
+    "  tessel <command> --help   lists a command's options\n"
+    "  tessel --version          prints the version\n";
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  llvm::cl::SetVersionPrinter(printVersion);
   if (argc < 2) {
-    llvm::errs() << "usage: tessel <compile|opt|run> [options] FILE\n"
-                    "       tessel --help      for the commands\n"
-                    "       tessel <command> --help   for a command's options\n";
+    llvm::errs() << kUsage;
     return 1;
   }
-  if (!llvm::cl::ParseCommandLineOptions(
-          argc, argv,
-          "tessel: a kernel compiler for Trainium-style accelerators\n\n"
-          "  tessel compile FILE.tsl   compile a kernel to tile IR or a simulator program\n"
-          "  tessel opt FILE.tir       run passes on tile IR text (and verify it)\n"
-          "  tessel run FILE           run a kernel on the NeuronCore simulator\n",
-          &llvm::errs()))
-    return 1;
-  if (CompileCmd)
-    return runCompileCommand();
-  if (OptCmd)
-    return runOptCommand();
-  if (RunCmd)
-    return runRunCommand();
+  llvm::StringRef command = argv[1];
+  if (command == "--help" || command == "-help" || command == "-h" || command == "help") {
+    llvm::outs() << kUsage;
+    return 0;
+  }
+  if (command == "--version" || command == "-version") {
+    llvm::outs() << "tessel version " TESSEL_VERSION_STRING "\n";
+    return 0;
+  }
+
+  // Re-form argv so the command sees "tessel <command>" as its program name.
+  std::string programName = std::string("tessel ") + argv[1];
+  std::vector<char *> args{programName.data()};
+  for (int i = 2; i < argc; ++i)
+    args.push_back(argv[i]);
+  int subArgc = static_cast<int>(args.size());
+  args.push_back(nullptr);
+
+  if (command == "compile")
+    return runCompileCommand(subArgc, args.data());
+  if (command == "opt")
+    return runOptCommand(subArgc, args.data());
+  if (command == "run")
+    return runRunCommand(subArgc, args.data());
   llvm::WithColor::error(llvm::errs(), "tessel")
-      << "no command given; expected one of: compile, opt, run (see tessel --help)\n";
+      << "unknown command '" << command << "'; expected compile, opt or run (see tessel --help)\n";
   return 1;
 }

@@ -1,0 +1,155 @@
+#include "ir/IndexExpr.h"
+#include "ir/Kernel.h"
+
+#include <algorithm>
+
+namespace tessel::ir {
+
+IndexExpr::IndexExpr(int64_t c)
+    : node(std::make_shared<const Node>(Node{Kind::Const, c, nullptr, nullptr, nullptr})) {}
+
+IndexExpr IndexExpr::var(const Value *v) {
+  return IndexExpr(std::make_shared<const Node>(Node{Kind::Var, 0, v, nullptr, nullptr}));
+}
+
+IndexExpr IndexExpr::make(Kind k, const IndexExpr &a, const IndexExpr &b) {
+  return IndexExpr(std::make_shared<const Node>(Node{k, 0, nullptr, a.node, b.node}));
+}
+
+IndexExpr operator+(const IndexExpr &a, const IndexExpr &b) {
+  if (a.isConst() && b.isConst())
+    return a.constValue() + b.constValue();
+  if (a.isConst() && a.constValue() == 0)
+    return b;
+  if (b.isConst() && b.constValue() == 0)
+    return a;
+  return IndexExpr::make(IndexExpr::Kind::Add, a, b);
+}
+
+IndexExpr operator-(const IndexExpr &a, const IndexExpr &b) {
+  if (a.isConst() && b.isConst())
+    return a.constValue() - b.constValue();
+  if (b.isConst() && b.constValue() == 0)
+    return a;
+  if (a.structurallyEqual(b))
+    return 0;
+  return IndexExpr::make(IndexExpr::Kind::Sub, a, b);
+}
+
+IndexExpr operator*(const IndexExpr &a, int64_t c) {
+  if (a.isConst())
+    return a.constValue() * c;
+  if (c == 1)
+    return a;
+  if (c == 0)
+    return 0;
+  return IndexExpr::make(IndexExpr::Kind::Mul, a, c);
+}
+
+IndexExpr min(const IndexExpr &a, const IndexExpr &b) {
+  if (a.isConst() && b.isConst())
+    return std::min(a.constValue(), b.constValue());
+  if (a.structurallyEqual(b))
+    return a;
+  return IndexExpr::make(IndexExpr::Kind::Min, a, b);
+}
+
+int64_t IndexExpr::eval(llvm::ArrayRef<int64_t> env) const {
+  switch (node->kind) {
+  case Kind::Const: return node->constant;
+  case Kind::Var: return env[node->var->id];
+  case Kind::Add: return lhs().eval(env) + rhs().eval(env);
+  case Kind::Sub: return lhs().eval(env) - rhs().eval(env);
+  case Kind::Mul: return lhs().eval(env) * rhs().eval(env);
+  case Kind::Min: return std::min(lhs().eval(env), rhs().eval(env));
+  }
+  return 0;
+}
+
+void IndexExpr::collectVars(llvm::SmallVectorImpl<const Value *> &vars) const {
+  if (node->kind == Kind::Var) {
+    if (std::find(vars.begin(), vars.end(), node->var) == vars.end())
+      vars.push_back(node->var);
+    return;
+  }
+  if (node->lhs)
+    lhs().collectVars(vars);
+  if (node->rhs)
+    rhs().collectVars(vars);
+}
+
+bool IndexExpr::mentions(const Value *v) const {
+  llvm::SmallVector<const Value *, 4> vars;
+  collectVars(vars);
+  return std::find(vars.begin(), vars.end(), v) != vars.end();
+}
+
+IndexExpr IndexExpr::substitute(const Value *from, const IndexExpr &to) const {
+  switch (node->kind) {
+  case Kind::Const: return *this;
+  case Kind::Var: return node->var == from ? to : *this;
+  case Kind::Add: return lhs().substitute(from, to) + rhs().substitute(from, to);
+  case Kind::Sub: return lhs().substitute(from, to) - rhs().substitute(from, to);
+  case Kind::Mul: return lhs().substitute(from, to) * rhs().constValue();
+  case Kind::Min: return min(lhs().substitute(from, to), rhs().substitute(from, to));
+  }
+  return *this;
+}
+
+bool IndexExpr::structurallyEqual(const IndexExpr &other) const {
+  if (node == other.node)
+    return true;
+  if (node->kind != other.node->kind)
+    return false;
+  switch (node->kind) {
+  case Kind::Const: return node->constant == other.node->constant;
+  case Kind::Var: return node->var == other.node->var;
+  default:
+    return lhs().structurallyEqual(other.lhs()) && rhs().structurallyEqual(other.rhs());
+  }
+}
+
+// Precedence: 1 = additive, 2 = multiplicative, 3 = atom.
+void IndexExpr::printPrec(llvm::raw_ostream &os, int prec) const {
+  switch (node->kind) {
+  case Kind::Const: os << node->constant; return;
+  case Kind::Var: os << '%' << node->var->name; return;
+  case Kind::Min:
+    os << "min(";
+    lhs().printPrec(os, 0);
+    os << ", ";
+    rhs().printPrec(os, 0);
+    os << ')';
+    return;
+  case Kind::Mul:
+    if (prec > 2)
+      os << '(';
+    lhs().printPrec(os, 2);
+    os << '*';
+    rhs().printPrec(os, 3);
+    if (prec > 2)
+      os << ')';
+    return;
+  case Kind::Add:
+  case Kind::Sub:
+    if (prec > 1)
+      os << '(';
+    lhs().printPrec(os, 1);
+    os << (node->kind == Kind::Add ? " + " : " - ");
+    rhs().printPrec(os, 2);
+    if (prec > 1)
+      os << ')';
+    return;
+  }
+}
+
+void IndexExpr::print(llvm::raw_ostream &os) const { printPrec(os, 0); }
+
+std::string IndexExpr::str() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  print(os);
+  return os.str();
+}
+
+} // namespace tessel::ir

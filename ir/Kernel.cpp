@@ -1,0 +1,130 @@
+#include "ir/Kernel.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <functional>
+#include <set>
+
+namespace tessel::ir {
+
+llvm::StringRef roleName(TensorRole r) {
+  switch (r) {
+  case TensorRole::Input: return "input";
+  case TensorRole::Output: return "output";
+  case TensorRole::Scratch: return "scratch";
+  case TensorRole::Spill: return "spill";
+  }
+  return "?";
+}
+
+llvm::StringRef actFnName(ActFn f) {
+  switch (f) {
+  case ActFn::Copy: return "copy";
+  case ActFn::Silu: return "silu";
+  case ActFn::Gelu: return "gelu";
+  case ActFn::Relu: return "relu";
+  case ActFn::Exp: return "exp";
+  }
+  return "?";
+}
+
+std::optional<ActFn> parseActFn(llvm::StringRef s) {
+  for (ActFn f : {ActFn::Copy, ActFn::Silu, ActFn::Gelu, ActFn::Relu, ActFn::Exp})
+    if (actFnName(f) == s)
+      return f;
+  return std::nullopt;
+}
+
+llvm::StringRef aluOpName(AluOp op) {
+  switch (op) {
+  case AluOp::Add: return "add";
+  case AluOp::Sub: return "sub";
+  case AluOp::Mul: return "mul";
+  case AluOp::Max: return "max";
+  }
+  return "?";
+}
+
+std::optional<AluOp> parseAluOp(llvm::StringRef s) {
+  for (AluOp op : {AluOp::Add, AluOp::Sub, AluOp::Mul, AluOp::Max})
+    if (aluOpName(op) == s)
+      return op;
+  return std::nullopt;
+}
+
+llvm::StringRef Op::mnemonic() const {
+  switch (kind) {
+  case OpKind::Alloc: return "alloc";
+  case OpKind::For: return "for";
+  case OpKind::Dma: return "dma";
+  case OpKind::Matmul: return "matmul";
+  case OpKind::Transpose: return "transpose";
+  case OpKind::Activation: return "activation";
+  case OpKind::TensorTensor: return "tensor_tensor";
+  case OpKind::TensorScalar: return "tensor_scalar";
+  case OpKind::Copy: return "copy";
+  case OpKind::Memset: return "memset";
+  }
+  return "?";
+}
+
+llvm::SmallVector<unsigned, 3> Access::rangeDims() const {
+  llvm::SmallVector<unsigned, 3> dims;
+  for (unsigned i = 0; i < indices.size(); ++i)
+    if (indices[i].isRange())
+      dims.push_back(i);
+  return dims;
+}
+
+void Access::print(llvm::raw_ostream &os) const {
+  os << '%' << base->name << '[';
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (i)
+      os << ", ";
+    os << indices[i].start;
+    if (indices[i].extent)
+      os << " +: " << *indices[i].extent;
+  }
+  os << ']';
+}
+
+Value *Kernel::newValue(ValueKind kind, std::string valueName) {
+  values.push_back(std::make_unique<Value>());
+  Value *v = values.back().get();
+  v->kind = kind;
+  v->name = std::move(valueName);
+  v->id = values.size() - 1;
+  return v;
+}
+
+std::string Kernel::uniqueName(llvm::StringRef hint) const {
+  std::set<std::string> used;
+  for (const auto &v : values)
+    used.insert(v->name);
+  if (!used.count(hint.str()))
+    return hint.str();
+  for (unsigned i = 1;; ++i) {
+    std::string candidate = hint.str() + std::to_string(i);
+    if (!used.count(candidate))
+      return candidate;
+  }
+}
+
+static void walkImpl(Block &block, llvm::SmallVectorImpl<ForOp *> &loops,
+                     const std::function<void(Op &, llvm::ArrayRef<ForOp *>)> &fn) {
+  for (auto &op : block.ops) {
+    fn(*op, loops);
+    if (auto *loop = llvm::dyn_cast<ForOp>(op.get())) {
+      loops.push_back(loop);
+      walkImpl(loop->body, loops, fn);
+      loops.pop_back();
+    }
+  }
+}
+
+void walk(Block &block, const std::function<void(Op &, llvm::ArrayRef<ForOp *>)> &fn) {
+  llvm::SmallVector<ForOp *, 8> loops;
+  walkImpl(block, loops, fn);
+}
+
+} // namespace tessel::ir

@@ -1,0 +1,236 @@
+//===- ir/Kernel.h - The tile IR: values, ops, kernels ----------*- C++ -*-===//
+//
+// A structured, buffer-based loop-nest IR modelled on NKI:
+//  - a Kernel's arguments are HBM tensors (inputs, then outputs);
+//  - `alloc` declares a buffer in hbm (scratch/spill), sbuf or psum; inside a
+//    loop every execution of the alloc yields a fresh tile, and `bufs` says how
+//    many physical copies rotate (2 = double buffering);
+//  - `for` loops over element offsets with index-expression bounds;
+//  - instructions (dma, matmul, transpose, activation, tensor_tensor,
+//    tensor_scalar, copy, memset) each read and write Accesses: a tensor or
+//    buffer sliced by one `start +: extent` range (or a point) per dimension.
+// Instruction semantics and the rules the verifier enforces are in
+// docs/tile-ir.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_IR_KERNEL_H
+#define TESSEL_IR_KERNEL_H
+
+#include "ir/IndexExpr.h"
+#include "ir/Types.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/SMLoc.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel::ir {
+
+struct Op;
+
+enum class ValueKind { Argument, Buffer, LoopVar };
+enum class TensorRole { Input, Output, Scratch, Spill };
+llvm::StringRef roleName(TensorRole r);
+
+/// A named value: a kernel argument, an allocated buffer or a loop variable.
+/// `id` indexes evaluation environments (IndexExpr::eval).
+struct Value {
+  ValueKind kind;
+  std::string name;
+  unsigned id = 0;
+  TensorType type;     // arguments and buffers
+  TensorRole role = TensorRole::Input;
+  Op *def = nullptr;   // the alloc or for that defines it (null for arguments)
+  llvm::SMLoc loc;
+};
+
+/// One dimension of an access: `start +: extent`, or a point `start`.
+struct Index {
+  IndexExpr start;
+  std::optional<IndexExpr> extent;
+  bool isRange() const { return extent.has_value(); }
+};
+
+struct Access {
+  Value *base = nullptr;
+  llvm::SmallVector<Index, 3> indices;
+  llvm::SMLoc loc;
+
+  /// The dimensions that remain in the tile (ranges), in order.
+  llvm::SmallVector<unsigned, 3> rangeDims() const;
+  void print(llvm::raw_ostream &os) const;
+};
+
+enum class OpKind {
+  Alloc,
+  For,
+  Dma,
+  Matmul,
+  Transpose,
+  Activation,
+  TensorTensor,
+  TensorScalar,
+  Copy,
+  Memset,
+};
+
+struct Op {
+  OpKind kind;
+  llvm::SMLoc loc;
+  explicit Op(OpKind k) : kind(k) {}
+  virtual ~Op() = default;
+
+  /// The accesses this op reads and writes (instructions only).
+  virtual llvm::SmallVector<Access *, 3> reads() { return {}; }
+  virtual Access *write() { return nullptr; }
+  llvm::StringRef mnemonic() const;
+};
+
+struct Block {
+  std::vector<std::unique_ptr<Op>> ops;
+};
+
+struct AllocOp : Op {
+  Value *result = nullptr;
+  int64_t bufs = 1;
+  std::optional<int64_t> address; // byte offset per partition, set by allocation
+  AllocOp() : Op(OpKind::Alloc) {}
+  static bool classof(const Op *op) { return op->kind == OpKind::Alloc; }
+};
+
+struct ForOp : Op {
+  Value *iv = nullptr;
+  IndexExpr lo, hi;
+  int64_t step = 1;
+  bool parallel = false; // NKI affine_range (iterations independent) vs sequential_range
+  Block body;
+  ForOp() : Op(OpKind::For) {}
+  static bool classof(const Op *op) { return op->kind == OpKind::For; }
+};
+
+enum class DmaTag { None, SpillSave, SpillReload };
+
+struct DmaOp : Op {
+  Access dst, src;
+  bool transpose = false; // 2-D transpose in transit (nl.load_transpose2d)
+  DmaTag tag = DmaTag::None;
+  DmaOp() : Op(OpKind::Dma) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::Dma; }
+};
+
+/// dst[M, N] (+)= stationary[K, M]^T @ moving[K, N]; K on partitions of both.
+/// The accumulator is reset (overwritten) when every loop var in `resetOn`
+/// is at its first iteration; otherwise the product accumulates.
+struct MatmulOp : Op {
+  Access dst, stationary, moving;
+  llvm::SmallVector<Value *, 2> resetOn;
+  MatmulOp() : Op(OpKind::Matmul) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&stationary, &moving}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::Matmul; }
+};
+
+/// Tensor-engine transpose (matmul against identity): dst[F, P] = src[P, F]^T.
+struct TransposeOp : Op {
+  Access dst, src;
+  TransposeOp() : Op(OpKind::Transpose) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::Transpose; }
+};
+
+enum class ActFn { Copy, Silu, Gelu, Relu, Exp };
+llvm::StringRef actFnName(ActFn f);
+std::optional<ActFn> parseActFn(llvm::StringRef s);
+
+/// Scalar engine: dst = fn(src * scale).
+struct ActivationOp : Op {
+  ActFn fn = ActFn::Copy;
+  Access dst, src;
+  double scale = 1.0;
+  ActivationOp() : Op(OpKind::Activation) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::Activation; }
+};
+
+enum class AluOp { Add, Sub, Mul, Max };
+llvm::StringRef aluOpName(AluOp op);
+std::optional<AluOp> parseAluOp(llvm::StringRef s);
+
+/// Vector engine: dst = lhs op rhs, elementwise.
+struct TensorTensorOp : Op {
+  AluOp alu = AluOp::Mul;
+  Access dst, lhs, rhs;
+  TensorTensorOp() : Op(OpKind::TensorTensor) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&lhs, &rhs}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::TensorTensor; }
+};
+
+/// Vector engine: dst = src op scalar.
+struct TensorScalarOp : Op {
+  AluOp alu = AluOp::Mul;
+  Access dst, src;
+  double scalar = 0.0;
+  TensorScalarOp() : Op(OpKind::TensorScalar) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::TensorScalar; }
+};
+
+/// Vector engine copy with dtype cast (PSUM -> SBUF, SBUF -> SBUF).
+struct CopyOp : Op {
+  Access dst, src;
+  CopyOp() : Op(OpKind::Copy) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::Copy; }
+};
+
+struct MemsetOp : Op {
+  Access dst;
+  double value = 0.0;
+  MemsetOp() : Op(OpKind::Memset) {}
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::Memset; }
+};
+
+class Kernel {
+public:
+  std::string name;
+  llvm::SMLoc loc;
+  std::vector<Value *> args; // inputs then outputs (role says which)
+  /// Tiling parameters (`block = {m = 512, n = 512}`), set by TileGen or
+  /// select-blocks, overridable with --block.
+  std::map<std::string, int64_t> blockParams;
+  Block body;
+
+  Value *newValue(ValueKind kind, std::string name);
+  /// All values ever created, indexed by Value::id.
+  unsigned numValues() const { return values.size(); }
+  Value *valueById(unsigned id) const { return values[id].get(); }
+  /// A name not used by any value yet, derived from `hint`.
+  std::string uniqueName(llvm::StringRef hint) const;
+
+private:
+  std::vector<std::unique_ptr<Value>> values;
+};
+
+struct Module {
+  std::vector<std::unique_ptr<Kernel>> kernels;
+};
+
+/// Calls `fn(op, enclosingLoops)` for every op in pre-order.
+void walk(Block &block, const std::function<void(Op &, llvm::ArrayRef<ForOp *>)> &fn);
+
+} // namespace tessel::ir
+
+#endif

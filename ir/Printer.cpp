@@ -1,0 +1,192 @@
+#include "ir/Printer.h"
+
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace tessel::ir {
+namespace {
+
+class Printer {
+public:
+  explicit Printer(llvm::raw_ostream &os) : os(os) {}
+
+  void printKernel(const Kernel &k) {
+    os << "kernel @" << k.name << '(';
+    printArgs(k, TensorRole::Input);
+    os << ") -> (";
+    printArgs(k, TensorRole::Output);
+    os << ')';
+    if (!k.blockParams.empty()) {
+      os << " attributes {block = {";
+      bool first = true;
+      for (const auto &[name, value] : k.blockParams) {
+        os << (first ? "" : ", ") << name << " = " << value;
+        first = false;
+      }
+      os << "}}";
+    }
+    os << " {\n";
+    printBlock(k.body, 1);
+    os << "}\n";
+  }
+
+private:
+  void printArgs(const Kernel &k, TensorRole role) {
+    bool first = true;
+    for (const Value *v : k.args) {
+      if (v->role != role)
+        continue;
+      os << (first ? "" : ", ") << '%' << v->name << ": ";
+      v->type.print(os);
+      first = false;
+    }
+  }
+
+  void printBlock(const Block &block, unsigned depth) {
+    for (const auto &op : block.ops)
+      printOp(*op, depth);
+  }
+
+  static std::string fmtDouble(double d) {
+    std::string s = llvm::formatv("{0}", d).str();
+    // Keep a decimal point so the value reads back as a float.
+    if (s.find_first_of(".eEn") == std::string::npos)
+      s += ".0";
+    return s;
+  }
+
+  void printOp(const Op &op, unsigned depth) {
+    os.indent(2 * depth);
+    switch (op.kind) {
+    case OpKind::Alloc: {
+      const auto &a = llvm::cast<AllocOp>(op);
+      os << '%' << a.result->name << " = alloc ";
+      a.result->type.print(os);
+      if (a.bufs != 1)
+        os << " bufs " << a.bufs;
+      if (a.address)
+        os << " addr " << *a.address;
+      if (a.result->role == TensorRole::Spill)
+        os << " spill";
+      break;
+    }
+    case OpKind::For: {
+      const auto &f = llvm::cast<ForOp>(op);
+      os << "for %" << f.iv->name << " = " << f.lo << " to " << f.hi << " step " << f.step;
+      if (f.parallel)
+        os << " parallel";
+      os << " {\n";
+      printBlock(f.body, depth + 1);
+      os.indent(2 * depth) << "}\n";
+      return;
+    }
+    case OpKind::Dma: {
+      const auto &d = llvm::cast<DmaOp>(op);
+      os << "dma";
+      if (d.transpose)
+        os << " transpose";
+      if (d.tag == DmaTag::SpillSave)
+        os << " spill_save";
+      else if (d.tag == DmaTag::SpillReload)
+        os << " spill_reload";
+      os << ' ';
+      d.dst.print(os);
+      os << " <- ";
+      d.src.print(os);
+      break;
+    }
+    case OpKind::Matmul: {
+      const auto &m = llvm::cast<MatmulOp>(op);
+      os << "matmul ";
+      m.dst.print(os);
+      os << " <- ";
+      m.stationary.print(os);
+      os << ", ";
+      m.moving.print(os);
+      if (!m.resetOn.empty()) {
+        os << " reset(";
+        for (size_t i = 0; i < m.resetOn.size(); ++i)
+          os << (i ? ", " : "") << '%' << m.resetOn[i]->name;
+        os << ')';
+      }
+      break;
+    }
+    case OpKind::Transpose: {
+      const auto &t = llvm::cast<TransposeOp>(op);
+      os << "transpose ";
+      t.dst.print(os);
+      os << " <- ";
+      t.src.print(os);
+      break;
+    }
+    case OpKind::Activation: {
+      const auto &a = llvm::cast<ActivationOp>(op);
+      os << "activation " << actFnName(a.fn) << ' ';
+      a.dst.print(os);
+      os << " <- ";
+      a.src.print(os);
+      if (a.scale != 1.0)
+        os << " scale " << fmtDouble(a.scale);
+      break;
+    }
+    case OpKind::TensorTensor: {
+      const auto &t = llvm::cast<TensorTensorOp>(op);
+      os << "tensor_tensor " << aluOpName(t.alu) << ' ';
+      t.dst.print(os);
+      os << " <- ";
+      t.lhs.print(os);
+      os << ", ";
+      t.rhs.print(os);
+      break;
+    }
+    case OpKind::TensorScalar: {
+      const auto &t = llvm::cast<TensorScalarOp>(op);
+      os << "tensor_scalar " << aluOpName(t.alu) << ' ';
+      t.dst.print(os);
+      os << " <- ";
+      t.src.print(os);
+      os << ", " << fmtDouble(t.scalar);
+      break;
+    }
+    case OpKind::Copy: {
+      const auto &c = llvm::cast<CopyOp>(op);
+      os << "copy ";
+      c.dst.print(os);
+      os << " <- ";
+      c.src.print(os);
+      break;
+    }
+    case OpKind::Memset: {
+      const auto &m = llvm::cast<MemsetOp>(op);
+      os << "memset ";
+      m.dst.print(os);
+      os << ", " << fmtDouble(m.value);
+      break;
+    }
+    }
+    os << '\n';
+  }
+
+  llvm::raw_ostream &os;
+};
+
+} // namespace
+
+void printKernel(const Kernel &kernel, llvm::raw_ostream &os) { Printer(os).printKernel(kernel); }
+
+void printModule(const Module &module, llvm::raw_ostream &os) {
+  for (size_t i = 0; i < module.kernels.size(); ++i) {
+    if (i)
+      os << '\n';
+    printKernel(*module.kernels[i], os);
+  }
+}
+
+std::string toString(const Kernel &kernel) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  printKernel(kernel, os);
+  return os.str();
+}
+
+} // namespace tessel::ir
