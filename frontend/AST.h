@@ -33,7 +33,21 @@ struct DimExpr {
 struct TensorType {
   DType dtype = DType::BF16;
   int64_t rows = 0, cols = 0;
+
+  bool operator==(const TensorType &o) const {
+    return dtype == o.dtype && rows == o.rows && cols == o.cols;
+  }
+  bool operator!=(const TensorType &o) const { return !(*this == o); }
 };
+
+/// `[4096 x 7168]`: the shape alone, as in "inner dimensions differ" errors.
+std::string formatShape(const TensorType &t);
+/// `bf16[4096 x 7168]`: dtype and shape, as printed by --emit=ast and errors.
+std::string formatType(const TensorType &t);
+
+/// The largest dimension the language accepts (2^24), so that element and
+/// byte counts of any value fit comfortably in int64.
+constexpr int64_t kMaxDim = int64_t(1) << 24;
 
 enum class ExprKind { Ref, MatMul, Binary, Unary, Transpose };
 enum class BinaryOp { Mul, Add };
@@ -41,9 +55,12 @@ enum class UnaryFn { Silu, Gelu, Relu, Exp };
 const char *binaryOpName(BinaryOp op);
 const char *unaryFnName(UnaryFn fn);
 
+const char *exprKindName(ExprKind k);
+
 struct Expr {
   ExprKind kind;
-  llvm::SMLoc loc;
+  llvm::SMLoc loc;   // first token of the expression
+  llvm::SMLoc opLoc; // the operator token (`@`, `*`, `+`, `.T`, function name); == loc for Ref
   TensorType type; // filled by Sema
 
   // Ref: the name of a kernel parameter or of an earlier assignment.
@@ -80,17 +97,29 @@ struct Kernel {
   TensorType resultType; // filled by Sema
   std::vector<Stmt> body; // the last statement is the return
   llvm::SMLoc loc;
+
+  /// The final `return` statement (Sema guarantees there is exactly one, last).
+  const Stmt &returnStmt() const { return body.back(); }
 };
 
 struct Const {
   std::string name;
-  int64_t value = 0;
+  int64_t value = 0;        // after Sema: the bound value (the -D override if any)
+  bool overridden = false;  // set by Sema when a -D override replaced the source value
   llvm::SMLoc loc;
 };
 
 struct Module {
   std::vector<Const> consts;
   std::vector<Kernel> kernels;
+
+  /// The kernel called `name`, or null.
+  const Kernel *findKernel(const std::string &name) const {
+    for (const Kernel &k : kernels)
+      if (k.name == name)
+        return &k;
+    return nullptr;
+  }
 };
 
 } // namespace tessel::ast

@@ -1,0 +1,410 @@
+//===- frontend/Sema.cpp - Constants, names and shapes of a .tsl module --===//
+#include "frontend/Sema.h"
+
+#include "frontend/Lexer.h"
+#include "frontend/Suggest.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <fmt/format.h>
+
+using namespace tessel::ast;
+
+namespace tessel::frontend {
+
+//===----------------------------------------------------------------------===//
+// Rendering expressions for messages
+//===----------------------------------------------------------------------===//
+
+static int precedence(const Expr &e) {
+  switch (e.kind) {
+  case ExprKind::Binary:
+    return e.binOp == BinaryOp::Add ? 1 : 2;
+  case ExprKind::MatMul:
+    return 3;
+  default:
+    return 4;
+  }
+}
+
+static void render(const Expr &e, std::string &out, int minPrec) {
+  bool parens = precedence(e) < minPrec;
+  if (parens)
+    out += "(";
+  switch (e.kind) {
+  case ExprKind::Ref:
+    out += e.name;
+    break;
+  case ExprKind::MatMul:
+  case ExprKind::Binary: {
+    int p = precedence(e);
+    render(*e.lhs, out, p);
+    out += e.kind == ExprKind::MatMul ? " @ " : fmt::format(" {} ", binaryOpName(e.binOp));
+    render(*e.rhs, out, p + 1);
+    break;
+  }
+  case ExprKind::Unary:
+    out += unaryFnName(e.unaryFn);
+    out += "(";
+    render(*e.lhs, out, 0);
+    out += ")";
+    break;
+  case ExprKind::Transpose:
+    render(*e.lhs, out, 4);
+    out += ".T";
+    break;
+  }
+  if (parens)
+    out += ")";
+}
+
+std::string exprText(const Expr &e) {
+  std::string out;
+  render(e, out, 0);
+  constexpr size_t kMaxLen = 60;
+  if (out.size() > kMaxLen)
+    out = out.substr(0, kMaxLen - 3) + "...";
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// The checker
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A name in a kernel's scope: a parameter or an assignment.
+struct Binding {
+  llvm::SMLoc loc;
+  TensorType type;
+  bool ok = true; // false: its definition had an error (uses are silently poisoned)
+};
+
+class Sema {
+public:
+  Sema(Module &m, DiagnosticEngine &diags) : module(m), diags(diags) {}
+
+  bool run(const std::vector<Define> &defines);
+
+private:
+  bool stopped() const { return diags.errorCount() >= kMaxErrors; }
+  void error(llvm::SMLoc loc, const std::string &msg);
+  void note(llvm::SMLoc loc, const std::string &msg);
+
+  void bindConsts();
+  void applyDefines(const std::vector<Define> &defines);
+  bool resolveDim(const DimExpr &dim, int64_t &out);
+  bool resolveType(DType dtype, const DimExpr &rows, const DimExpr &cols, TensorType &out);
+  void checkKernel(Kernel &k);
+  bool checkExpr(Expr &e);
+  bool checkMatMul(Expr &e);
+  bool checkBinary(Expr &e);
+
+  Module &module;
+  DiagnosticEngine &diags;
+  llvm::StringMap<Const *> consts;
+  llvm::StringMap<bool> constOk;
+  std::vector<std::string> constNames; // in source order, for messages
+
+  // Per kernel.
+  llvm::StringMap<Binding> scope;
+  std::vector<std::string> scopeNames;         // in definition order, for suggestions
+  llvm::StringMap<llvm::SMLoc> laterAssigns;   // assignments not reached yet
+};
+
+void Sema::error(llvm::SMLoc loc, const std::string &msg) {
+  if (stopped())
+    return;
+  diags.error(loc, msg);
+  if (stopped())
+    diags.note(llvm::SMLoc(), fmt::format("too many errors ({}), stopping now", kMaxErrors));
+}
+
+void Sema::note(llvm::SMLoc loc, const std::string &msg) {
+  if (!stopped())
+    diags.note(loc, msg);
+}
+
+bool Sema::run(const std::vector<Define> &defines) {
+  unsigned before = diags.errorCount();
+  bindConsts();
+  applyDefines(defines);
+  llvm::StringMap<llvm::SMLoc> kernels;
+  for (Kernel &k : module.kernels) {
+    if (stopped())
+      break;
+    auto [it, inserted] = kernels.try_emplace(k.name, k.loc);
+    if (!inserted) {
+      error(k.loc, fmt::format("redefinition of kernel '{}'", k.name));
+      note(it->second, fmt::format("the previous definition of '{}' is here", k.name));
+      continue;
+    }
+    checkKernel(k);
+  }
+  return diags.errorCount() == before;
+}
+
+void Sema::bindConsts() {
+  for (Const &c : module.consts) {
+    auto [it, inserted] = consts.try_emplace(c.name, &c);
+    if (!inserted) {
+      error(c.loc, fmt::format("redefinition of constant '{}'", c.name));
+      note(it->second->loc, fmt::format("the previous definition of '{}' is here", c.name));
+      continue;
+    }
+    constNames.push_back(c.name);
+    bool ok = true;
+    if (c.value <= 0) {
+      error(c.loc, fmt::format("constant '{}' is {}: constants are dimensions and must be positive",
+                               c.name, c.value));
+      ok = false;
+    } else if (c.value > kMaxDim) {
+      error(c.loc, fmt::format("constant '{}' is {}: dimensions may be at most {}", c.name, c.value,
+                               kMaxDim));
+      ok = false;
+    }
+    constOk[c.name] = ok;
+  }
+}
+
+void Sema::applyDefines(const std::vector<Define> &defines) {
+  for (const Define &d : defines) {
+    std::string flag = fmt::format("-D {}={}", d.name, d.value);
+    auto it = consts.find(d.name);
+    if (it == consts.end()) {
+      std::string guess = closestName(d.name, constNames);
+      std::string known = constNames.empty() ? "the file defines no constants"
+                                             : "known constants: " + quotedList(constNames);
+      error(llvm::SMLoc(), fmt::format("{}: no constant named '{}' in the file{}; {}", flag, d.name,
+                                       guess.empty() ? "" : fmt::format(" (did you mean '{}'?)", guess),
+                                       known));
+      continue;
+    }
+    llvm::StringRef text = llvm::StringRef(d.value).trim();
+    llvm::StringRef digits = text;
+    bool negative = digits.consume_front("-");
+    digits.consume_front("+");
+    if (digits.empty() || digits.find_first_not_of("0123456789") != llvm::StringRef::npos) {
+      error(llvm::SMLoc(), fmt::format("{}: '{}' is not an integer; expected -D {}=N with N a positive "
+                                       "integer",
+                                       flag, d.value, d.name));
+      continue;
+    }
+    int64_t value = 0;
+    if (digits.getAsInteger(10, value) || value > kMaxDim) {
+      error(llvm::SMLoc(), fmt::format("{}: the value is too large; dimensions may be at most {}", flag,
+                                       kMaxDim));
+      continue;
+    }
+    if (negative || value == 0) {
+      error(llvm::SMLoc(), fmt::format("{}: the value must be positive (constants are dimensions)", flag));
+      continue;
+    }
+    Const &c = *it->second;
+    c.value = value;
+    c.overridden = true;
+    constOk[d.name] = true;
+  }
+}
+
+bool Sema::resolveDim(const DimExpr &dim, int64_t &out) {
+  if (dim.constName.empty()) {
+    if (dim.literal <= 0) {
+      error(dim.loc, fmt::format("dimension {} must be positive", dim.literal));
+      return false;
+    }
+    if (dim.literal > kMaxDim) {
+      error(dim.loc, fmt::format("dimension {} is too large: dimensions may be at most {}", dim.literal,
+                                 kMaxDim));
+      return false;
+    }
+    out = dim.literal;
+    return true;
+  }
+  auto it = consts.find(dim.constName);
+  if (it == consts.end()) {
+    std::string guess = closestName(dim.constName, constNames);
+    std::string hint = !guess.empty() ? fmt::format("; did you mean '{}'?", guess)
+                       : constNames.empty()
+                           ? fmt::format("; define it with 'const {} = N'", dim.constName)
+                           : fmt::format("; known constants: {}", quotedList(constNames));
+    error(dim.loc, fmt::format("unknown constant '{}' in a shape{}", dim.constName, hint));
+    return false;
+  }
+  if (!constOk.lookup(dim.constName))
+    return false; // its definition was reported
+  out = it->second->value;
+  return true;
+}
+
+bool Sema::resolveType(DType dtype, const DimExpr &rows, const DimExpr &cols, TensorType &out) {
+  out.dtype = dtype;
+  bool okRows = resolveDim(rows, out.rows);
+  bool okCols = resolveDim(cols, out.cols);
+  return okRows && okCols;
+}
+
+void Sema::checkKernel(Kernel &k) {
+  scope.clear();
+  scopeNames.clear();
+  laterAssigns.clear();
+  for (Param &p : k.params) {
+    Binding b;
+    b.loc = p.loc;
+    b.ok = resolveType(p.dtype, p.rows, p.cols, p.type);
+    b.type = p.type;
+    auto [it, inserted] = scope.try_emplace(p.name, b);
+    if (!inserted) {
+      error(p.loc, fmt::format("redefinition of parameter '{}' of kernel '{}'", p.name, k.name));
+      note(it->second.loc, fmt::format("the previous definition of '{}' is here", p.name));
+      continue;
+    }
+    scopeNames.push_back(p.name);
+  }
+  bool resultOk = resolveType(k.resultDType, k.resultRows, k.resultCols, k.resultType);
+
+  for (const Stmt &s : k.body)
+    if (!s.isReturn())
+      laterAssigns.try_emplace(s.name, s.loc);
+
+  for (Stmt &s : k.body) {
+    if (stopped())
+      return;
+    if (!s.isReturn())
+      laterAssigns.erase(s.name);
+    bool ok = checkExpr(*s.value);
+    if (s.isReturn()) {
+      if (ok && resultOk && s.value->type != k.resultType)
+        error(s.value->loc,
+              fmt::format("kernel '{}' returns {} but its declared result type is {}{}", k.name,
+                          formatType(s.value->type), formatType(k.resultType),
+                          s.value->type.dtype == k.resultType.dtype &&
+                                  s.value->type.rows == k.resultType.cols &&
+                                  s.value->type.cols == k.resultType.rows
+                              ? fmt::format("; did you mean 'return ({}).T'?", exprText(*s.value))
+                              : ""));
+      continue;
+    }
+    auto it = scope.find(s.name);
+    if (it != scope.end()) {
+      error(s.loc, fmt::format("redefinition of '{}': values are immutable, give the new value "
+                               "another name",
+                               s.name));
+      note(it->second.loc, fmt::format("the previous definition of '{}' is here", s.name));
+      continue;
+    }
+    Binding b;
+    b.loc = s.loc;
+    b.ok = ok;
+    b.type = s.value->type;
+    scope.try_emplace(s.name, b);
+    scopeNames.push_back(s.name);
+  }
+}
+
+bool Sema::checkExpr(Expr &e) {
+  switch (e.kind) {
+  case ExprKind::Ref: {
+    auto it = scope.find(e.name);
+    if (it != scope.end()) {
+      e.type = it->second.type;
+      return it->second.ok;
+    }
+    auto later = laterAssigns.find(e.name);
+    if (later != laterAssigns.end()) {
+      error(e.loc, fmt::format("'{}' is used before it is assigned", e.name));
+      note(later->second, fmt::format("'{}' is assigned here", e.name));
+      return false;
+    }
+    if (consts.count(e.name)) {
+      error(e.loc, fmt::format("'{}' is a constant: constants may only be used as dimensions, not as "
+                               "values",
+                               e.name));
+      return false;
+    }
+    std::string guess = closestName(e.name, scopeNames);
+    error(e.loc, fmt::format("use of undeclared name '{}'{}", e.name,
+                             guess.empty() ? "" : fmt::format("; did you mean '{}'?", guess)));
+    return false;
+  }
+  case ExprKind::MatMul:
+    return checkMatMul(e);
+  case ExprKind::Binary:
+    return checkBinary(e);
+  case ExprKind::Unary:
+    if (!checkExpr(*e.lhs))
+      return false;
+    e.type = e.lhs->type;
+    return true;
+  case ExprKind::Transpose:
+    if (!checkExpr(*e.lhs))
+      return false;
+    e.type = e.lhs->type;
+    std::swap(e.type.rows, e.type.cols);
+    return true;
+  }
+  return false;
+}
+
+bool Sema::checkMatMul(Expr &e) {
+  bool okL = checkExpr(*e.lhs);
+  bool okR = checkExpr(*e.rhs);
+  if (!okL || !okR)
+    return false;
+  const TensorType &l = e.lhs->type, &r = e.rhs->type;
+  std::string ln = exprText(*e.lhs), rn = exprText(*e.rhs);
+  if (l.dtype != r.dtype) {
+    error(e.opLoc, fmt::format("operands of '@' have different element types: {} is {}, {} is {}; "
+                               "declare both as bf16 or both as f32",
+                               ln, formatType(l), rn, formatType(r)));
+    return false;
+  }
+  if (l.cols != r.rows) {
+    std::string hint;
+    if (l.cols == r.cols)
+      hint = fmt::format("; did you mean '{} @ {}.T'?", ln, precedence(*e.rhs) < 4 ? "(" + rn + ")" : rn);
+    else if (l.rows == r.rows)
+      hint = fmt::format("; did you mean '{}.T @ {}'?", precedence(*e.lhs) < 4 ? "(" + ln + ")" : ln, rn);
+    error(e.opLoc, fmt::format("inner dimensions differ: {} is {}, {} is {}{}", ln, formatShape(l), rn,
+                               formatShape(r), hint));
+    return false;
+  }
+  e.type = TensorType{l.dtype, l.rows, r.cols};
+  return true;
+}
+
+bool Sema::checkBinary(Expr &e) {
+  bool okL = checkExpr(*e.lhs);
+  bool okR = checkExpr(*e.rhs);
+  if (!okL || !okR)
+    return false;
+  const TensorType &l = e.lhs->type, &r = e.rhs->type;
+  std::string ln = exprText(*e.lhs), rn = exprText(*e.rhs);
+  const char *op = binaryOpName(e.binOp);
+  if (l.dtype != r.dtype) {
+    error(e.opLoc, fmt::format("operands of '{}' have different element types: {} is {}, {} is {}; "
+                               "declare both as bf16 or both as f32",
+                               op, ln, formatType(l), rn, formatType(r)));
+    return false;
+  }
+  if (l.rows != r.rows || l.cols != r.cols) {
+    std::string hint;
+    if (l.rows == r.cols && l.cols == r.rows)
+      hint = fmt::format("; did you mean '{}.T'?", precedence(*e.rhs) < 4 ? "(" + rn + ")" : rn);
+    error(e.opLoc, fmt::format("operands of elementwise '{}' have different shapes: {} is {}, {} is {} "
+                               "(there is no broadcasting){}",
+                               op, ln, formatShape(l), rn, formatShape(r), hint));
+    return false;
+  }
+  e.type = l;
+  return true;
+}
+
+} // namespace
+
+bool checkModule(Module &module, const std::vector<Define> &defines, DiagnosticEngine &diags) {
+  return Sema(module, diags).run(defines);
+}
+
+} // namespace tessel::frontend
