@@ -1,0 +1,41 @@
+//===- driver/Compile.h - The compile pipeline shared by commands -*- C++ -*-===//
+#ifndef TESSEL_DRIVER_COMPILE_H
+#define TESSEL_DRIVER_COMPILE_H
+
+#include "frontend/AST.h"
+#include "frontend/Frontend.h"
+#include "frontend/TileGen.h"
+#include "ir/Diagnostics.h"
+#include "ir/Kernel.h"
+
+#include "llvm/Support/SourceMgr.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessel::driver {
+
+/// Loads `path` ('-' = stdin) as the main buffer of `sm`; reports a missing
+/// or unreadable file and returns false.
+bool loadSourceFile(llvm::SourceMgr &sm, const std::string &path);
+
+/// A parsed and type-checked source file with one kernel selected.
+struct Frontend {
+  llvm::SourceMgr sourceMgr;
+  std::unique_ptr<DiagnosticEngine> diags;
+  std::unique_ptr<ast::Module> module;
+  const ast::Kernel *kernel = nullptr;
+};
+
+/// Parses `path`, binds `defines`, and selects `kernelName` (may be empty
+/// when the file holds exactly one kernel). Returns false after reporting.
+bool runFrontend(Frontend &fe, const std::string &path, const std::vector<Define> &defines,
+                 const std::string &kernelName);
+
+/// TileGen plus verification of its output. Returns null after reporting.
+std::unique_ptr<ir::Kernel> lowerToTileIR(Frontend &fe, const TileGenOptions &options);
+
+} // namespace tessel::driver
+
+#endif

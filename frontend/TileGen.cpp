@@ -1,0 +1,496 @@
+//===- frontend/TileGen.cpp - Typed AST to the straightforward tile IR ----===//
+//
+// 1. Label dimensions: union-find over the (rows, cols) slots of every
+//    expression, joined by matmul contraction, elementwise and transpose
+//    rules. The returned value's rows are `M` (the row strip, block `m`), its
+//    columns `N` (block `n`); other classes are K, R, R2, ... in order of
+//    appearance.
+// 2. Lower statements in order; each expression node becomes one loop nest
+//    writing an HBM tensor (scratch, or the kernel output for the root).
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/TileGen.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+
+namespace tessel {
+namespace {
+
+using namespace ir;
+
+constexpr int64_t kTile = kPartitions; // rows/contraction per tensor-engine pass
+constexpr int64_t kMovingTile = 512;   // moving free size: one fp32 PSUM bank
+
+int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+ir::DType toIR(ast::DType t) { return t == ast::DType::BF16 ? ir::DType::BF16 : ir::DType::F32; }
+
+/// Union-find over dimension slots; slot 2*i is expression i's rows, 2*i+1 its cols.
+class DimLabeler {
+public:
+  /// Returns the slot pair of `e`, creating it and joining its operands.
+  std::pair<unsigned, unsigned> visit(const ast::Expr &e) {
+    auto [rows, cols] = fresh();
+    switch (e.kind) {
+    case ast::ExprKind::Ref: {
+      auto it = named.find(e.name);
+      if (it != named.end()) {
+        join(rows, it->second.first);
+        join(cols, it->second.second);
+      }
+      break;
+    }
+    case ast::ExprKind::MatMul: {
+      auto l = visit(*e.lhs), r = visit(*e.rhs);
+      join(l.second, r.first);
+      join(rows, l.first);
+      join(cols, r.second);
+      break;
+    }
+    case ast::ExprKind::Binary: {
+      auto l = visit(*e.lhs), r = visit(*e.rhs);
+      join(l.first, r.first);
+      join(l.second, r.second);
+      join(rows, l.first);
+      join(cols, l.second);
+      break;
+    }
+    case ast::ExprKind::Unary: {
+      auto o = visit(*e.lhs);
+      join(rows, o.first);
+      join(cols, o.second);
+      break;
+    }
+    case ast::ExprKind::Transpose: {
+      auto o = visit(*e.lhs);
+      join(rows, o.second);
+      join(cols, o.first);
+      break;
+    }
+    }
+    slots[&e] = {rows, cols};
+    return {rows, cols};
+  }
+
+  void bind(const std::string &name, std::pair<unsigned, unsigned> s) { named[name] = s; }
+  std::pair<unsigned, unsigned> slotsOfName(const std::string &name) const { return named.at(name); }
+  std::pair<unsigned, unsigned> slotsOf(const ast::Expr &e) const { return slots.lookup(&e); }
+  std::pair<unsigned, unsigned> fresh() {
+    parent.push_back(parent.size());
+    parent.push_back(parent.size());
+    return {parent.size() - 2, parent.size() - 1};
+  }
+  unsigned find(unsigned s) {
+    while (parent[s] != s)
+      s = parent[s] = parent[parent[s]];
+    return s;
+  }
+  void join(unsigned a, unsigned b) { parent[find(a)] = find(b); }
+
+  /// Names every class: `rowsSlot` -> M, `colsSlot` -> N, others in order.
+  std::string label(unsigned slot) {
+    unsigned root = find(slot);
+    auto it = names.find(root);
+    if (it != names.end())
+      return it->second;
+    static const char *others[] = {"K", "R"};
+    std::string name = nextOther < 2 ? others[nextOther] : "R" + std::to_string(nextOther);
+    ++nextOther;
+    names[root] = name;
+    return name;
+  }
+  void nameClass(unsigned slot, const std::string &name) { names[find(slot)] = name; }
+
+private:
+  std::vector<unsigned> parent;
+  llvm::DenseMap<const ast::Expr *, std::pair<unsigned, unsigned>> slots;
+  std::map<std::string, std::pair<unsigned, unsigned>> named;
+  std::map<unsigned, std::string> names;
+  unsigned nextOther = 0;
+};
+
+class TileGen {
+public:
+  TileGen(const ast::Kernel &ast, const TileGenOptions &opts, DiagnosticEngine &diags)
+      : ast(ast), opts(opts), diags(diags), kernel(std::make_unique<Kernel>()) {}
+
+  std::unique_ptr<Kernel> run();
+
+private:
+  // ---- helpers building ops into the current block
+  Block *cur = nullptr;
+  template <typename T> T &emit(llvm::SMLoc loc) {
+    auto op = std::make_unique<T>();
+    op->loc = loc;
+    T &ref = *op;
+    cur->ops.push_back(std::move(op));
+    return ref;
+  }
+  Value *alloc(llvm::StringRef hint, MemSpace space, ir::DType dt, llvm::ArrayRef<Dim> dims,
+               int64_t bufs, llvm::SMLoc loc);
+  /// Opens `for %hint = lo to hi step step`, making its body current; returns the iv.
+  Value *openLoop(llvm::StringRef hint, IndexExpr lo, IndexExpr hi, int64_t step, llvm::SMLoc loc);
+  void closeLoop() { cur = loopStack.back(); loopStack.pop_back(); }
+  static Access access(Value *base, llvm::ArrayRef<std::pair<IndexExpr, IndexExpr>> ranges);
+  /// The extent of the tile starting at `iv` along a dimension of `size`.
+  static IndexExpr extent(int64_t size, int64_t tile, IndexExpr iv) {
+    return size % tile == 0 ? IndexExpr(tile) : min(IndexExpr(tile), IndexExpr(size) - iv);
+  }
+
+  Value *hbmTensor(const ast::Expr &e, llvm::StringRef hint);
+  Value *lower(const ast::Expr &e, Value *dest, llvm::StringRef hint);
+  void lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c);
+  void lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c);
+  void lowerTranspose(const ast::Expr &e, Value *a, Value *c);
+  std::string labelOf(unsigned slot) { return labeler.label(slot); }
+  TensorType hbmType(const ast::Expr &e);
+
+  const ast::Kernel &ast;
+  const TileGenOptions &opts;
+  DiagnosticEngine &diags;
+  std::unique_ptr<Kernel> kernel;
+  DimLabeler labeler;
+  std::map<std::string, Value *> tensors; // params and lowered locals
+  std::vector<Block *> loopStack;
+  int64_t blockM = 0, blockN = 0;
+  bool failed = false;
+};
+
+Value *TileGen::alloc(llvm::StringRef hint, MemSpace space, ir::DType dt, llvm::ArrayRef<Dim> dims,
+                      int64_t bufs, llvm::SMLoc loc) {
+  Value *v = kernel->newValue(ValueKind::Buffer, kernel->uniqueName(hint));
+  v->type.space = space;
+  v->type.dtype = dt;
+  v->type.dims.assign(dims.begin(), dims.end());
+  v->role = TensorRole::Scratch;
+  v->loc = loc;
+  auto &op = emit<AllocOp>(loc);
+  op.result = v;
+  op.bufs = bufs;
+  v->def = &op;
+  return v;
+}
+
+Value *TileGen::openLoop(llvm::StringRef hint, IndexExpr lo, IndexExpr hi, int64_t step,
+                         llvm::SMLoc loc) {
+  auto &loop = emit<ForOp>(loc);
+  loop.iv = kernel->newValue(ValueKind::LoopVar, kernel->uniqueName(hint));
+  loop.iv->def = &loop;
+  loop.iv->loc = loc;
+  loop.lo = lo;
+  loop.hi = hi;
+  loop.step = step;
+  loopStack.push_back(cur);
+  cur = &loop.body;
+  return loop.iv;
+}
+
+Access TileGen::access(Value *base, llvm::ArrayRef<std::pair<IndexExpr, IndexExpr>> ranges) {
+  Access a;
+  a.base = base;
+  for (const auto &[start, ext] : ranges)
+    a.indices.push_back(Index{start, ext});
+  return a;
+}
+
+TensorType TileGen::hbmType(const ast::Expr &e) {
+  auto [rows, cols] = labeler.slotsOf(e);
+  TensorType t;
+  t.space = MemSpace::HBM;
+  t.dtype = toIR(e.type.dtype);
+  t.dims = {Dim{labelOf(rows), e.type.rows}, Dim{labelOf(cols), e.type.cols}};
+  return t;
+}
+
+Value *TileGen::hbmTensor(const ast::Expr &e, llvm::StringRef hint) {
+  return alloc(hint, MemSpace::HBM, toIR(e.type.dtype), hbmType(e).dims, 1, e.loc);
+}
+
+/// A readable name for the tensor holding `e`: `XU` for X @ U, else `t`.
+std::string nameHint(const ast::Expr &e) {
+  std::string name;
+  switch (e.kind) {
+  case ast::ExprKind::Ref: return e.name;
+  case ast::ExprKind::MatMul: name = nameHint(*e.lhs) + nameHint(*e.rhs); break;
+  case ast::ExprKind::Transpose: name = nameHint(*e.lhs) + "T"; break;
+  default: return "t";
+  }
+  return name.size() <= 8 ? name : "t";
+}
+
+/// Lowers `e` into `dest` (a fresh scratch tensor when null); returns the tensor holding it.
+Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
+  if (failed)
+    return nullptr;
+  switch (e.kind) {
+  case ast::ExprKind::Ref: {
+    Value *src = tensors.at(e.name);
+    if (!dest)
+      return src;
+    // `return X` or returning a local: copy through the scalar engine.
+    ast::Expr copy(ast::ExprKind::Unary, e.loc);
+    copy.opLoc = e.loc;
+    copy.type = e.type;
+    lowerElementwise(copy, src, nullptr, dest);
+    return dest;
+  }
+  case ast::ExprKind::MatMul: {
+    Value *a = lower(*e.lhs, nullptr, nameHint(*e.lhs));
+    Value *b = lower(*e.rhs, nullptr, nameHint(*e.rhs));
+    if (failed)
+      return nullptr;
+    Value *c = dest ? dest : hbmTensor(e, hint);
+    lowerMatMul(e, a, b, c);
+    return c;
+  }
+  case ast::ExprKind::Binary:
+  case ast::ExprKind::Unary: {
+    Value *a = lower(*e.lhs, nullptr, nameHint(*e.lhs));
+    Value *b = e.kind == ast::ExprKind::Binary ? lower(*e.rhs, nullptr, nameHint(*e.rhs)) : nullptr;
+    if (failed)
+      return nullptr;
+    Value *c = dest ? dest : hbmTensor(e, hint);
+    lowerElementwise(e, a, b, c);
+    return c;
+  }
+  case ast::ExprKind::Transpose: {
+    Value *a = lower(*e.lhs, nullptr, nameHint(*e.lhs));
+    if (failed)
+      return nullptr;
+    Value *c = dest ? dest : hbmTensor(e, hint);
+    lowerTranspose(e, a, c);
+    return c;
+  }
+  }
+  return nullptr;
+}
+
+// C[M', N'] = A[M', K'] @ B[K', N'], blocked like AWS's NKI matmul tutorial:
+// per row block of `m` rows, A's block is transposed once into an SBUF strip
+// A^T[K', m] (K' on partitions); then for each column tile of B, the K' loop
+// streams B tiles against the strip, accumulating m/128 PSUM tiles.
+void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
+  const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
+  const Dim &rowDim = a->type.dims[0], &kDim = a->type.dims[1], &nDim = b->type.dims[1];
+  ir::DType dt = a->type.dtype;
+  int64_t bm = std::min(blockM, roundUp(M, kTile));
+  while (bm > kTile && K / kTile * bm * dtypeBytes(dt) > opts.stripBudgetBytes)
+    bm /= 2;
+  if (roundUp(K, kTile) / kTile * bm * dtypeBytes(dt) > opts.stripBudgetBytes) {
+    diags.error(e.opLoc, llvm::formatv("contraction dimension of {0} elements is too long for "
+                                       "the straightforward form: its transposed strip needs {1} "
+                                       "bytes per partition, over the {2} available",
+                                       K, roundUp(K, kTile) / kTile * bm * dtypeBytes(dt),
+                                       opts.stripBudgetBytes));
+    failed = true;
+    return;
+  }
+  int64_t bn = std::min(blockN, kMovingTile);
+  llvm::SMLoc loc = e.opLoc;
+  std::string aName = a->name, bName = b->name, cName = c->name;
+
+  Value *mb = openLoop("mb", 0, M, bm, loc);
+  IndexExpr blockEnd = M % bm == 0 ? IndexExpr::var(mb) + bm : min(IndexExpr::var(mb) + bm, M);
+  Value *aT = alloc(aName + "_T", MemSpace::SBUF, dt, {{kDim.label, roundUp(K, kTile)}, {rowDim.label, bm}}, 1, loc);
+  {
+    Value *mt = openLoop("mt", IndexExpr::var(mb), blockEnd, kTile, loc);
+    IndexExpr em = extent(M, kTile, IndexExpr::var(mt));
+    Value *kt = openLoop("kt", 0, K, kTile, loc);
+    IndexExpr ek = extent(K, kTile, IndexExpr::var(kt));
+    Value *tile = alloc(aName + "_tile", MemSpace::SBUF, dt, {{rowDim.label, kTile}, {kDim.label, kTile}}, 2, loc);
+    auto &load = emit<DmaOp>(loc);
+    load.dst = access(tile, {{0, em}, {0, ek}});
+    load.src = access(a, {{IndexExpr::var(mt), em}, {IndexExpr::var(kt), ek}});
+    Value *tp = alloc(aName + "_Tpsum", MemSpace::PSUM, ir::DType::F32, {{kDim.label, kTile}, {rowDim.label, kTile}}, 2, loc);
+    auto &tr = emit<TransposeOp>(loc);
+    tr.dst = access(tp, {{0, ek}, {0, em}});
+    tr.src = access(tile, {{0, em}, {0, ek}});
+    auto &cp = emit<CopyOp>(loc);
+    cp.dst = access(aT, {{IndexExpr::var(kt), ek}, {IndexExpr::var(mt) - IndexExpr::var(mb), em}});
+    cp.src = access(tp, {{0, ek}, {0, em}});
+    closeLoop();
+    closeLoop();
+  }
+  Value *n = openLoop("n", 0, N, bn, loc);
+  IndexExpr en = extent(N, bn, IndexExpr::var(n));
+  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, bm}, {nDim.label, bn}}, 2, loc);
+  {
+    Value *k = openLoop("k", 0, K, kTile, loc);
+    IndexExpr ek = extent(K, kTile, IndexExpr::var(k));
+    Value *btile = alloc(bName + "_tile", MemSpace::SBUF, dt, {{kDim.label, kTile}, {nDim.label, bn}}, 2, loc);
+    auto &load = emit<DmaOp>(loc);
+    load.dst = access(btile, {{0, ek}, {0, en}});
+    load.src = access(b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), en}});
+    Value *mt = openLoop("mt", IndexExpr::var(mb), blockEnd, kTile, loc);
+    IndexExpr em = extent(M, kTile, IndexExpr::var(mt));
+    IndexExpr rowInBlock = IndexExpr::var(mt) - IndexExpr::var(mb);
+    auto &mm = emit<MatmulOp>(loc);
+    mm.dst = access(acc, {{rowInBlock, em}, {0, en}});
+    mm.stationary = access(aT, {{IndexExpr::var(k), ek}, {rowInBlock, em}});
+    mm.moving = access(btile, {{0, ek}, {0, en}});
+    mm.resetOn.push_back(k);
+    closeLoop();
+    closeLoop();
+  }
+  {
+    Value *mt = openLoop("mt", IndexExpr::var(mb), blockEnd, kTile, loc);
+    IndexExpr em = extent(M, kTile, IndexExpr::var(mt));
+    Value *ctile = alloc(cName + "_tile", MemSpace::SBUF, c->type.dtype, {{rowDim.label, kTile}, {nDim.label, bn}}, 2, loc);
+    auto &cp = emit<CopyOp>(loc);
+    cp.dst = access(ctile, {{0, em}, {0, en}});
+    cp.src = access(acc, {{IndexExpr::var(mt) - IndexExpr::var(mb), em}, {0, en}});
+    auto &store = emit<DmaOp>(loc);
+    store.dst = access(c, {{IndexExpr::var(mt), em}, {IndexExpr::var(n), en}});
+    store.src = access(ctile, {{0, em}, {0, en}});
+    closeLoop();
+  }
+  closeLoop();
+  closeLoop();
+}
+
+// C = A op B (Binary), fn(A) (Unary) or a copy of A (Ref): 128 x 512 tiles.
+void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c) {
+  const int64_t M = e.type.rows, N = e.type.cols;
+  const Dim &rowDim = c->type.dims[0], &colDim = c->type.dims[1];
+  llvm::SMLoc loc = e.kind == ast::ExprKind::Ref ? e.loc : e.opLoc;
+  Value *m = openLoop("m", 0, M, kTile, loc);
+  IndexExpr em = extent(M, kTile, IndexExpr::var(m));
+  Value *n = openLoop("n", 0, N, kMovingTile, loc);
+  IndexExpr en = extent(N, kMovingTile, IndexExpr::var(n));
+  auto loadTile = [&](Value *src) {
+    Value *t = alloc(src->name + "_tile", MemSpace::SBUF, src->type.dtype, {{rowDim.label, kTile}, {colDim.label, kMovingTile}}, 2, loc);
+    auto &load = emit<DmaOp>(loc);
+    load.dst = access(t, {{0, em}, {0, en}});
+    load.src = access(src, {{IndexExpr::var(m), em}, {IndexExpr::var(n), en}});
+    return t;
+  };
+  Value *ta = loadTile(a);
+  Value *tb = b ? loadTile(b) : nullptr;
+  Value *out = alloc(c->name + "_tile", MemSpace::SBUF, c->type.dtype, {{rowDim.label, kTile}, {colDim.label, kMovingTile}}, 2, loc);
+  Access dst = access(out, {{0, em}, {0, en}});
+  if (e.kind == ast::ExprKind::Binary) {
+    auto &tt = emit<TensorTensorOp>(loc);
+    tt.alu = e.binOp == ast::BinaryOp::Mul ? AluOp::Mul : AluOp::Add;
+    tt.dst = dst;
+    tt.lhs = access(ta, {{0, em}, {0, en}});
+    tt.rhs = access(tb, {{0, em}, {0, en}});
+  } else {
+    auto &act = emit<ActivationOp>(loc);
+    act.fn = ActFn::Copy;
+    if (e.kind == ast::ExprKind::Unary && e.lhs) {
+      switch (e.unaryFn) {
+      case ast::UnaryFn::Silu: act.fn = ActFn::Silu; break;
+      case ast::UnaryFn::Gelu: act.fn = ActFn::Gelu; break;
+      case ast::UnaryFn::Relu: act.fn = ActFn::Relu; break;
+      case ast::UnaryFn::Exp: act.fn = ActFn::Exp; break;
+      }
+    }
+    act.dst = dst;
+    act.src = access(ta, {{0, em}, {0, en}});
+  }
+  auto &store = emit<DmaOp>(loc);
+  store.dst = access(c, {{IndexExpr::var(m), em}, {IndexExpr::var(n), en}});
+  store.src = access(out, {{0, em}, {0, en}});
+  closeLoop();
+  closeLoop();
+}
+
+// C[N', M'] = A[M', N']^T through the tensor engine, 128 x 128 tiles.
+void TileGen::lowerTranspose(const ast::Expr &e, Value *a, Value *c) {
+  const int64_t M = a->type.dims[0].size, N = a->type.dims[1].size;
+  const Dim &rowDim = a->type.dims[0], &colDim = a->type.dims[1];
+  llvm::SMLoc loc = e.opLoc;
+  Value *m = openLoop("m", 0, M, kTile, loc);
+  IndexExpr em = extent(M, kTile, IndexExpr::var(m));
+  Value *n = openLoop("n", 0, N, kTile, loc);
+  IndexExpr en = extent(N, kTile, IndexExpr::var(n));
+  Value *tile = alloc(a->name + "_tile", MemSpace::SBUF, a->type.dtype, {{rowDim.label, kTile}, {colDim.label, kTile}}, 2, loc);
+  auto &load = emit<DmaOp>(loc);
+  load.dst = access(tile, {{0, em}, {0, en}});
+  load.src = access(a, {{IndexExpr::var(m), em}, {IndexExpr::var(n), en}});
+  Value *tp = alloc(a->name + "_Tpsum", MemSpace::PSUM, ir::DType::F32, {{colDim.label, kTile}, {rowDim.label, kTile}}, 2, loc);
+  auto &tr = emit<TransposeOp>(loc);
+  tr.dst = access(tp, {{0, en}, {0, em}});
+  tr.src = access(tile, {{0, em}, {0, en}});
+  Value *out = alloc(c->name + "_tile", MemSpace::SBUF, c->type.dtype, {{colDim.label, kTile}, {rowDim.label, kTile}}, 2, loc);
+  auto &cp = emit<CopyOp>(loc);
+  cp.dst = access(out, {{0, en}, {0, em}});
+  cp.src = access(tp, {{0, en}, {0, em}});
+  auto &store = emit<DmaOp>(loc);
+  store.dst = access(c, {{IndexExpr::var(n), en}, {IndexExpr::var(m), em}});
+  store.src = access(out, {{0, en}, {0, em}});
+  closeLoop();
+  closeLoop();
+}
+
+std::unique_ptr<Kernel> TileGen::run() {
+  // 1. Dimension classes.
+  for (const ast::Param &p : ast.params)
+    labeler.bind(p.name, labeler.fresh());
+  for (const ast::Stmt &s : ast.body) {
+    auto slots = labeler.visit(*s.value);
+    if (!s.isReturn())
+      labeler.bind(s.name, slots);
+  }
+  const ast::Expr *root = ast.returnStmt().value.get();
+  const ast::Expr *strip = root;
+  while (strip->kind == ast::ExprKind::Transpose)
+    strip = strip->lhs.get();
+  auto [rows, cols] = labeler.slotsOf(*strip);
+  labeler.nameClass(rows, "M");
+  if (labeler.find(cols) != labeler.find(rows))
+    labeler.nameClass(cols, "N");
+
+  // 2. Signature and block parameters.
+  kernel->name = ast.name;
+  kernel->loc = ast.loc;
+  for (const ast::Param &p : ast.params) {
+    Value *v = kernel->newValue(ValueKind::Argument, p.name);
+    v->loc = p.loc;
+    v->role = TensorRole::Input;
+    kernel->args.push_back(v);
+    tensors[p.name] = v;
+  }
+  for (size_t i = 0; i < ast.params.size(); ++i) {
+    const ast::Param &p = ast.params[i];
+    auto s = labeler.slotsOfName(p.name);
+    Value *v = kernel->args[i];
+    v->type.space = MemSpace::HBM;
+    v->type.dtype = toIR(p.type.dtype);
+    v->type.dims = {Dim{labelOf(s.first), p.type.rows}, Dim{labelOf(s.second), p.type.cols}};
+  }
+  Value *out = kernel->newValue(ValueKind::Argument, kernel->uniqueName("out"));
+  out->role = TensorRole::Output;
+  out->type = hbmType(*root);
+  out->loc = ast.returnStmt().loc;
+  kernel->args.push_back(out);
+
+  blockM = opts.blockM ? opts.blockM : 512;
+  blockN = opts.blockN ? opts.blockN : kMovingTile;
+  kernel->blockParams["m"] = std::min(blockM, roundUp(strip->type.rows, kTile));
+  kernel->blockParams["n"] = std::min(blockN, kMovingTile);
+
+  // 3. Statements in order; the return writes the output argument.
+  cur = &kernel->body;
+  for (const ast::Stmt &s : ast.body) {
+    if (s.isReturn())
+      lower(*s.value, out, "out");
+    else
+      tensors[s.name] = lower(*s.value, nullptr, s.name);
+    if (failed)
+      return nullptr;
+  }
+  return std::move(kernel);
+}
+
+} // namespace
+
+std::unique_ptr<ir::Kernel> generateTileIR(const ast::Kernel &kernel, const TileGenOptions &options,
+                                           DiagnosticEngine &diags) {
+  return TileGen(kernel, options, diags).run();
+}
+
+} // namespace tessel

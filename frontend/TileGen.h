@@ -1,0 +1,38 @@
+//===- frontend/TileGen.h - Typed AST to tile IR (straightforward form) -*- C++ -*-===//
+//
+// TileGen lowers a kernel to the "straightforward form" (DESIGN §4): every
+// expression node gets its own tiled loop nest, every intermediate lives in an
+// HBM scratch tensor, and every matmul's left operand is brought onto the
+// partitions (contraction dim) by an explicit tensor-engine transpose. For
+// `X @ U @ V` this is the paper's "NKI XUV" baseline; for `X @ W` the dense
+// "NKI XW" baseline, blocked like AWS's NKI matmul tutorial.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_FRONTEND_TILEGEN_H
+#define TESSEL_FRONTEND_TILEGEN_H
+
+#include "frontend/AST.h"
+#include "ir/Diagnostics.h"
+#include "ir/Kernel.h"
+
+#include <memory>
+
+namespace tessel {
+
+struct TileGenOptions {
+  /// SBUF bytes per partition the transposed row strip of a matmul's left
+  /// operand may take; the driver derives it from the target description.
+  int64_t stripBudgetBytes = 96 * 1024;
+  /// Row-block height (`m`) and output column tile (`n`); 0 = choose.
+  int64_t blockM = 0;
+  int64_t blockN = 0;
+};
+
+/// Returns null after reporting an error (e.g. a block that cannot fit).
+std::unique_ptr<ir::Kernel> generateTileIR(const ast::Kernel &kernel,
+                                           const TileGenOptions &options,
+                                           DiagnosticEngine &diags);
+
+} // namespace tessel
+
+#endif
