@@ -145,7 +145,7 @@ Token Lexer::next() {
       diags.error(llvm::SMLoc::getFromPointer(start),
                   "unexpected '-': there is no subtraction or negative number in the language "
                   "(did you mean '->'?)");
-      continue;
+      return make(Tok::Error, start);
     default:
       break;
     }
@@ -154,6 +154,7 @@ Token Lexer::next() {
     if (isIdentStart(c))
       return lexIdentifier(start);
     skipBadChars(start);
+    return make(Tok::Error, start);
   }
 }
 
@@ -197,7 +198,8 @@ Token Lexer::lexIdentifier(const char *start) {
 }
 
 /// Reports the character at `start` (a whole UTF-8 sequence when it is one)
-/// and skips it together with any bad characters right after it.
+/// and skips it together with any bad characters right after it; the caller
+/// returns the run as one Error token.
 void Lexer::skipBadChars(const char *start) {
   auto charLen = [&](const char *p) -> size_t {
     unsigned n = llvm::getNumBytesForUTF8(static_cast<llvm::UTF8>(*p));

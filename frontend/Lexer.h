@@ -2,10 +2,9 @@
 //
 // Splits one SourceMgr buffer into tokens. Newlines are tokens (they separate
 // statements); the parser skips them inside brackets. `#` starts a comment
-// that runs to the end of the line. Bad characters are reported and skipped
-// (a run of them is one error); an integer literal that does not fit int64 is
-// reported and returned as an Error token, so the parser never reports it a
-// second time.
+// that runs to the end of the line. A run of bad characters and an integer
+// literal that does not fit int64 are reported once and returned as one Error
+// token: the parser never reports an Error token a second time.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_FRONTEND_LEXER_H

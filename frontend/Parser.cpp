@@ -50,6 +50,8 @@ private:
     tok = lex.next();
     while (nlSkip > 0 && tok.is(Tok::Newline))
       tok = lex.next();
+    if (tok.is(Tok::Eof))
+      noteErrorLimit(); // the lexer may have reached the limit
   }
   void skipNewlines() {
     while (tok.is(Tok::Newline))
@@ -62,6 +64,9 @@ private:
 
   // Diagnostics.
   void error(llvm::SMLoc loc, const std::string &msg);
+  /// Once the error limit is reached: says so (once) and turns the rest of the
+  /// input into end of file.
+  void noteErrorLimit();
   /// Reports "expected WHAT, found TOK" unless TOK is an already-reported Error token.
   void errorExpected(const std::string &what);
   bool expect(Tok kind, const std::string &context);
@@ -98,6 +103,7 @@ private:
   Token tok;
   unsigned nlSkip = 0;    // > 0 inside () and []: newlines are not separators
   unsigned recursion = 0; // nesting of parenthesised expressions and calls
+  bool limitNoted = false;
   llvm::DenseMap<const Expr *, unsigned> depthOf;
 };
 
@@ -105,11 +111,16 @@ void Parser::error(llvm::SMLoc loc, const std::string &msg) {
   if (diags.errorCount() >= kMaxErrors)
     return;
   diags.error(loc, msg);
-  if (diags.errorCount() >= kMaxErrors) {
-    diags.note(llvm::SMLoc(), fmt::format("too many errors ({}), stopping now", kMaxErrors));
-    tok = Token();
-    tok.loc = llvm::SMLoc::getFromPointer(buffer.end());
-  }
+  noteErrorLimit();
+}
+
+void Parser::noteErrorLimit() {
+  if (diags.errorCount() < kMaxErrors || limitNoted)
+    return;
+  limitNoted = true;
+  diags.note(llvm::SMLoc(), fmt::format("too many errors ({}), stopping now", kMaxErrors));
+  tok = Token();
+  tok.loc = llvm::SMLoc::getFromPointer(buffer.end());
 }
 
 void Parser::errorExpected(const std::string &what) {
@@ -242,14 +253,19 @@ bool Parser::parseKernel(Module &m) {
       continue;
     }
     if (!tok.is(Tok::RParen) && !tok.is(Tok::Eof)) { // at EOF expectCloser explains
+      unsigned before = diags.errorCount();
       errorExpected("',' or ')' after a parameter");
+      if (diags.errorCount() > before && diags.errorCount() < kMaxErrors)
+        diags.note(parenLoc, "the parameter list starts here");
       return false;
     }
   }
   if (!expectCloser(Tok::RParen, parenLoc, "parameter list", true))
     return false;
+  skipNewlines();
   if (!expect(Tok::Arrow, fmt::format("and the result type after the parameters of kernel '{}'", k.name)))
     return false;
+  skipNewlines();
   if (!parseType(k.resultDType, k.resultRows, k.resultCols))
     return false;
   skipNewlines();
@@ -543,9 +559,9 @@ ExprPtr Parser::parseCall(const Token &fnTok) {
   const auto &fns = knownFunctions();
   if (std::find(fns.begin(), fns.end(), fn) == fns.end()) {
     std::string guess = closestName(fn, fns);
-    error(fnTok.loc, guess.empty()
-                         ? fmt::format("unknown function '{}'; the functions are {}", fn, quotedList(fns))
-                         : fmt::format("unknown function '{}'; did you mean '{}'?", fn, guess));
+    error(fnTok.loc, fmt::format("unknown function '{}'; {}the functions are {}", fn,
+                                 guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess),
+                                 quotedList(fns)));
     return nullptr;
   }
   if (recursion >= kMaxExprDepth) {

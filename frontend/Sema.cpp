@@ -227,7 +227,8 @@ bool Sema::resolveDim(const DimExpr &dim, int64_t &out) {
     std::string guess = closestName(dim.constName, constNames);
     std::string hint = !guess.empty() ? fmt::format("; did you mean '{}'?", guess)
                        : constNames.empty()
-                           ? fmt::format("; define it with 'const {} = N'", dim.constName)
+                           ? fmt::format("; define it at the top level: 'const {} = <positive integer>'",
+                                         dim.constName)
                            : fmt::format("; known constants: {}", quotedList(constNames));
     error(dim.loc, fmt::format("unknown constant '{}' in a shape{}", dim.constName, hint));
     return false;
@@ -282,7 +283,9 @@ void Sema::checkKernel(Kernel &k) {
                           s.value->type.dtype == k.resultType.dtype &&
                                   s.value->type.rows == k.resultType.cols &&
                                   s.value->type.cols == k.resultType.rows
-                              ? fmt::format("; did you mean 'return ({}).T'?", exprText(*s.value))
+                              ? fmt::format("; did you mean 'return {}.T'?",
+                                            precedence(*s.value) < 4 ? "(" + exprText(*s.value) + ")"
+                                                                     : exprText(*s.value))
                               : ""));
       continue;
     }

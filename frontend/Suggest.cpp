@@ -11,8 +11,8 @@ std::string closestName(llvm::StringRef name, llvm::ArrayRef<std::string> candid
   unsigned bestDist = limit + 1;
   for (const std::string &c : candidates) {
     unsigned d = name.edit_distance(c, /*AllowReplacements=*/true, /*MaxEditDistance=*/limit + 1);
-    // A distance as large as the name itself means nothing of it survives.
-    if (d < bestDist && d < name.size() && d < c.size()) {
+    // A distance as large as both names means nothing of either survives.
+    if (d < bestDist && d < std::max(name.size(), c.size())) {
       best = c;
       bestDist = d;
     }
