@@ -1,0 +1,63 @@
+//===- runtime/BF16.h - bfloat16 rounding ------------------------*- C++ -*-===//
+//
+// bf16 values are held in float32 storage that only ever contains
+// bf16-representable values: every store into a bf16 buffer or tensor goes
+// through roundToBF16 (round to nearest, ties to even, as the hardware's
+// fp32 -> bf16 conversion). NaN stays NaN (quietened), +-Inf stays Inf,
+// finite values that round past the largest bf16 become +-Inf.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_BF16_H
+#define TESSEL_RUNTIME_BF16_H
+
+#include <cstdint>
+#include <cstring>
+
+namespace tessel::runtime {
+
+inline uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float bitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+/// fp32 -> bf16 bit pattern, round to nearest even.
+inline uint16_t floatToBF16Bits(float f) {
+  uint32_t u = floatBits(f);
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) // NaN: keep sign, quiet
+    return uint16_t((u >> 16) | 0x0040u);
+  uint32_t lsb = (u >> 16) & 1u;
+  u += 0x7fffu + lsb;
+  return uint16_t(u >> 16);
+}
+
+inline float bf16BitsToFloat(uint16_t b) { return bitsFloat(uint32_t(b) << 16); }
+
+/// Rounds an fp32 value to the nearest bf16 value (ties to even).
+inline float roundToBF16(float f) { return bf16BitsToFloat(floatToBF16Bits(f)); }
+
+/// IEEE half -> float (for .npy float16 inputs).
+inline float halfBitsToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    if (mant == 0)
+      return bitsFloat(sign);
+    // subnormal: value = mant * 2^-24
+    float v = float(mant) * (1.0f / 16777216.0f);
+    return sign ? -v : v;
+  }
+  if (exp == 31)
+    return bitsFloat(sign | 0x7f800000u | (mant << 13));
+  return bitsFloat(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+} // namespace tessel::runtime
+
+#endif

@@ -1,0 +1,369 @@
+//===- runtime/Program.cpp - Program helpers and the verifier -------------===//
+#include "runtime/Program.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+
+namespace tessel::runtime {
+
+unsigned dtypeBytes(DType t) { return t == DType::BF16 ? 2 : 4; }
+StringRef dtypeName(DType t) { return t == DType::BF16 ? "bf16" : "f32"; }
+
+StringRef roleName(TensorRole r) {
+  switch (r) {
+  case TensorRole::Input: return "input";
+  case TensorRole::Output: return "output";
+  case TensorRole::Scratch: return "scratch";
+  case TensorRole::Spill: return "spill";
+  }
+  return "?";
+}
+
+StringRef spaceName(MemSpace s) { return s == MemSpace::SBUF ? "sbuf" : "psum"; }
+
+StringRef opcodeName(Opcode op) {
+  switch (op) {
+  case Opcode::Dma: return "dma";
+  case Opcode::Matmul: return "matmul";
+  case Opcode::Transpose: return "transpose";
+  case Opcode::Activation: return "activation";
+  case Opcode::TensorTensor: return "tensor_tensor";
+  case Opcode::TensorScalar: return "tensor_scalar";
+  case Opcode::Copy: return "copy";
+  case Opcode::Memset: return "memset";
+  }
+  return "?";
+}
+
+StringRef engineName(Engine e) {
+  switch (e) {
+  case Engine::Tensor: return "tensor";
+  case Engine::Vector: return "vector";
+  case Engine::Scalar: return "scalar";
+  case Engine::GpSimd: return "gpsimd";
+  case Engine::Dma: return "dma";
+  }
+  return "?";
+}
+
+StringRef actFuncName(ActFunc f) {
+  switch (f) {
+  case ActFunc::Copy: return "copy";
+  case ActFunc::Silu: return "silu";
+  case ActFunc::Gelu: return "gelu";
+  case ActFunc::Relu: return "relu";
+  case ActFunc::Exp: return "exp";
+  case ActFunc::Sigmoid: return "sigmoid";
+  case ActFunc::Tanh: return "tanh";
+  case ActFunc::Square: return "square";
+  }
+  return "?";
+}
+
+StringRef aluOpName(AluOp op) {
+  switch (op) {
+  case AluOp::Add: return "add";
+  case AluOp::Sub: return "sub";
+  case AluOp::Mul: return "mul";
+  case AluOp::Max: return "max";
+  case AluOp::Min: return "min";
+  }
+  return "?";
+}
+
+Engine defaultEngine(Opcode op) {
+  switch (op) {
+  case Opcode::Dma: return Engine::Dma;
+  case Opcode::Matmul:
+  case Opcode::Transpose: return Engine::Tensor;
+  case Opcode::Activation: return Engine::Scalar;
+  default: return Engine::Vector;
+  }
+}
+
+bool engineAllowed(Opcode op, Engine e) {
+  switch (op) {
+  case Opcode::Dma: return e == Engine::Dma;
+  case Opcode::Matmul:
+  case Opcode::Transpose: return e == Engine::Tensor;
+  case Opcode::Activation: return e == Engine::Scalar;
+  case Opcode::TensorTensor: return e == Engine::Vector || e == Engine::GpSimd;
+  case Opcode::TensorScalar:
+  case Opcode::Copy: return e == Engine::Vector || e == Engine::Scalar || e == Engine::GpSimd;
+  case Opcode::Memset: return e == Engine::Vector || e == Engine::GpSimd;
+  }
+  return false;
+}
+
+int64_t TensorDecl::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t BufferDecl::freeElems() const {
+  int64_t n = 1;
+  for (size_t i = 1; i < shape.size(); ++i)
+    n *= shape[i];
+  return n;
+}
+
+void AffineExpr::addTerm(uint32_t var, int64_t coeff) {
+  for (auto it = terms.begin(); it != terms.end(); ++it) {
+    if (it->first == var) {
+      it->second += coeff;
+      if (it->second == 0)
+        terms.erase(it);
+      return;
+    }
+  }
+  if (coeff != 0)
+    terms.push_back({var, coeff});
+}
+
+void AffineExpr::add(const AffineExpr &other, int64_t s) {
+  constant += s * other.constant;
+  for (const auto &t : other.terms)
+    addTerm(t.first, s * t.second);
+}
+
+void AffineExpr::scale(int64_t s) {
+  constant *= s;
+  if (s == 0) {
+    terms.clear();
+    return;
+  }
+  for (auto &t : terms)
+    t.second *= s;
+}
+
+int Program::findTensor(StringRef name) const {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].name == name)
+      return int(i);
+  return -1;
+}
+
+int Program::findBuffer(StringRef name) const {
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].name == name)
+      return int(i);
+  return -1;
+}
+
+std::string Program::locString(SrcLoc loc) const {
+  std::string file = fileName.empty() ? std::string("<program>") : fileName;
+  if (!loc.line)
+    return file;
+  return formatv("{0}:{1}:{2}", file, loc.line, loc.col).str();
+}
+
+namespace {
+struct Verifier {
+  const Program &p;
+  const std::function<void(SrcLoc, const Twine &)> &report;
+  unsigned errors = 0;
+
+  void error(SrcLoc loc, const Twine &msg) {
+    ++errors;
+    report(loc, msg);
+  }
+
+  void checkAccess(const Access &a, const Instr &in, StringRef role) {
+    size_t rank;
+    std::string name;
+    if (a.isTensor()) {
+      if (a.id >= p.tensors.size())
+        return error(a.loc, "access to an undeclared tensor");
+      rank = p.tensors[a.id].shape.size();
+      name = p.tensors[a.id].name;
+    } else {
+      if (a.id >= p.buffers.size())
+        return error(a.loc, "access to an undeclared buffer");
+      rank = p.buffers[a.id].shape.size();
+      name = p.buffers[a.id].name;
+    }
+    if (a.dims.size() != rank)
+      return error(a.loc, formatv("%{0} has {1} dimension(s) but the access gives {2}", name, rank,
+                                  a.dims.size()));
+    bool anyRange = false;
+    for (size_t d = 0; d < a.dims.size(); ++d) {
+      const DimAccess &da = a.dims[d];
+      if (!da.isIndex) {
+        anyRange = true;
+        if (da.extent.size.isConstant() && !da.extent.hasMin && da.extent.size.constant <= 0)
+          error(a.loc, formatv("extent of dimension {0} of %{1} must be positive", d, name));
+      }
+      if (da.start.isConstant() && da.start.constant < 0)
+        error(a.loc, formatv("start of dimension {0} of %{1} is negative", d, name));
+      for (const auto &t : da.start.terms)
+        if (t.first >= p.vars.size())
+          error(a.loc, "reference to an unknown loop variable");
+    }
+    if (a.isBuffer() && !a.dims.empty() && a.dims[0].isIndex)
+      error(a.loc, formatv("dimension 0 of buffer %{0} is its partition dimension and must be a range "
+                           "`start : extent`",
+                           name));
+    if (!anyRange)
+      error(a.loc, formatv("access to %{0} selects a single element; at least one dimension must be a range",
+                           name));
+    (void)in;
+    (void)role;
+  }
+
+  bool isSpace(const Access &a, MemSpace s) {
+    return a.isBuffer() && a.id < p.buffers.size() && p.buffers[a.id].space == s;
+  }
+
+  void checkInstr(const Instr &in) {
+    StringRef op = opcodeName(in.op);
+    checkAccess(in.dst, in, "destination");
+    for (const Access &s : in.srcs)
+      checkAccess(s, in, "source");
+    if (!engineAllowed(in.op, in.engine))
+      error(in.loc, formatv("`{0}` cannot run on the {1} engine", op, engineName(in.engine)));
+    auto wantSrcs = [&](size_t n) {
+      if (in.srcs.size() != n)
+        error(in.loc, formatv("`{0}` takes {1} source operand(s), got {2}", op, n, in.srcs.size()));
+    };
+    if (in.op != Opcode::Dma && (in.transpose || in.tag != DmaTag::None))
+      error(in.loc, formatv("`transpose` and spill tags apply to `dma` only, not `{0}`", op));
+    if (in.op != Opcode::Matmul && in.acc != AccMode::Reset)
+      error(in.loc, formatv("accumulation flags apply to `matmul` only, not `{0}`", op));
+    if (in.op != Opcode::Dma) {
+      if (in.dst.isTensor())
+        error(in.dst.loc, formatv("`{0}` cannot write an HBM tensor; only `dma` accesses HBM", op));
+      for (const Access &s : in.srcs)
+        if (s.isTensor())
+          error(s.loc, formatv("`{0}` cannot read an HBM tensor; only `dma` accesses HBM", op));
+    }
+    switch (in.op) {
+    case Opcode::Dma:
+      wantSrcs(1);
+      if (in.srcs.size() == 1) {
+        const Access &s = in.srcs[0];
+        if (in.dst.isTensor() == s.isTensor())
+          error(in.loc, "`dma` moves data between an HBM tensor and an SBUF buffer: exactly one side "
+                        "must be a tensor");
+        else if (isSpace(in.dst, MemSpace::PSUM) || isSpace(s, MemSpace::PSUM))
+          error(in.loc, "`dma` cannot access PSUM; evict to SBUF first");
+        if (in.transpose) {
+          const Access &t = in.dst.isTensor() ? in.dst : s;
+          unsigned kept = 0;
+          for (const DimAccess &d : t.dims)
+            kept += !d.isIndex;
+          if (kept != 2)
+            error(in.loc, "a transposing `dma` needs a 2-D tensor access");
+        }
+        if (in.tag == DmaTag::SpillSave && !in.dst.isTensor())
+          error(in.loc, "`spill_save` must store to an HBM tensor");
+        if (in.tag == DmaTag::SpillReload && !in.dst.isBuffer())
+          error(in.loc, "`spill_reload` must load into an SBUF buffer");
+      }
+      break;
+    case Opcode::Matmul:
+      wantSrcs(2);
+      if (!isSpace(in.dst, MemSpace::PSUM))
+        error(in.dst.loc, "`matmul` writes PSUM: the destination must be a psum buffer");
+      for (const Access &s : in.srcs)
+        if (!isSpace(s, MemSpace::SBUF))
+          error(s.loc, "`matmul` operands (stationary, moving) must be sbuf buffers");
+      break;
+    case Opcode::Transpose:
+      wantSrcs(1);
+      if (!isSpace(in.dst, MemSpace::PSUM))
+        error(in.dst.loc, "`transpose` (TensorE) writes PSUM: the destination must be a psum buffer");
+      for (const Access &s : in.srcs)
+        if (!isSpace(s, MemSpace::SBUF))
+          error(s.loc, "`transpose` reads an sbuf buffer");
+      break;
+    case Opcode::Activation:
+    case Opcode::TensorScalar:
+    case Opcode::Copy:
+      wantSrcs(1);
+      break;
+    case Opcode::TensorTensor:
+      wantSrcs(2);
+      if (in.srcs.size() == 2 && isSpace(in.srcs[0], MemSpace::PSUM) && isSpace(in.srcs[1], MemSpace::PSUM))
+        error(in.loc, "`tensor_tensor` inputs cannot both be in PSUM");
+      break;
+    case Opcode::Memset:
+      wantSrcs(0);
+      break;
+    }
+    if (in.engine == Engine::GpSimd) {
+      if (isSpace(in.dst, MemSpace::PSUM))
+        error(in.dst.loc, "the gpsimd engine cannot access PSUM");
+      for (const Access &s : in.srcs)
+        if (isSpace(s, MemSpace::PSUM))
+          error(s.loc, "the gpsimd engine cannot access PSUM");
+    }
+  }
+
+  void checkBody(const std::vector<Stmt> &body) {
+    for (const Stmt &s : body) {
+      switch (s.kind) {
+      case Stmt::Kind::For: {
+        const Loop &l = p.loops[s.id];
+        if (l.step <= 0)
+          error(l.loc, "loop step must be positive");
+        checkBody(l.body);
+        break;
+      }
+      case Stmt::Kind::Alloc:
+        if (s.id >= p.buffers.size())
+          error({}, "alloc of an undeclared buffer");
+        break;
+      case Stmt::Kind::Instr:
+        checkInstr(p.instrs[s.id]);
+        break;
+      }
+    }
+  }
+
+  void run() {
+    for (const TensorDecl &t : p.tensors) {
+      if (t.shape.empty())
+        error(t.loc, formatv("tensor %{0} needs at least one dimension", t.name));
+      for (int64_t d : t.shape)
+        if (d <= 0)
+          error(t.loc, formatv("tensor %{0} has a non-positive dimension", t.name));
+    }
+    for (const BufferDecl &b : p.buffers) {
+      if (b.shape.empty())
+        error(b.loc, formatv("buffer %{0} needs a partition dimension", b.name));
+      for (int64_t d : b.shape)
+        if (d <= 0)
+          error(b.loc, formatv("buffer %{0} has a non-positive dimension", b.name));
+      if (b.bufs < 1)
+        error(b.loc, formatv("buffer %{0}: bufs must be >= 1", b.name));
+      if (b.address < 0)
+        error(b.loc, formatv("buffer %{0}: addr must be >= 0", b.name));
+    }
+    checkBody(p.body);
+  }
+};
+} // namespace
+
+unsigned verifyProgram(const Program &p, const std::function<void(SrcLoc, const Twine &)> &report) {
+  Verifier v{p, report};
+  v.run();
+  return v.errors;
+}
+
+Error verifyProgram(const Program &p) {
+  std::string msgs;
+  unsigned n = verifyProgram(p, [&](SrcLoc loc, const Twine &msg) {
+    msgs += p.locString(loc) + ": error: " + msg.str() + "\n";
+  });
+  if (!n)
+    return Error::success();
+  if (!msgs.empty() && msgs.back() == '\n')
+    msgs.pop_back();
+  return createStringError(inconvertibleErrorCode(), msgs);
+}
+
+} // namespace tessel::runtime

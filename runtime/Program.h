@@ -1,0 +1,244 @@
+//===- runtime/Program.h - The simulator's program (.tasm) ------*- C++ -*-===//
+//
+// A program is what the NeuronCore simulator executes, like a compiled binary
+// for a real runtime: HBM tensors, on-chip buffers with addresses, and one
+// structured body (nested loops, `alloc` statements, instructions) in program
+// order. Each instruction belongs to one engine (by opcode, or `engine=` for
+// ops several engines can run, or a DMA queue); dependencies between engines
+// are recovered by the simulator from the buffer regions instructions touch.
+// Text form and semantics: docs/tasm.md. Parser: ProgramParser.cpp, printer:
+// ProgramPrinter.cpp (round-trippable).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_PROGRAM_H
+#define TESSEL_RUNTIME_PROGRAM_H
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tessel::runtime {
+
+enum class DType : uint8_t { BF16, F32 };
+unsigned dtypeBytes(DType t);
+llvm::StringRef dtypeName(DType t);
+
+enum class TensorRole : uint8_t { Input, Output, Scratch, Spill };
+llvm::StringRef roleName(TensorRole r);
+
+enum class MemSpace : uint8_t { SBUF, PSUM };
+llvm::StringRef spaceName(MemSpace s);
+
+/// 1-based line and column in the .tasm text (0 = unknown, e.g. built in memory).
+struct SrcLoc {
+  unsigned line = 0, col = 0;
+};
+
+/// An HBM tensor: row-major N-D array.
+struct TensorDecl {
+  std::string name; ///< without the leading '%'
+  DType dtype = DType::BF16;
+  std::vector<int64_t> shape;
+  TensorRole role = TensorRole::Input;
+  SrcLoc loc;
+  int64_t numElements() const;
+};
+
+/// An on-chip buffer in SBUF or PSUM. shape[0] is the partition count, the
+/// rest the free shape per partition. `bufs` rotating copies ("slots") are laid
+/// out back to back from `address` (bytes within each partition):
+/// slot s occupies [address + s*slotBytes(), address + (s+1)*slotBytes()).
+struct BufferDecl {
+  std::string name;
+  MemSpace space = MemSpace::SBUF;
+  DType dtype = DType::BF16;
+  std::vector<int64_t> shape; ///< [partitions, free dims...]
+  int64_t bufs = 1;
+  int64_t address = 0;
+  SrcLoc loc;
+  int64_t partitions() const { return shape.empty() ? 0 : shape[0]; }
+  int64_t freeElems() const; ///< product of shape[1..] (1 if none)
+  int64_t slotBytes() const { return freeElems() * dtypeBytes(dtype); }
+  int64_t endAddress() const { return address + slotBytes() * bufs; }
+};
+
+/// c + sum(coeff_i * var_i) over loop variables (ids into Program::vars).
+struct AffineExpr {
+  llvm::SmallVector<std::pair<uint32_t, int64_t>, 2> terms; ///< unique vars, nonzero coeffs
+  int64_t constant = 0;
+
+  static AffineExpr constantExpr(int64_t c) {
+    AffineExpr e;
+    e.constant = c;
+    return e;
+  }
+  static AffineExpr varExpr(uint32_t var, int64_t coeff = 1) {
+    AffineExpr e;
+    e.addTerm(var, coeff);
+    return e;
+  }
+  bool isConstant() const { return terms.empty(); }
+  void addTerm(uint32_t var, int64_t coeff);
+  /// this += scale * other
+  void add(const AffineExpr &other, int64_t scale = 1);
+  void scale(int64_t s);
+  int64_t eval(const int64_t *vars) const {
+    int64_t v = constant;
+    for (const auto &t : terms)
+      v += t.second * vars[t.first];
+    return v;
+  }
+  bool operator==(const AffineExpr &o) const { return constant == o.constant && terms == o.terms; }
+};
+
+/// An extent: `size`, or `min(size, bound)` for partial edge tiles.
+struct Extent {
+  AffineExpr size;
+  bool hasMin = false;
+  AffineExpr bound;
+  int64_t eval(const int64_t *vars) const {
+    int64_t s = size.eval(vars);
+    if (hasMin) {
+      int64_t b = bound.eval(vars);
+      return b < s ? b : s;
+    }
+    return s;
+  }
+};
+
+/// One dimension of an access: a range `start : extent`, or an index `start`
+/// that selects one element and drops the dimension.
+struct DimAccess {
+  AffineExpr start;
+  Extent extent;
+  bool isIndex = false;
+};
+
+/// A tensor or buffer sliced per dimension. The first kept (non-index)
+/// dimension is the tile's partition dimension, the remaining kept ones are
+/// flattened into its free dimension. (For buffers, dimension 0 is the
+/// partition dimension and must be a range.)
+struct Access {
+  enum class Kind : uint8_t { Tensor, Buffer };
+  Kind kind = Kind::Buffer;
+  uint32_t id = 0; ///< index into Program::tensors or Program::buffers
+  llvm::SmallVector<DimAccess, 4> dims;
+  SrcLoc loc;
+  bool isTensor() const { return kind == Kind::Tensor; }
+  bool isBuffer() const { return kind == Kind::Buffer; }
+};
+
+enum class Opcode : uint8_t { Dma, Matmul, Transpose, Activation, TensorTensor, TensorScalar, Copy, Memset };
+llvm::StringRef opcodeName(Opcode op);
+
+/// Execution units. DMA instructions additionally name a queue.
+enum class Engine : uint8_t { Tensor, Vector, Scalar, GpSimd, Dma };
+constexpr unsigned NumEngines = 5;
+llvm::StringRef engineName(Engine e); ///< "tensor", "vector", "scalar", "gpsimd", "dma"
+
+enum class ActFunc : uint8_t { Copy, Silu, Gelu, Relu, Exp, Sigmoid, Tanh, Square };
+llvm::StringRef actFuncName(ActFunc f);
+enum class AluOp : uint8_t { Add, Sub, Mul, Max, Min };
+llvm::StringRef aluOpName(AluOp op);
+
+/// Matmul accumulation: overwrite, accumulate, or overwrite exactly when the
+/// listed loop variables are all at their first iteration.
+enum class AccMode : uint8_t { Reset, Accumulate, ResetIfFirst };
+enum class DmaTag : uint8_t { None, SpillSave, SpillReload };
+
+struct Instr {
+  Opcode op = Opcode::Copy;
+  Engine engine = Engine::Vector;
+  uint8_t func = 0; ///< ActFunc for activation, AluOp for tensor_tensor / tensor_scalar
+  // dma
+  uint32_t queue = 0;
+  bool transpose = false;
+  DmaTag tag = DmaTag::None;
+  // matmul
+  AccMode acc = AccMode::Reset;
+  llvm::SmallVector<uint32_t, 2> accVars;
+  // activation: out = f(in * scale + bias)
+  double scale = 1.0, bias = 0.0;
+  // tensor_scalar operand, memset value
+  double imm = 0.0;
+  Access dst;
+  llvm::SmallVector<Access, 2> srcs;
+  SrcLoc loc;
+
+  ActFunc actFunc() const { return ActFunc(func); }
+  AluOp aluOp() const { return AluOp(func); }
+};
+
+/// The default engine of an opcode, and whether `engine=E` may choose E.
+Engine defaultEngine(Opcode op);
+bool engineAllowed(Opcode op, Engine e);
+
+struct Stmt {
+  enum class Kind : uint8_t { For, Alloc, Instr };
+  Kind kind;
+  uint32_t id; ///< loop id, buffer id or instruction id
+};
+
+/// for %var = lo to hi step step { body }   (iterates lo, lo+step, ... < hi)
+struct Loop {
+  uint32_t var = 0;
+  int64_t lo = 0, hi = 0, step = 1;
+  std::vector<Stmt> body;
+  SrcLoc loc;
+  int64_t tripCount() const { return hi > lo ? (hi - lo + step - 1) / step : 0; }
+};
+
+struct Program {
+  std::string kernel = "kernel";
+  std::string target = "trn1";
+  std::string fileName; ///< for messages; empty when built in memory
+  std::vector<TensorDecl> tensors;
+  std::vector<BufferDecl> buffers;
+  std::vector<std::string> vars; ///< loop variable names (no '%'), by id
+  std::vector<uint32_t> varLoop; ///< the loop that defines each variable
+  std::vector<Loop> loops;
+  std::vector<Instr> instrs;
+  std::vector<Stmt> body;
+
+  int findTensor(llvm::StringRef name) const;
+  int findBuffer(llvm::StringRef name) const;
+  /// Name of the accessed tensor/buffer (without '%').
+  const std::string &accessName(const Access &a) const {
+    return a.isTensor() ? tensors[a.id].name : buffers[a.id].name;
+  }
+  /// "file.tasm:12:3" or "line 12" for messages.
+  std::string locString(SrcLoc loc) const;
+};
+
+/// Structural checks that do not depend on a target (names, ranks, memory
+/// spaces per opcode, operand counts, engine choices, constant extents).
+/// Calls `report(loc, message)` for each problem; returns the problem count.
+unsigned verifyProgram(const Program &p, const std::function<void(SrcLoc, const llvm::Twine &)> &report);
+/// Same, as an llvm::Error holding "file:line:col: error: ..." lines.
+llvm::Error verifyProgram(const Program &p);
+
+/// Parses .tasm text. Errors are formatted like a compiler's:
+/// "file:line:col: error: message" plus the source line and a caret.
+llvm::Expected<Program> parseProgram(llvm::StringRef text, llvm::StringRef fileName);
+llvm::Expected<Program> parseProgramFile(llvm::StringRef path);
+
+/// Prints the canonical text form (print(parse(print(p))) == print(p)).
+void printProgram(const Program &p, llvm::raw_ostream &os);
+std::string printProgramToString(const Program &p);
+/// Prints the per-engine instruction streams: the projection of the body onto
+/// each engine and each used DMA queue (loops kept, other engines' work removed).
+void printEngineStreams(const Program &p, llvm::raw_ostream &os);
+/// Text of one access / expression, as printed in programs.
+std::string printAccess(const Program &p, const Access &a);
+std::string printAffine(const Program &p, const AffineExpr &e);
+
+} // namespace tessel::runtime
+
+#endif

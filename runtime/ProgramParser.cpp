@@ -1,0 +1,815 @@
+//===- runtime/ProgramParser.cpp - .tasm text -> Program ------------------===//
+//
+// A hand-written lexer and recursive-descent parser for the grammar in
+// docs/tasm.md. Statements are line-oriented (an instruction ends at the end
+// of its line). Errors are located with llvm::SourceMgr (file:line:col, the
+// line and a caret); the parser stops at the first syntax error, then the
+// structural verifier (Program.cpp) reports all of its findings.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Program.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace llvm;
+
+namespace tessel::runtime {
+namespace {
+
+enum class Tok {
+  Eof, Newline, Ident, Var, Int, Float,
+  LBracket, RBracket, LParen, RParen, LBrace, RBrace,
+  Comma, Colon, Equal, Star, Plus, Minus, Arrow, Error
+};
+
+struct Token {
+  Tok kind = Tok::Eof;
+  StringRef text;
+  SMLoc loc() const { return SMLoc::getFromPointer(text.data()); }
+};
+
+class Parser {
+public:
+  Parser(StringRef text, StringRef fileName) {
+    bufId = sm.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(text, fileName), SMLoc());
+    StringRef b = sm.getMemoryBuffer(bufId)->getBuffer();
+    cur = b.begin();
+    end = b.end();
+    prog.fileName = fileName.str();
+    next();
+  }
+
+  Expected<Program> parse() {
+    parseFile();
+    if (!failed) {
+      unsigned n = verifyProgram(prog, [&](SrcLoc loc, const Twine &msg) { errorAt(loc, msg); });
+      (void)n;
+    }
+    if (!errText.empty()) {
+      if (errText.back() == '\n')
+        errText.pop_back();
+      return createStringError(inconvertibleErrorCode(), errText);
+    }
+    return std::move(prog);
+  }
+
+private:
+  SourceMgr sm;
+  unsigned bufId = 0;
+  const char *cur = nullptr, *end = nullptr;
+  Token tok;
+  bool failed = false;
+  std::string errText;
+  Program prog;
+  std::vector<std::pair<std::string, uint32_t>> scope; // loop variables in scope
+
+  // ---- diagnostics ----
+  void report(SMLoc loc, const Twine &msg) {
+    raw_string_ostream os(errText);
+    sm.PrintMessage(os, loc, SourceMgr::DK_Error, msg);
+  }
+  bool error(SMLoc loc, const Twine &msg) {
+    if (!failed)
+      report(loc, msg);
+    failed = true;
+    tok.kind = Tok::Eof; // stop parsing
+    return false;
+  }
+  bool error(const Twine &msg) { return error(tok.loc(), msg); }
+  void errorAt(SrcLoc loc, const Twine &msg) {
+    SMLoc l = loc.line ? sm.FindLocForLineAndColumn(bufId, loc.line, loc.col) : SMLoc();
+    if (l.isValid())
+      report(l, msg);
+    else
+      errText += (prog.fileName + ": error: " + msg + "\n").str();
+  }
+  SrcLoc srcLoc(SMLoc l) {
+    auto lc = sm.getLineAndColumn(l, bufId);
+    return {lc.first, lc.second};
+  }
+
+  // ---- lexer ----
+  void next() {
+    if (failed) {
+      tok.kind = Tok::Eof;
+      return;
+    }
+    for (;;) {
+      while (cur < end && (*cur == ' ' || *cur == '\t' || *cur == '\r'))
+        ++cur;
+      if (cur < end && *cur == '#') {
+        while (cur < end && *cur != '\n')
+          ++cur;
+        continue;
+      }
+      break;
+    }
+    const char *start = cur;
+    auto make = [&](Tok k, const char *e) {
+      tok.kind = k;
+      tok.text = StringRef(start, e - start);
+      cur = e;
+    };
+    if (cur >= end)
+      return make(Tok::Eof, cur);
+    char c = *cur;
+    auto isIdent = [](char ch) { return isalnum((unsigned char)ch) || ch == '_' || ch == '.'; };
+    if (c == '\n')
+      return make(Tok::Newline, cur + 1);
+    if (isalpha((unsigned char)c) || c == '_') {
+      const char *e = cur;
+      while (e < end && isIdent(*e))
+        ++e;
+      return make(Tok::Ident, e);
+    }
+    if (c == '%') {
+      const char *e = cur + 1;
+      while (e < end && (isalnum((unsigned char)*e) || *e == '_' || *e == '.'))
+        ++e;
+      if (e == cur + 1)
+        return make(Tok::Error, cur + 1);
+      return make(Tok::Var, e);
+    }
+    if (isdigit((unsigned char)c)) {
+      const char *e = cur;
+      bool isFloat = false;
+      while (e < end && isdigit((unsigned char)*e))
+        ++e;
+      if (e < end && *e == '.') {
+        isFloat = true;
+        ++e;
+        while (e < end && isdigit((unsigned char)*e))
+          ++e;
+      }
+      if (e < end && (*e == 'e' || *e == 'E')) {
+        const char *f = e + 1;
+        if (f < end && (*f == '+' || *f == '-'))
+          ++f;
+        if (f < end && isdigit((unsigned char)*f)) {
+          isFloat = true;
+          e = f;
+          while (e < end && isdigit((unsigned char)*e))
+            ++e;
+        }
+      }
+      return make(isFloat ? Tok::Float : Tok::Int, e);
+    }
+    switch (c) {
+    case '[': return make(Tok::LBracket, cur + 1);
+    case ']': return make(Tok::RBracket, cur + 1);
+    case '(': return make(Tok::LParen, cur + 1);
+    case ')': return make(Tok::RParen, cur + 1);
+    case '{': return make(Tok::LBrace, cur + 1);
+    case '}': return make(Tok::RBrace, cur + 1);
+    case ',': return make(Tok::Comma, cur + 1);
+    case ':': return make(Tok::Colon, cur + 1);
+    case '=': return make(Tok::Equal, cur + 1);
+    case '*': return make(Tok::Star, cur + 1);
+    case '+': return make(Tok::Plus, cur + 1);
+    case '-': return make(Tok::Minus, cur + 1);
+    case '<':
+      if (cur + 1 < end && cur[1] == '-')
+        return make(Tok::Arrow, cur + 2);
+      break;
+    }
+    make(Tok::Error, cur + 1);
+  }
+
+  bool expect(Tok k, StringRef what) {
+    if (tok.kind != k)
+      return error(formatv("expected {0}", what));
+    next();
+    return true;
+  }
+  bool isIdent(StringRef s) const { return tok.kind == Tok::Ident && tok.text == s; }
+  void skipNewlines() {
+    while (tok.kind == Tok::Newline)
+      next();
+  }
+  bool expectEndOfLine() {
+    if (tok.kind == Tok::Newline) {
+      next();
+      return true;
+    }
+    if (tok.kind == Tok::Eof || tok.kind == Tok::RBrace)
+      return true;
+    return error("expected end of line");
+  }
+
+  bool parseInt(int64_t &v, StringRef what) {
+    bool neg = false;
+    if (tok.kind == Tok::Minus) {
+      neg = true;
+      next();
+    }
+    if (tok.kind != Tok::Int)
+      return error(formatv("expected {0}", what));
+    if (tok.text.getAsInteger(10, v))
+      return error("integer out of range");
+    if (neg)
+      v = -v;
+    next();
+    return true;
+  }
+
+  bool parseNumber(double &v, StringRef what) {
+    bool neg = false;
+    if (tok.kind == Tok::Minus) {
+      neg = true;
+      next();
+    }
+    if (tok.kind == Tok::Int || tok.kind == Tok::Float) {
+      std::string s = tok.text.str();
+      char *e = nullptr;
+      v = std::strtod(s.c_str(), &e);
+    } else if (tok.kind == Tok::Ident && tok.text == "inf") {
+      v = std::numeric_limits<double>::infinity();
+    } else if (tok.kind == Tok::Ident && tok.text == "nan") {
+      v = std::numeric_limits<double>::quiet_NaN();
+    } else {
+      return error(formatv("expected {0}", what));
+    }
+    if (neg)
+      v = -v;
+    next();
+    return true;
+  }
+
+  // ---- declarations ----
+  bool parseDType(DType &t) {
+    if (isIdent("bf16"))
+      t = DType::BF16;
+    else if (isIdent("f32") || isIdent("fp32"))
+      t = DType::F32;
+    else
+      return error("expected a dtype (bf16 or f32)");
+    next();
+    return true;
+  }
+
+  bool parseShape(std::vector<int64_t> &shape) {
+    if (!expect(Tok::LBracket, "'[' to start a shape"))
+      return false;
+    for (;;) {
+      int64_t v;
+      SMLoc l = tok.loc();
+      if (!parseInt(v, "a dimension size"))
+        return false;
+      if (v <= 0)
+        return error(l, "dimension sizes must be positive");
+      shape.push_back(v);
+      if (tok.kind == Tok::Comma) {
+        next();
+        continue;
+      }
+      return expect(Tok::RBracket, "',' or ']' in a shape");
+    }
+  }
+
+  bool parseNewName(std::string &name) {
+    if (tok.kind != Tok::Var)
+      return error("expected a name like %X");
+    name = tok.text.drop_front().str();
+    if (prog.findTensor(name) >= 0 || prog.findBuffer(name) >= 0)
+      return error(formatv("redefinition of %{0}", name));
+    next();
+    return true;
+  }
+
+  bool parseTensorDecl() {
+    TensorDecl t;
+    t.loc = srcLoc(tok.loc());
+    next(); // 'tensor'
+    if (!parseNewName(t.name) || !expect(Tok::Colon, "':' after the tensor name") || !parseDType(t.dtype) ||
+        !parseShape(t.shape))
+      return false;
+    if (tok.kind != Tok::Ident)
+      return error("expected the tensor's role: input, output, scratch or spill");
+    auto role = StringSwitch<Optional<TensorRole>>(tok.text)
+                    .Case("input", TensorRole::Input)
+                    .Case("output", TensorRole::Output)
+                    .Case("scratch", TensorRole::Scratch)
+                    .Case("spill", TensorRole::Spill)
+                    .Default(None);
+    if (!role)
+      return error(formatv("unknown tensor role '{0}' (expected input, output, scratch or spill)", tok.text));
+    t.role = *role;
+    next();
+    prog.tensors.push_back(std::move(t));
+    return expectEndOfLine();
+  }
+
+  bool parseBufferDecl() {
+    BufferDecl b;
+    b.loc = srcLoc(tok.loc());
+    next(); // 'buffer'
+    if (!parseNewName(b.name) || !expect(Tok::Colon, "':' after the buffer name"))
+      return false;
+    if (isIdent("sbuf"))
+      b.space = MemSpace::SBUF;
+    else if (isIdent("psum"))
+      b.space = MemSpace::PSUM;
+    else
+      return error("expected a memory space (sbuf or psum)");
+    next();
+    if (!parseDType(b.dtype) || !parseShape(b.shape))
+      return false;
+    bool haveBufs = false, haveAddr = false;
+    while (tok.kind == Tok::Ident) {
+      StringRef key = tok.text;
+      SMLoc l = tok.loc();
+      if (key != "bufs" && key != "addr")
+        return error(formatv("unknown buffer attribute '{0}' (expected bufs=N or addr=BYTES)", key));
+      next();
+      int64_t v;
+      if (!expect(Tok::Equal, "'='") || !parseInt(v, "an integer"))
+        return false;
+      if (key == "bufs") {
+        if (haveBufs)
+          return error(l, "duplicate 'bufs'");
+        if (v < 1)
+          return error(l, "bufs must be at least 1");
+        haveBufs = true;
+        b.bufs = v;
+      } else {
+        if (haveAddr)
+          return error(l, "duplicate 'addr'");
+        if (v < 0)
+          return error(l, "addr must be non-negative");
+        haveAddr = true;
+        b.address = v;
+      }
+    }
+    prog.buffers.push_back(std::move(b));
+    return expectEndOfLine();
+  }
+
+  // ---- expressions ----
+  bool lookupVar(StringRef name, SMLoc l, uint32_t &id) {
+    for (auto it = scope.rbegin(); it != scope.rend(); ++it)
+      if (it->first == name) {
+        id = it->second;
+        return true;
+      }
+    if (prog.findTensor(name) >= 0 || prog.findBuffer(name) >= 0)
+      return error(l, formatv("%{0} is a tensor or buffer, not a loop variable", name));
+    return error(l, formatv("unknown loop variable %{0} (not defined by an enclosing `for`)", name));
+  }
+
+  bool parseFactor(AffineExpr &e) {
+    if (tok.kind == Tok::Int) {
+      int64_t v;
+      if (tok.text.getAsInteger(10, v))
+        return error("integer out of range");
+      e = AffineExpr::constantExpr(v);
+      next();
+      return true;
+    }
+    if (tok.kind == Tok::Var) {
+      uint32_t id;
+      if (!lookupVar(tok.text.drop_front(), tok.loc(), id))
+        return false;
+      e = AffineExpr::varExpr(id);
+      next();
+      return true;
+    }
+    if (tok.kind == Tok::LParen) {
+      next();
+      if (!parseAffine(e))
+        return false;
+      return expect(Tok::RParen, "')'");
+    }
+    if (tok.kind == Tok::Minus) {
+      next();
+      if (!parseFactor(e))
+        return false;
+      e.scale(-1);
+      return true;
+    }
+    return error("expected an integer, a loop variable or '('");
+  }
+
+  bool parseTerm(AffineExpr &e) {
+    if (!parseFactor(e))
+      return false;
+    while (tok.kind == Tok::Star) {
+      SMLoc l = tok.loc();
+      next();
+      AffineExpr rhs;
+      if (!parseFactor(rhs))
+        return false;
+      if (rhs.isConstant())
+        e.scale(rhs.constant);
+      else if (e.isConstant()) {
+        rhs.scale(e.constant);
+        e = rhs;
+      } else
+        return error(l, "product of two loop variables is not affine");
+    }
+    return true;
+  }
+
+  bool parseAffine(AffineExpr &e) {
+    if (!parseTerm(e))
+      return false;
+    while (tok.kind == Tok::Plus || tok.kind == Tok::Minus) {
+      int64_t s = tok.kind == Tok::Plus ? 1 : -1;
+      next();
+      AffineExpr rhs;
+      if (!parseTerm(rhs))
+        return false;
+      e.add(rhs, s);
+    }
+    return true;
+  }
+
+  bool parseExtent(Extent &x) {
+    if (isIdent("min")) {
+      next();
+      x.hasMin = true;
+      return expect(Tok::LParen, "'(' after min") && parseAffine(x.size) &&
+             expect(Tok::Comma, "',' between the arguments of min") && parseAffine(x.bound) &&
+             expect(Tok::RParen, "')'");
+    }
+    return parseAffine(x.size);
+  }
+
+  bool parseAccess(Access &a) {
+    if (tok.kind != Tok::Var)
+      return error("expected a tensor or buffer access like %X[0:128, 0:512]");
+    StringRef name = tok.text.drop_front();
+    a.loc = srcLoc(tok.loc());
+    if (int t = prog.findTensor(name); t >= 0) {
+      a.kind = Access::Kind::Tensor;
+      a.id = uint32_t(t);
+    } else if (int b = prog.findBuffer(name); b >= 0) {
+      a.kind = Access::Kind::Buffer;
+      a.id = uint32_t(b);
+    } else {
+      for (auto &s : scope)
+        if (s.first == name)
+          return error(formatv("%{0} is a loop variable, not a tensor or buffer", name));
+      return error(formatv("unknown tensor or buffer %{0}", name));
+    }
+    next();
+    const std::vector<int64_t> &shape =
+        a.isTensor() ? prog.tensors[a.id].shape : prog.buffers[a.id].shape;
+    if (tok.kind != Tok::LBracket) {
+      // A bare name accesses the whole tensor/buffer.
+      for (int64_t d : shape) {
+        DimAccess da;
+        da.extent.size = AffineExpr::constantExpr(d);
+        a.dims.push_back(da);
+      }
+      return true;
+    }
+    next();
+    for (;;) {
+      DimAccess d;
+      if (!parseAffine(d.start))
+        return false;
+      if (tok.kind == Tok::Colon) {
+        next();
+        if (!parseExtent(d.extent))
+          return false;
+      } else {
+        d.isIndex = true;
+        d.extent.size = AffineExpr::constantExpr(1);
+      }
+      a.dims.push_back(std::move(d));
+      if (tok.kind == Tok::Comma) {
+        next();
+        continue;
+      }
+      return expect(Tok::RBracket, "',' or ']' in an access");
+    }
+  }
+
+  // ---- statements ----
+  bool parseInstr() {
+    Instr in;
+    SMLoc opLoc = tok.loc();
+    in.loc = srcLoc(opLoc);
+    StringRef name = tok.text;
+    auto [base, suffix] = name.split('.');
+    Optional<Opcode> op = StringSwitch<Optional<Opcode>>(base)
+                              .Case("dma", Opcode::Dma)
+                              .Case("matmul", Opcode::Matmul)
+                              .Case("transpose", Opcode::Transpose)
+                              .Case("activation", Opcode::Activation)
+                              .Case("tensor_tensor", Opcode::TensorTensor)
+                              .Case("tensor_scalar", Opcode::TensorScalar)
+                              .Case("copy", Opcode::Copy)
+                              .Case("memset", Opcode::Memset)
+                              .Default(None);
+    if (!op)
+      return error(formatv("unknown statement '{0}' (expected for, alloc, dma, matmul, transpose, "
+                           "activation.F, tensor_tensor.OP, tensor_scalar.OP, copy or memset)",
+                           name));
+    in.op = *op;
+    in.engine = defaultEngine(in.op);
+    bool wantsSuffix = in.op == Opcode::Activation || in.op == Opcode::TensorTensor ||
+                       in.op == Opcode::TensorScalar;
+    if (wantsSuffix) {
+      if (in.op == Opcode::Activation) {
+        auto f = StringSwitch<Optional<ActFunc>>(suffix)
+                     .Cases("copy", "identity", ActFunc::Copy)
+                     .Case("silu", ActFunc::Silu)
+                     .Case("gelu", ActFunc::Gelu)
+                     .Case("relu", ActFunc::Relu)
+                     .Case("exp", ActFunc::Exp)
+                     .Case("sigmoid", ActFunc::Sigmoid)
+                     .Case("tanh", ActFunc::Tanh)
+                     .Case("square", ActFunc::Square)
+                     .Default(None);
+        if (!f)
+          return error(formatv("unknown activation function '{0}' (expected activation.F with F one of "
+                               "copy, identity, silu, gelu, relu, exp, sigmoid, tanh, square)",
+                               suffix));
+        in.func = uint8_t(*f);
+      } else {
+        auto o = StringSwitch<Optional<AluOp>>(suffix)
+                     .Case("add", AluOp::Add)
+                     .Case("sub", AluOp::Sub)
+                     .Case("mul", AluOp::Mul)
+                     .Case("max", AluOp::Max)
+                     .Case("min", AluOp::Min)
+                     .Default(None);
+        if (!o)
+          return error(formatv("unknown operation '{0}' for {1} (expected {1}.OP with OP one of add, sub, "
+                               "mul, max, min)",
+                               suffix, base));
+        in.func = uint8_t(*o);
+      }
+    } else if (!suffix.empty() || name.endswith(".")) {
+      return error(formatv("`{0}` takes no '.' suffix", base));
+    }
+    next();
+    if (!parseAccess(in.dst) || !expect(Tok::Arrow, "'<-' between the destination and the sources"))
+      return false;
+    if (in.op == Opcode::Memset) {
+      if (!parseNumber(in.imm, "the memset value (a number)"))
+        return false;
+    } else {
+      bool haveImm = false;
+      for (;;) {
+        if (in.op == Opcode::TensorScalar && !in.srcs.empty()) {
+          if (!parseNumber(in.imm, "the scalar operand (a number)"))
+            return false;
+          haveImm = true;
+          break;
+        }
+        Access a;
+        if (!parseAccess(a))
+          return false;
+        in.srcs.push_back(std::move(a));
+        if (tok.kind != Tok::Comma)
+          break;
+        next();
+      }
+      if (in.op == Opcode::TensorScalar && !haveImm)
+        return error("expected ', NUMBER': tensor_scalar takes a tile and a scalar operand");
+    }
+    // attributes
+    bool sawAcc = false, sawQueue = false, sawEngine = false, sawScale = false, sawBias = false;
+    while (tok.kind == Tok::Ident) {
+      StringRef key = tok.text;
+      SMLoc l = tok.loc();
+      next();
+      auto dup = [&](bool &seen) {
+        if (seen)
+          return error(l, formatv("duplicate attribute '{0}'", key));
+        seen = true;
+        return true;
+      };
+      if (key == "queue") {
+        int64_t q;
+        if (!dup(sawQueue) || !expect(Tok::Equal, "'='") || !parseInt(q, "a queue number"))
+          return false;
+        if (q < 0 || q > 4096)
+          return error(l, "queue number out of range");
+        in.queue = uint32_t(q);
+        if (in.op != Opcode::Dma)
+          return error(l, "`queue` applies to `dma` only");
+      } else if (key == "transpose") {
+        if (in.op != Opcode::Dma)
+          return error(l, "`transpose` attribute applies to `dma` only");
+        in.transpose = true;
+      } else if (key == "spill_save" || key == "spill_reload") {
+        if (in.op != Opcode::Dma)
+          return error(l, formatv("`{0}` applies to `dma` only", key));
+        if (in.tag != DmaTag::None)
+          return error(l, "a dma has at most one spill tag");
+        in.tag = key == "spill_save" ? DmaTag::SpillSave : DmaTag::SpillReload;
+      } else if (key == "reset" || key == "accumulate" || key == "reset_if_first") {
+        if (in.op != Opcode::Matmul)
+          return error(l, formatv("`{0}` applies to `matmul` only", key));
+        if (!dup(sawAcc))
+          return false;
+        if (key == "reset")
+          in.acc = AccMode::Reset;
+        else if (key == "accumulate")
+          in.acc = AccMode::Accumulate;
+        else {
+          in.acc = AccMode::ResetIfFirst;
+          if (!expect(Tok::LParen, "'(' after reset_if_first"))
+            return false;
+          for (;;) {
+            if (tok.kind != Tok::Var)
+              return error("expected a loop variable");
+            uint32_t id;
+            if (!lookupVar(tok.text.drop_front(), tok.loc(), id))
+              return false;
+            in.accVars.push_back(id);
+            next();
+            if (tok.kind == Tok::Comma) {
+              next();
+              continue;
+            }
+            if (!expect(Tok::RParen, "',' or ')'"))
+              return false;
+            break;
+          }
+        }
+      } else if (key == "engine") {
+        if (!dup(sawEngine) || !expect(Tok::Equal, "'='"))
+          return false;
+        if (tok.kind != Tok::Ident)
+          return error("expected an engine name (vector, scalar, gpsimd)");
+        auto e = StringSwitch<Optional<Engine>>(tok.text)
+                     .Case("tensor", Engine::Tensor)
+                     .Case("vector", Engine::Vector)
+                     .Case("scalar", Engine::Scalar)
+                     .Case("gpsimd", Engine::GpSimd)
+                     .Case("dma", Engine::Dma)
+                     .Default(None);
+        if (!e)
+          return error(formatv("unknown engine '{0}' (expected tensor, vector, scalar, gpsimd)", tok.text));
+        if (!engineAllowed(in.op, *e))
+          return error(formatv("`{0}` cannot run on the {1} engine", opcodeName(in.op), tok.text));
+        in.engine = *e;
+        next();
+      } else if (key == "scale" || key == "bias") {
+        if (in.op != Opcode::Activation)
+          return error(l, formatv("`{0}` applies to `activation` only", key));
+        if (!dup(key == "scale" ? sawScale : sawBias) || !expect(Tok::Equal, "'='") ||
+            !parseNumber(key == "scale" ? in.scale : in.bias, "a number"))
+          return false;
+      } else {
+        return error(l, formatv("unknown attribute '{0}' for `{1}`", key, opcodeName(in.op)));
+      }
+    }
+    if (in.op == Opcode::Matmul && !sawAcc)
+      in.acc = AccMode::Reset;
+    (void)opLoc;
+    prog.instrs.push_back(std::move(in));
+    return expectEndOfLine();
+  }
+
+  bool parseFor(std::vector<Stmt> &body) {
+    Loop l;
+    l.loc = srcLoc(tok.loc());
+    next(); // 'for'
+    if (tok.kind != Tok::Var)
+      return error("expected a loop variable like %i");
+    std::string name = tok.text.drop_front().str();
+    SMLoc varLoc = tok.loc();
+    for (auto &s : scope)
+      if (s.first == name)
+        return error(formatv("loop variable %{0} shadows an enclosing loop's variable", name));
+    if (prog.findTensor(name) >= 0 || prog.findBuffer(name) >= 0)
+      return error(formatv("loop variable %{0} has the name of a tensor or buffer", name));
+    next();
+    if (!expect(Tok::Equal, "'=' after the loop variable") || !parseInt(l.lo, "the loop's lower bound"))
+      return false;
+    if (!isIdent("to"))
+      return error("expected 'to'");
+    next();
+    if (!parseInt(l.hi, "the loop's upper bound"))
+      return false;
+    if (isIdent("step")) {
+      next();
+      SMLoc sl = tok.loc();
+      if (!parseInt(l.step, "the loop step"))
+        return false;
+      if (l.step <= 0)
+        return error(sl, "loop step must be positive");
+    }
+    if (!expect(Tok::LBrace, "'{' to open the loop body"))
+      return false;
+    l.var = uint32_t(prog.vars.size());
+    prog.vars.push_back(name);
+    uint32_t loopId = uint32_t(prog.loops.size());
+    prog.varLoop.push_back(loopId);
+    prog.loops.push_back(std::move(l));
+    scope.push_back({name, prog.loops[loopId].var});
+    std::vector<Stmt> inner;
+    while (true) {
+      skipNewlines();
+      if (tok.kind == Tok::RBrace)
+        break;
+      if (tok.kind == Tok::Eof)
+        return error(failed ? tok.loc() : varLoc, "unterminated loop body: missing '}'");
+      if (!parseStmt(inner))
+        return false;
+    }
+    next(); // '}'
+    scope.pop_back();
+    prog.loops[loopId].body = std::move(inner);
+    body.push_back({Stmt::Kind::For, loopId});
+    return expectEndOfLine();
+  }
+
+  bool parseStmt(std::vector<Stmt> &body) {
+    if (tok.kind != Tok::Ident)
+      return error("expected a statement");
+    if (tok.text == "for")
+      return parseFor(body);
+    if (tok.text == "alloc") {
+      next();
+      if (tok.kind != Tok::Var)
+        return error("expected a buffer name after alloc");
+      int b = prog.findBuffer(tok.text.drop_front());
+      if (b < 0)
+        return error(formatv("unknown buffer {0}", tok.text));
+      next();
+      body.push_back({Stmt::Kind::Alloc, uint32_t(b)});
+      return expectEndOfLine();
+    }
+    if (tok.text == "tensor" || tok.text == "buffer" || tok.text == "kernel" || tok.text == "target") {
+      if (!scope.empty())
+        return error(formatv("'{0}' declarations are only allowed at the top level", tok.text));
+    }
+    uint32_t id = uint32_t(prog.instrs.size());
+    if (!parseInstr())
+      return false;
+    body.push_back({Stmt::Kind::Instr, id});
+    return true;
+  }
+
+  void parseFile() {
+    bool sawKernel = false, sawTarget = false;
+    while (true) {
+      skipNewlines();
+      if (tok.kind == Tok::Eof)
+        return;
+      if (tok.kind == Tok::Error) {
+        error("unexpected character");
+        return;
+      }
+      if (tok.kind == Tok::RBrace) {
+        error("'}' without a matching loop");
+        return;
+      }
+      bool ok;
+      if (isIdent("kernel") || isIdent("target")) {
+        bool isKernel = tok.text == "kernel";
+        bool &seen = isKernel ? sawKernel : sawTarget;
+        if (seen) {
+          error(formatv("duplicate '{0}' line", tok.text));
+          return;
+        }
+        seen = true;
+        next();
+        if (tok.kind != Tok::Ident) {
+          error(isKernel ? "expected the kernel name" : "expected the target name");
+          return;
+        }
+        (isKernel ? prog.kernel : prog.target) = tok.text.str();
+        next();
+        ok = expectEndOfLine();
+      } else if (isIdent("tensor")) {
+        ok = parseTensorDecl();
+      } else if (isIdent("buffer")) {
+        ok = parseBufferDecl();
+      } else {
+        ok = parseStmt(prog.body);
+      }
+      if (!ok)
+        return;
+    }
+  }
+};
+
+} // namespace
+
+Expected<Program> parseProgram(StringRef text, StringRef fileName) {
+  Parser p(text, fileName);
+  return p.parse();
+}
+
+Expected<Program> parseProgramFile(StringRef path) {
+  auto buf = MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+  if (!buf)
+    return createStringError(buf.getError(), "cannot open '%s': %s", path.str().c_str(),
+                             buf.getError().message().c_str());
+  return parseProgram((*buf)->getBuffer(), path == "-" ? StringRef("<stdin>") : path);
+}
+
+} // namespace tessel::runtime

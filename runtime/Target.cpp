@@ -1,0 +1,272 @@
+//===- runtime/Target.cpp - Built-in targets, JSON load/dump --------------===//
+#include "runtime/Target.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+#include <utility>
+
+using namespace llvm;
+
+namespace tessel::runtime {
+
+// The one place where trn1's numbers live. Sources are sections of
+// shared/TRN1.md (tags there: [DOC] documented, [DERIVED] arithmetic on
+// documented numbers, [CONFLICT] sources disagree; here [ASSUMED] marks a
+// value no public source gives, chosen as stated).
+static Target makeTrn1() {
+  Target t;
+  t.name = "trn1";
+  t.description = "AWS Trainium1 NeuronCore-v2 (one core of a trn1 chip)";
+  // TensorE. §1.2: "Systolic array of 128 rows x 128 columns of PEs" [DOC].
+  t.pe_rows = 128;
+  t.pe_cols = 128;
+  // §3.1: moving free size <= 512 (= one PSUM bank of fp32) [DOC].
+  t.matmul_max_moving = 512;
+  // §1.2: TensorE clock 2.8 GHz [DOC]; 128*128*2*2.8 GHz = 91.75 TFLOP/s [DERIVED].
+  t.tensor_clock_ghz = 2.8;
+  // §4.1: MM II ~= max(min(64, N_stationary), N_moving) cycles (ISA-OLD) [DOC].
+  t.matmul_min_ii_cycles = 64;
+  // §1.2/§4.1: FP32 matmul costs 4x bf16 (23 vs 92 TFLOPS) [DOC].
+  t.fp32_matmul_slowdown = 4;
+  // §4.1: fast LoadStationary is up to 4x faster than an MM of the same free
+  // size: 128-wide stationary -> ~32 cycles, hidden behind the previous MM [DOC].
+  t.load_stationary_cols_per_cycle = 4;
+  // §4.1: MM_INIT_LATENCY = 64 cycles, taken as the latency until a matmul's
+  // result is visible in PSUM to another engine [ASSUMED from the doc name].
+  t.tensor_pipeline_latency_cycles = 64;
+  // §1.2: VectorE 1.12 GHz, ScalarE 1.4 GHz, GpSimdE 1.4 GHz [DOC].
+  t.vector_clock_ghz = 1.12;
+  t.scalar_clock_ghz = 1.4;
+  t.gpsimd_clock_ghz = 1.4;
+  // §1.2: 128 elements/cycle in/out across 128 partitions = 1 per lane [DOC];
+  // §4.2: single-input op costs ~N cycles for N elements per partition [DOC].
+  t.vector_elems_per_cycle = 1;
+  t.scalar_elems_per_cycle = 1;
+  t.gpsimd_elems_per_cycle = 1;
+  // §4 / §4.2: MIN_II ~= 64 cycles: cost = max(MIN_II, N) [DOC].
+  t.engine_min_ii_cycles = 64;
+  // §1.2: ~60 cycles static SBUF/PSUM access overhead per instruction [DOC].
+  t.engine_access_overhead_cycles = 60;
+  // §1.2: SBUF 24 MiB = 128 partitions x 192 KiB [DOC].
+  t.sbuf_partitions = 128;
+  t.sbuf_bytes_per_partition = 192 * 1024;
+  // §1.2: PSUM 2 MiB = 128 x 16 KiB, 8 banks of 512 fp32 = 2 KiB [DOC/DERIVED].
+  t.psum_bytes_per_partition = 16 * 1024;
+  t.psum_banks = 8;
+  t.psum_bank_bytes = 2 * 1024;
+  // §1.2: 820 GB/s per chip / 2 NeuronCores = 410 GB/s [DERIVED]; matches the
+  // documented 222 flop/B bf16 ridge (91.75 T / 410 G = 224).
+  t.hbm_bandwidth_gbs = 410;
+  // §1.2: 16 DMA engines per NC; 16 queues per engine (IDs 0-15) [DOC].
+  t.dma_engines = 16;
+  t.dma_queues = 16;
+  // §1.2 [CONFLICT]: 27.2 GB/s per engine (ARCH-V2/DMA-OV text) vs 17 B/ns
+  // (DMA-OV/DMA-BW tables). We choose 27.2: 16 x 27.2 = 435 GB/s, so the
+  // 410 GB/s HBM share is the binding limit, as the documented ridge implies.
+  t.dma_engine_bandwidth_gbs = 27.2;
+  // §3.3: a 128-partition transfer is spread over 16 engines, 8 partitions
+  // each [DOC].
+  t.dma_partitions_per_engine = 8;
+  // §4.3: ~1300 ns descriptor setup + semaphore latency per transfer [DOC].
+  t.dma_fixed_latency_ns = 1300;
+  // §4.3: < 256 B per partition severely overhead-bound, >= 2 KiB recommended,
+  // >= 4 KiB nearly saturates [DOC]; chunk/(chunk+256) gives 50% / 89% / 94%
+  // at 256 B / 2 KiB / 4 KiB [DERIVED fit].
+  t.dma_descriptor_overhead_bytes = 256;
+  // §3.3/§4.3: load_transpose2d has "much lower DMA bandwidth" on trn1, no
+  // figure given [DOC]; 0.25 [ASSUMED] (trn2's DMA transpose reaches <= 90%).
+  t.dma_transpose_efficiency = 0.25;
+  // §5: profiler base clock for Trainium1 is 1.4 GHz [DOC].
+  t.base_clock_ghz = 1.4;
+  return t;
+}
+
+const Target &trn1Target() {
+  static const Target t = makeTrn1();
+  return t;
+}
+
+namespace {
+struct EmbeddedTarget {
+  const char *name;
+  const char *json;
+};
+const EmbeddedTarget embeddedTargets[] = {
+#include "runtime/BuiltinTargets.inc"
+    {nullptr, nullptr}};
+
+enum class Constraint { Positive, NonNegative, Fraction };
+
+Error fieldError(StringRef origin, const Twine &msg) {
+  return createStringError(inconvertibleErrorCode(), (origin + ": " + msg).str());
+}
+
+Error checkConstraint(StringRef origin, StringRef field, double v, Constraint c) {
+  switch (c) {
+  case Constraint::Positive:
+    if (!(v > 0) || !std::isfinite(v))
+      return fieldError(origin, formatv("field '{0}' must be > 0, got {1}", field, v));
+    break;
+  case Constraint::NonNegative:
+    if (!(v >= 0) || !std::isfinite(v))
+      return fieldError(origin, formatv("field '{0}' must be >= 0, got {1}", field, v));
+    break;
+  case Constraint::Fraction:
+    if (!(v > 0 && v <= 1))
+      return fieldError(origin, formatv("field '{0}' must be in (0, 1], got {1}", field, v));
+    break;
+  }
+  return Error::success();
+}
+
+const char *jsonKindName(const json::Value &v) {
+  switch (v.kind()) {
+  case json::Value::Null: return "null";
+  case json::Value::Boolean: return "a boolean";
+  case json::Value::Number: return "a number";
+  case json::Value::String: return "a string";
+  case json::Value::Array: return "an array";
+  case json::Value::Object: return "an object";
+  }
+  return "a value";
+}
+
+Error readField(const json::Object &o, StringRef origin, StringRef key, StringRef unit,
+                StringRef desc, int64_t &out) {
+  const json::Value *v = o.get(key);
+  if (!v)
+    return fieldError(origin, formatv("missing field '{0}' (integer, {1}: {2})", key, unit, desc));
+  if (auto i = v->getAsInteger()) {
+    out = *i;
+    return Error::success();
+  }
+  if (auto d = v->getAsNumber(); d && std::floor(*d) == *d && std::fabs(*d) < 9e15) {
+    out = int64_t(*d);
+    return Error::success();
+  }
+  return fieldError(origin, formatv("field '{0}' must be an integer ({1}), got {2}", key, unit,
+                                    v->kind() == json::Value::Number ? "a fractional number"
+                                                                     : jsonKindName(*v)));
+}
+
+Error readField(const json::Object &o, StringRef origin, StringRef key, StringRef unit,
+                StringRef desc, double &out) {
+  const json::Value *v = o.get(key);
+  if (!v)
+    return fieldError(origin, formatv("missing field '{0}' (number, {1}: {2})", key, unit, desc));
+  if (auto d = v->getAsNumber()) {
+    out = *d;
+    return Error::success();
+  }
+  return fieldError(origin,
+                    formatv("field '{0}' must be a number ({1}), got {2}", key, unit, jsonKindName(*v)));
+}
+} // namespace
+
+Error validateTarget(const Target &t, StringRef origin) {
+#define TARGET_FIELD(TYPE, NAME, CONSTRAINT, UNIT, DESC)                                         \
+  if (Error e = checkConstraint(origin, #NAME, double(t.NAME), Constraint::CONSTRAINT))         \
+    return e;
+#include "runtime/TargetFields.def"
+  if (t.psum_banks * t.psum_bank_bytes > t.psum_bytes_per_partition)
+    return fieldError(origin, formatv("psum_banks * psum_bank_bytes ({0}) exceeds psum_bytes_per_partition ({1})",
+                                      t.psum_banks * t.psum_bank_bytes, t.psum_bytes_per_partition));
+  if (t.matmul_max_moving * 4 > t.psum_bank_bytes)
+    return fieldError(origin, formatv("matmul_max_moving ({0}) fp32 results do not fit one PSUM bank "
+                                      "(psum_bank_bytes = {1})",
+                                      t.matmul_max_moving, t.psum_bank_bytes));
+  if (t.pe_rows > t.sbuf_partitions)
+    return fieldError(origin, formatv("pe_rows ({0}) exceeds sbuf_partitions ({1})", t.pe_rows,
+                                      t.sbuf_partitions));
+  return Error::success();
+}
+
+Expected<Target> parseTargetJSON(StringRef text, StringRef origin) {
+  Expected<json::Value> parsed = json::parse(text);
+  if (!parsed)
+    return fieldError(origin, "invalid JSON: " + toString(parsed.takeError()));
+  const json::Object *o = parsed->getAsObject();
+  if (!o)
+    return fieldError(origin, "a target description must be a JSON object");
+  static const char *const known[] = {"name", "description",
+#define TARGET_FIELD(TYPE, NAME, CONSTRAINT, UNIT, DESC) #NAME,
+#include "runtime/TargetFields.def"
+  };
+  for (const auto &kv : *o) {
+    StringRef key = kv.first;
+    if (key.startswith("_"))
+      continue; // comments and informational fields ("_derived", "_sources")
+    if (!llvm::is_contained(known, key))
+      return fieldError(origin, formatv("unknown field '{0}' (keys starting with '_' are ignored; "
+                                        "`tessel run --dump-target` prints a complete template)",
+                                        key));
+  }
+  Target t;
+  const json::Value *name = o->get("name");
+  if (!name)
+    return fieldError(origin, "missing field 'name' (string)");
+  if (!name->getAsString())
+    return fieldError(origin, formatv("field 'name' must be a string, got {0}", jsonKindName(*name)));
+  t.name = name->getAsString()->str();
+  if (const json::Value *d = o->get("description")) {
+    if (!d->getAsString())
+      return fieldError(origin, formatv("field 'description' must be a string, got {0}", jsonKindName(*d)));
+    t.description = d->getAsString()->str();
+  }
+#define TARGET_FIELD(TYPE, NAME, CONSTRAINT, UNIT, DESC)                                         \
+  if (Error e = readField(*o, origin, #NAME, UNIT, DESC, t.NAME))                               \
+    return e;
+#include "runtime/TargetFields.def"
+  if (Error e = validateTarget(t, origin))
+    return e;
+  return t;
+}
+
+json::Value targetToJSON(const Target &t) {
+  json::Object o;
+  o["name"] = t.name;
+  o["description"] = t.description;
+#define TARGET_FIELD(TYPE, NAME, CONSTRAINT, UNIT, DESC) o[#NAME] = t.NAME;
+#include "runtime/TargetFields.def"
+  o["_derived"] = json::Object{
+      {"peak_bf16_tflops", t.peakBf16Flops() / 1e12},
+      {"ridge_flops_per_byte", t.ridgeFlopsPerByte()},
+      {"sbuf_capacity_bytes", t.sbufCapacityBytes()},
+      {"psum_capacity_bytes", t.psumCapacityBytes()},
+      {"dma_pool_gbs", t.dmaPoolBytesPerNs()},
+  };
+  return json::Value(std::move(o));
+}
+
+std::vector<std::string> builtinTargetNames() {
+  std::vector<std::string> names{"trn1"};
+  for (const EmbeddedTarget *e = embeddedTargets; e->name; ++e)
+    names.push_back(e->name);
+  return names;
+}
+
+Expected<Target> loadTarget(StringRef nameOrPath) {
+  if (nameOrPath == "trn1")
+    return trn1Target();
+  for (const EmbeddedTarget *e = embeddedTargets; e->name; ++e)
+    if (nameOrPath == e->name)
+      return parseTargetJSON(e->json, (Twine("built-in target ") + e->name).str());
+  auto buf = MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
+  if (!buf) {
+    std::string names = llvm::join(builtinTargetNames(), ", ");
+    if (nameOrPath.endswith(".json") || nameOrPath.contains('/'))
+      return createStringError(buf.getError(), "cannot open target file '%s': %s",
+                               nameOrPath.str().c_str(), buf.getError().message().c_str());
+    return createStringError(inconvertibleErrorCode(),
+                             "unknown target '%s' (expected one of %s, or a path to a .json target "
+                             "description)",
+                             nameOrPath.str().c_str(), names.c_str());
+  }
+  return parseTargetJSON((*buf)->getBuffer(), nameOrPath);
+}
+
+} // namespace tessel::runtime
