@@ -1,0 +1,184 @@
+//===- driver/Reference.cpp - Plain fp32 evaluation of a kernel ----------===//
+#include "driver/Reference.h"
+
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <climits>
+#include <cmath>
+#include <memory>
+
+using namespace tessel::ast;
+
+namespace tessel::driver {
+
+float referenceSilu(float x) { return x / (1.0f + std::exp(-x)); }
+
+float referenceGelu(float x) {
+  double xd = x;
+  return float(0.5 * xd * (1.0 + std::erf(xd / std::sqrt(2.0))));
+}
+
+namespace {
+
+using Value = std::shared_ptr<const HostTensor>;
+
+llvm::Error fail(const std::string &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? " x " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+HostTensor zeros(int64_t rows, int64_t cols) {
+  HostTensor t;
+  t.shape = {rows, cols};
+  t.data.assign(size_t(rows * cols), 0.0f);
+  return t;
+}
+
+class Evaluator {
+public:
+  std::map<std::string, Value> env;
+
+  llvm::Expected<Value> eval(const Expr &e) {
+    switch (e.kind) {
+    case ExprKind::Ref: {
+      auto it = env.find(e.name);
+      if (it == env.end())
+        return fail(fmt::format("reference: '{}' has no value (was the kernel type-checked?)", e.name));
+      return it->second;
+    }
+    case ExprKind::MatMul:
+      return evalMatMul(e);
+    case ExprKind::Binary:
+      return evalBinary(e);
+    case ExprKind::Unary:
+      return evalUnary(e);
+    case ExprKind::Transpose: {
+      auto a = eval(*e.lhs);
+      if (!a)
+        return a.takeError();
+      const HostTensor &x = **a;
+      int64_t r = x.shape[0], c = x.shape[1];
+      auto out = std::make_shared<HostTensor>(zeros(c, r));
+      for (int64_t i = 0; i < r; ++i)
+        for (int64_t j = 0; j < c; ++j)
+          out->data[size_t(j * r + i)] = x.data[size_t(i * c + j)];
+      return Value(out);
+    }
+    }
+    return fail("reference: unknown expression kind");
+  }
+
+private:
+  llvm::Expected<Value> evalMatMul(const Expr &e) {
+    auto a = eval(*e.lhs);
+    if (!a)
+      return a.takeError();
+    auto b = eval(*e.rhs);
+    if (!b)
+      return b.takeError();
+    const HostTensor &x = **a, &y = **b;
+    int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
+    if (y.shape[0] != k)
+      return fail(fmt::format("reference: inner dimensions differ: {} @ {}", shapeText(x.shape),
+                              shapeText(y.shape)));
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
+      return fail("reference: matrix too large for BLAS");
+    auto out = std::make_shared<HostTensor>(zeros(m, n));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, x.data.data(),
+                int(k), y.data.data(), int(n), 0.0f, out->data.data(), int(n));
+    return Value(out);
+  }
+
+  llvm::Expected<Value> evalBinary(const Expr &e) {
+    auto a = eval(*e.lhs);
+    if (!a)
+      return a.takeError();
+    auto b = eval(*e.rhs);
+    if (!b)
+      return b.takeError();
+    const HostTensor &x = **a, &y = **b;
+    if (x.shape != y.shape)
+      return fail(fmt::format("reference: elementwise shapes differ: {} vs {}", shapeText(x.shape),
+                              shapeText(y.shape)));
+    auto out = std::make_shared<HostTensor>(zeros(x.shape[0], x.shape[1]));
+    for (size_t i = 0; i < out->data.size(); ++i)
+      out->data[i] = e.binOp == BinaryOp::Mul ? x.data[i] * y.data[i] : x.data[i] + y.data[i];
+    return Value(out);
+  }
+
+  llvm::Expected<Value> evalUnary(const Expr &e) {
+    auto a = eval(*e.lhs);
+    if (!a)
+      return a.takeError();
+    const HostTensor &x = **a;
+    auto out = std::make_shared<HostTensor>(zeros(x.shape[0], x.shape[1]));
+    for (size_t i = 0; i < out->data.size(); ++i) {
+      float v = x.data[i];
+      switch (e.unaryFn) {
+      case UnaryFn::Silu:
+        v = referenceSilu(v);
+        break;
+      case UnaryFn::Gelu:
+        v = referenceGelu(v);
+        break;
+      case UnaryFn::Relu:
+        v = v > 0.0f ? v : 0.0f;
+        break;
+      case UnaryFn::Exp:
+        v = std::exp(v);
+        break;
+      }
+      out->data[i] = v;
+    }
+    return Value(out);
+  }
+};
+
+} // namespace
+
+llvm::Expected<std::map<std::string, HostTensor>>
+evaluateReference(const Kernel &kernel, const std::map<std::string, HostTensor> &inputs) {
+  Evaluator ev;
+  for (const Param &p : kernel.params) {
+    auto it = inputs.find(p.name);
+    if (it == inputs.end())
+      return fail(fmt::format("reference: no input for parameter '{}' of kernel '{}'", p.name, kernel.name));
+    const HostTensor &t = it->second;
+    std::vector<int64_t> want = {p.type.rows, p.type.cols};
+    if (t.shape != want)
+      return fail(fmt::format("reference: input '{}' has shape {}, but the parameter is {}", p.name,
+                              shapeText(t.shape), formatType(p.type)));
+    if (t.data.size() != size_t(p.type.rows * p.type.cols))
+      return fail(fmt::format("reference: input '{}' has {} values, its shape {} needs {}", p.name,
+                              t.data.size(), shapeText(t.shape), p.type.rows * p.type.cols));
+    // Non-owning: the caller's inputs outlive the evaluation, and weights are big.
+    ev.env[p.name] = Value(&t, [](const HostTensor *) {});
+  }
+  for (const auto &[name, t] : inputs)
+    if (!ev.env.count(name))
+      return fail(fmt::format("reference: input '{}' is not a parameter of kernel '{}'", name, kernel.name));
+  if (kernel.body.empty() || !kernel.body.back().isReturn())
+    return fail(fmt::format("reference: kernel '{}' has no return statement", kernel.name));
+
+  for (const Stmt &s : kernel.body) {
+    auto v = ev.eval(*s.value);
+    if (!v)
+      return v.takeError();
+    if (s.isReturn()) {
+      std::map<std::string, HostTensor> out;
+      out[kReferenceResultKey] = **v;
+      return out;
+    }
+    ev.env[s.name] = *v;
+  }
+  return fail("reference: unreachable");
+}
+
+} // namespace tessel::driver
