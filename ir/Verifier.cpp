@@ -1,0 +1,855 @@
+//===- ir/Verifier.cpp - Structural and semantic checks of the tile IR -----===//
+//
+// The rules are listed in docs/tile-ir.md. Algorithm:
+//  1. Arguments: hbm, input/output, valid types, unique names.
+//  2. Walk the body keeping the enclosing loops and a scope stack of the
+//     buffers visible at each point (an alloc is visible after it, to the end
+//     of its block). Allocs and loops are checked as they are met.
+//  3. Per instruction, static checks first: every access names a visible
+//     tensor, has one index per dimension, selects a 2-D tile whose first
+//     range is the partition dimension (on chip), and mentions only enclosing
+//     loop variables. If one fails the op's other checks are skipped (they
+//     would only cascade). Then memory spaces, dtypes and labels (layout).
+//  4. Dynamic checks: bounds of every index, engine shape limits and extent
+//     agreement between operands. Each is a closed-form IndexExpr check; the
+//     ones that are not constant (or structurally equal) are evaluated over the
+//     loop nest, enumerating only the loops they depend on (transitively
+//     through loop bounds), capped at VerifierOptions::maxPointsPerOp points.
+//     Each check reports its first failing iteration only.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Verifier.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Casting.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace tessel::ir {
+namespace {
+
+constexpr int64_t kPsumBankBytes = 2048; // per partition
+constexpr int64_t kMatmulMaxK = 128;
+constexpr int64_t kMatmulMaxM = 128;
+constexpr int64_t kMatmulMaxN = 512;
+
+std::optional<int64_t> evalChecked(const IndexExpr &e, llvm::ArrayRef<int64_t> env) {
+  int64_t r;
+  switch (e.kind()) {
+  case IndexExpr::Kind::Const: return e.constValue();
+  case IndexExpr::Kind::Var: {
+    unsigned id = e.varValue()->id;
+    if (id >= env.size())
+      return std::nullopt;
+    return env[id];
+  }
+  default: break;
+  }
+  auto a = evalChecked(e.lhs(), env);
+  auto b = evalChecked(e.rhs(), env);
+  if (!a || !b)
+    return std::nullopt;
+  switch (e.kind()) {
+  case IndexExpr::Kind::Add:
+    if (__builtin_add_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case IndexExpr::Kind::Sub:
+    if (__builtin_sub_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case IndexExpr::Kind::Mul:
+    if (__builtin_mul_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case IndexExpr::Kind::Min: return std::min(*a, *b);
+  default: return std::nullopt;
+  }
+}
+
+std::string labelList(llvm::ArrayRef<std::string> labels) {
+  return "[" + llvm::join(labels.begin(), labels.end(), ", ") + "]";
+}
+
+bool isOnChip(MemSpace s) { return s != MemSpace::HBM; }
+
+/// A check evaluated at each point of the loop nest.
+struct DynCheck {
+  enum Kind { Bounds, Equal, Limit } kind;
+  llvm::SMLoc loc;
+  std::string what;
+  IndexExpr a, b;          // Bounds: start, extent (range) ; Equal: both sides; Limit: a
+  bool isRange = false;    // Bounds
+  int64_t size = 0;        // Bounds: dimension size; Limit: maximum
+  bool folded = false;     // Bounds: on a partition-folded dimension
+  bool failed = false;
+};
+
+class Verifier {
+public:
+  Verifier(Kernel &k, DiagnosticEngine &diags, const VerifierOptions &opts)
+      : k(k), diags(diags), opts(opts) {}
+
+  bool run() {
+    unsigned before = diags.errorCount();
+    scopes.emplace_back();
+    for (Value *v : k.args) {
+      if (!v) {
+        error({}, nullptr, "null kernel argument");
+        continue;
+      }
+      checkName(v, nullptr);
+      std::string what = "argument %" + v->name;
+      if (v->kind != ValueKind::Argument)
+        error(v->loc, nullptr, what + " is not of argument kind");
+      if (v->role != TensorRole::Input && v->role != TensorRole::Output)
+        error(v->loc, nullptr, what + " must be an input or an output, not " +
+                                   roleName(v->role));
+      if (v->type.space != MemSpace::HBM)
+        error(v->loc, nullptr, what + " must be an hbm tensor, found " +
+                                   memSpaceName(v->type.space));
+      checkType(v->type, v->loc, nullptr, what);
+      makeVisible(v);
+    }
+    verifyBlock(k.body);
+    return diags.errorCount() == before;
+  }
+
+private:
+  // --- reporting ----------------------------------------------------------------
+  void report(llvm::SourceMgr::DiagKind kind, llvm::SMLoc loc, const Op *op,
+              const llvm::Twine &msg) {
+    if (!loc.isValid() && op)
+      loc = op->loc;
+    if (loc.isValid()) {
+      if (kind == llvm::SourceMgr::DK_Error)
+        diags.error(loc, msg);
+      else if (kind == llvm::SourceMgr::DK_Warning)
+        diags.warning(loc, msg);
+      else
+        diags.note(loc, msg);
+      return;
+    }
+    std::string prefix = "kernel @" + k.name + ": ";
+    if (op)
+      prefix += op->mnemonic().str() + ": ";
+    if (kind == llvm::SourceMgr::DK_Error)
+      diags.error(loc, prefix + msg);
+    else if (kind == llvm::SourceMgr::DK_Warning)
+      diags.warning(loc, prefix + msg);
+  }
+  void error(llvm::SMLoc loc, const Op *op, const llvm::Twine &msg) {
+    report(llvm::SourceMgr::DK_Error, loc, op, msg);
+  }
+  void warning(llvm::SMLoc loc, const Op *op, const llvm::Twine &msg) {
+    report(llvm::SourceMgr::DK_Warning, loc, op, msg);
+  }
+  void note(llvm::SMLoc loc, const llvm::Twine &msg) {
+    if (loc.isValid())
+      diags.note(loc, msg);
+  }
+
+  /// The location of index `i` inside a parsed access `%x[a, b +: c]`, found
+  /// by re-scanning the source; the access's own location otherwise.
+  llvm::SMLoc indexLoc(const Access &a, unsigned i) {
+    if (!a.loc.isValid())
+      return a.loc;
+    llvm::SourceMgr &sm = diags.sourceMgr();
+    unsigned buf = sm.FindBufferContainingLoc(a.loc);
+    if (!buf)
+      return a.loc;
+    const char *p = a.loc.getPointer();
+    const char *end = sm.getMemoryBuffer(buf)->getBufferEnd();
+    if (p >= end || *p != '%')
+      return a.loc;
+    ++p;
+    while (p < end && (llvm::isAlnum(*p) || *p == '_' || *p == '.'))
+      ++p;
+    if (p >= end || *p != '[')
+      return a.loc;
+    ++p;
+    unsigned depth = 0, index = 0;
+    auto skipSpace = [&] {
+      while (p < end && (*p == ' ' || *p == '\t'))
+        ++p;
+    };
+    skipSpace();
+    while (p < end && index < i) {
+      char c = *p;
+      if (c == '(')
+        ++depth;
+      else if (c == ')' && depth)
+        --depth;
+      else if (c == ']' || c == '\n')
+        return a.loc;
+      else if (c == ',' && depth == 0) {
+        ++index;
+        ++p;
+        skipSpace();
+        continue;
+      }
+      ++p;
+    }
+    return p < end ? llvm::SMLoc::getFromPointer(p) : a.loc;
+  }
+
+  // --- names and scopes --------------------------------------------------------------
+  void checkName(Value *v, const Op *op) {
+    if (!definedValues.insert(v).second) {
+      error(v->loc, op, "%" + v->name + " is defined more than once");
+      return;
+    }
+    auto [it, inserted] = names.emplace(v->name, v);
+    if (!inserted) {
+      error(v->loc, op, "redefinition of %" + v->name);
+      note(it->second->loc, "previous definition of %" + v->name + " is here");
+    }
+  }
+
+  void makeVisible(const Value *v) {
+    visible.insert(v);
+    scopes.back().push_back(v);
+  }
+
+  void popScope() {
+    for (const Value *v : scopes.back())
+      visible.erase(v);
+    scopes.pop_back();
+  }
+
+  bool isEnclosingLoopVar(const Value *v) const {
+    for (ForOp *loop : loops)
+      if (loop->iv == v)
+        return true;
+    return false;
+  }
+
+  bool checkExprVars(const IndexExpr &e, llvm::SMLoc loc, const Op *op, llvm::StringRef ctx) {
+    llvm::SmallVector<const Value *, 4> vars;
+    e.collectVars(vars);
+    bool ok = true;
+    for (const Value *v : vars) {
+      if (!v) {
+        error(loc, op, ctx + " uses a null variable");
+        ok = false;
+      } else if (!isEnclosingLoopVar(v)) {
+        error(loc, op, ctx + " uses %" + v->name + ", which is not an enclosing loop variable");
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  // --- types ----------------------------------------------------------------------
+  void checkType(const TensorType &t, llvm::SMLoc loc, const Op *op, const std::string &what) {
+    if (t.dims.empty()) {
+      error(loc, op, what + " has no dimensions");
+      return;
+    }
+    bool sizesOk = true;
+    std::set<std::string> labels;
+    for (size_t i = 0; i < t.dims.size(); ++i) {
+      const Dim &d = t.dims[i];
+      if (d.size <= 0) {
+        error(loc, op, "dimension " + d.label + " of " + what + " has size " +
+                           llvm::Twine(d.size) + "; sizes must be positive");
+        sizesOk = false;
+      }
+      if (d.label.empty())
+        error(loc, op, "dimension " + llvm::Twine(i) + " of " + what + " has no label");
+      else if (!labels.insert(d.label).second)
+        error(loc, op, what + " has two dimensions labelled " + d.label +
+                           "; labels name the layout and must be distinct");
+    }
+    if (t.space == MemSpace::PSUM && t.dtype != DType::F32)
+      error(loc, op, "psum " + what + " must be f32, found " + dtypeName(t.dtype));
+    if (!sizesOk || !isOnChip(t.space))
+      return;
+    const Dim &p = t.dims[0];
+    if (p.size > kPartitions && p.size % kPartitions != 0)
+      error(loc, op, "partition dimension " + p.label + " of " + what + " has " +
+                         llvm::Twine(p.size) + " partitions; it must be at most " +
+                         llvm::Twine(kPartitions) + " or a multiple of " +
+                         llvm::Twine(kPartitions) + " (partition-folded)");
+    if (t.space == MemSpace::PSUM) {
+      int64_t bytes = dtypeBytes(t.dtype);
+      bool overflow = false;
+      for (size_t i = 1; i < t.dims.size(); ++i)
+        overflow |= __builtin_mul_overflow(bytes, t.dims[i].size, &bytes);
+      if (overflow || bytes > kPsumBankBytes)
+        error(loc, op, "psum tile " + what + " needs " +
+                           (overflow ? std::string("too many") : std::to_string(bytes)) +
+                           " bytes per partition, more than one 2 KiB bank (" +
+                           llvm::Twine(kPsumBankBytes) + " bytes)");
+    }
+  }
+
+  // --- blocks and structural ops ---------------------------------------------------
+  void verifyBlock(Block &block) {
+    for (auto &op : block.ops) {
+      if (!op) {
+        error({}, nullptr, "null op in block");
+        continue;
+      }
+      verifyOp(*op);
+    }
+  }
+
+  void verifyOp(Op &op) {
+    switch (op.kind) {
+    case OpKind::Alloc: verifyAlloc(llvm::cast<AllocOp>(op)); return;
+    case OpKind::For: verifyFor(llvm::cast<ForOp>(op)); return;
+    default: verifyInstruction(op); return;
+    }
+  }
+
+  void verifyAlloc(AllocOp &op) {
+    Value *v = op.result;
+    if (!v) {
+      error(op.loc, &op, "alloc has no result");
+      return;
+    }
+    checkName(v, &op);
+    std::string what = "buffer %" + v->name;
+    llvm::SMLoc loc = v->loc.isValid() ? v->loc : op.loc;
+    if (v->kind != ValueKind::Buffer)
+      error(loc, &op, "result %" + v->name + " of alloc is not a buffer value");
+    if (v->def != &op)
+      error(loc, &op, "result %" + v->name + " of alloc does not name this alloc as its definition");
+    checkType(v->type, loc, &op, what);
+    if (op.bufs < 1)
+      error(loc, &op, what + " has bufs " + llvm::Twine(op.bufs) + "; at least 1 is needed");
+    if (op.address && *op.address < 0)
+      error(loc, &op, what + " has negative address " + llvm::Twine(*op.address));
+    if (v->role == TensorRole::Input || v->role == TensorRole::Output)
+      error(loc, &op, what + " is allocated but has role " + roleName(v->role) +
+                          "; only kernel arguments are inputs and outputs");
+    if (v->role == TensorRole::Spill && v->type.space != MemSpace::HBM)
+      error(loc, &op, what + " is a spill slot but lives in " + memSpaceName(v->type.space) +
+                          "; spill slots are hbm");
+    makeVisible(v);
+  }
+
+  void verifyFor(ForOp &op) {
+    Value *iv = op.iv;
+    if (!iv) {
+      error(op.loc, &op, "loop has no induction variable");
+      return;
+    }
+    checkName(iv, &op);
+    if (iv->kind != ValueKind::LoopVar)
+      error(op.loc, &op, "induction variable %" + iv->name + " is not a loop variable value");
+    if (iv->def != &op)
+      error(op.loc, &op, "induction variable %" + iv->name +
+                             " does not name this loop as its definition");
+    if (op.step < 1)
+      error(op.loc, &op, "loop %" + iv->name + " has step " + llvm::Twine(op.step) +
+                             "; the step must be at least 1");
+    checkExprVars(op.lo, op.loc, &op, "lower bound of loop %" + iv->name);
+    checkExprVars(op.hi, op.loc, &op, "upper bound of loop %" + iv->name);
+    loops.push_back(&op);
+    scopes.emplace_back();
+    verifyBlock(op.body);
+    popScope();
+    loops.pop_back();
+  }
+
+  // --- instructions ---------------------------------------------------------------
+  struct Operand {
+    const char *role;
+    Access *access;
+  };
+
+  llvm::SmallVector<Operand, 3> operandsOf(Op &op) {
+    switch (op.kind) {
+    case OpKind::Dma: {
+      auto &d = llvm::cast<DmaOp>(op);
+      return {{"destination", &d.dst}, {"source", &d.src}};
+    }
+    case OpKind::Matmul: {
+      auto &m = llvm::cast<MatmulOp>(op);
+      return {{"destination", &m.dst}, {"stationary", &m.stationary}, {"moving", &m.moving}};
+    }
+    case OpKind::Transpose: {
+      auto &t = llvm::cast<TransposeOp>(op);
+      return {{"destination", &t.dst}, {"source", &t.src}};
+    }
+    case OpKind::Activation: {
+      auto &a = llvm::cast<ActivationOp>(op);
+      return {{"destination", &a.dst}, {"source", &a.src}};
+    }
+    case OpKind::TensorTensor: {
+      auto &t = llvm::cast<TensorTensorOp>(op);
+      return {{"destination", &t.dst}, {"first operand", &t.lhs}, {"second operand", &t.rhs}};
+    }
+    case OpKind::TensorScalar: {
+      auto &t = llvm::cast<TensorScalarOp>(op);
+      return {{"destination", &t.dst}, {"source", &t.src}};
+    }
+    case OpKind::Copy: {
+      auto &c = llvm::cast<CopyOp>(op);
+      return {{"destination", &c.dst}, {"source", &c.src}};
+    }
+    case OpKind::Memset: return {{"destination", &llvm::cast<MemsetOp>(op).dst}};
+    default: return {};
+    }
+  }
+
+  static llvm::SMLoc locOf(const Access &a, const Op &op) {
+    return a.loc.isValid() ? a.loc : op.loc;
+  }
+
+  bool checkAccessStatic(const Operand &o, Op &op) {
+    Access &a = *o.access;
+    llvm::SMLoc loc = locOf(a, op);
+    std::string role = o.role;
+    if (!a.base) {
+      error(loc, &op, op.mnemonic() + " " + role + " access has no tensor");
+      return false;
+    }
+    Value *v = a.base;
+    if (v->kind == ValueKind::LoopVar) {
+      error(loc, &op, "%" + v->name + " is a loop variable, not a tensor or buffer");
+      return false;
+    }
+    if (!visible.count(v)) {
+      error(loc, &op, "use of %" + v->name +
+                          (definedValues.count(v) ? " outside the block that defines it"
+                                                  : " before its definition"));
+      note(v->loc, "%" + v->name + " is defined here");
+      return false;
+    }
+    const TensorType &t = v->type;
+    bool ok = true;
+    if (a.indices.size() != t.dims.size()) {
+      error(loc, &op, "access to %" + v->name + " has " + llvm::Twine(a.indices.size()) +
+                          " indices but the tensor has rank " + llvm::Twine(t.dims.size()));
+      return false;
+    }
+    auto ranges = a.rangeDims();
+    if (ranges.size() != 2) {
+      error(loc, &op, op.mnemonic() + " " + role + " access to %" + v->name +
+                          " must select a 2-D tile (exactly two '+:' ranges), found " +
+                          llvm::Twine(ranges.size()));
+      ok = false;
+    } else if (isOnChip(t.space) && ranges[0] != 0) {
+      error(loc, &op, "partition dimension " + t.dims[0].label + " of %" + v->name +
+                          " must be a range: an on-chip tile's first dimension is its "
+                          "partitions");
+      ok = false;
+    }
+    for (unsigned i = 0; i < a.indices.size(); ++i) {
+      std::string ctx = "index " + std::to_string(i) + " of the access to %" + v->name;
+      ok &= checkExprVars(a.indices[i].start, indexLoc(a, i), &op, ctx);
+      if (a.indices[i].extent)
+        ok &= checkExprVars(*a.indices[i].extent, indexLoc(a, i), &op, ctx);
+    }
+    return ok;
+  }
+
+  // Helpers over a statically valid access.
+  static MemSpace spaceOf(const Access &a) { return a.base->type.space; }
+  static DType dtypeOf(const Access &a) { return a.base->type.dtype; }
+  static std::vector<std::string> labelsOf(const Access &a) {
+    std::vector<std::string> labels;
+    for (unsigned d : a.rangeDims())
+      labels.push_back(a.base->type.dims[d].label);
+    return labels;
+  }
+  static IndexExpr extentOf(const Access &a, unsigned rangeIndex) {
+    return *a.indices[a.rangeDims()[rangeIndex]].extent;
+  }
+  static std::string spaceList(std::initializer_list<MemSpace> spaces) {
+    std::string s;
+    for (MemSpace sp : spaces)
+      s += (s.empty() ? "" : " or ") + memSpaceName(sp).str();
+    return s;
+  }
+
+  void requireSpace(const Operand &o, Op &op, std::initializer_list<MemSpace> allowed) {
+    MemSpace s = spaceOf(*o.access);
+    if (std::find(allowed.begin(), allowed.end(), s) != allowed.end())
+      return;
+    bool isDst = std::string(o.role) == "destination";
+    error(locOf(*o.access, op), &op,
+          op.mnemonic() + (isDst ? " writes " : " reads ") + "its " + o.role + " from " +
+              spaceList(allowed) + "; %" + o.access->base->name + " is in " +
+              memSpaceName(s));
+  }
+
+  void requireSameLabels(const Access &dst, const Access &src, Op &op, llvm::StringRef what) {
+    auto dl = labelsOf(dst), sl = labelsOf(src);
+    if (dl != sl)
+      error(locOf(src, op), &op,
+            op.mnemonic() + " " + what + " must carry the destination's dimension labels in the "
+                            "same order: " + labelList(sl) + " vs " + labelList(dl));
+  }
+
+  void requireSwappedLabels(const Access &dst, const Access &src, Op &op) {
+    auto dl = labelsOf(dst), sl = labelsOf(src);
+    std::vector<std::string> swapped(sl.rbegin(), sl.rend());
+    if (dl != swapped)
+      error(locOf(dst, op), &op,
+            op.mnemonic() + " swaps its two dimensions: the destination must be " +
+                labelList(swapped) + ", found " + labelList(dl));
+  }
+
+  void addEqual(const IndexExpr &a, const IndexExpr &b, llvm::SMLoc loc, std::string what) {
+    if (a.structurallyEqual(b))
+      return;
+    DynCheck c{DynCheck::Equal, loc, std::move(what), a, b};
+    checks.push_back(c);
+  }
+
+  void addLimit(const IndexExpr &e, int64_t max, llvm::SMLoc loc, std::string what) {
+    DynCheck c{DynCheck::Limit, loc, std::move(what), e, 0};
+    c.size = max;
+    checks.push_back(c);
+  }
+
+  void addBounds(const Access &a, Op &op) {
+    const TensorType &t = a.base->type;
+    for (unsigned i = 0; i < a.indices.size(); ++i) {
+      const Index &idx = a.indices[i];
+      std::string what = "dimension " + t.dims[i].label + " of %" + a.base->name;
+      DynCheck c{DynCheck::Bounds, indexLoc(a, i), what, idx.start,
+                 idx.extent ? *idx.extent : IndexExpr(1)};
+      if (!a.loc.isValid())
+        c.loc = op.loc;
+      c.isRange = idx.isRange();
+      c.size = t.dims[i].size;
+      c.folded = i == 0 && isOnChip(t.space) && t.dims[0].size > kPartitions;
+      checks.push_back(c);
+    }
+  }
+
+  void verifyInstruction(Op &op) {
+    auto operands = operandsOf(op);
+    bool ok = true;
+    for (const Operand &o : operands)
+      ok &= checkAccessStatic(o, op);
+    if (auto *mm = llvm::dyn_cast<MatmulOp>(&op)) {
+      std::set<const Value *> seen;
+      for (Value *v : mm->resetOn) {
+        if (!v || !isEnclosingLoopVar(v))
+          error(op.loc, &op, "matmul reset(" + (v ? "%" + v->name : std::string("null")) +
+                                 ") must name an enclosing loop variable");
+        else if (!seen.insert(v).second)
+          error(op.loc, &op, "matmul reset names %" + v->name + " twice");
+      }
+    }
+    if (!ok)
+      return;
+    checks.clear();
+    for (const Operand &o : operands)
+      addBounds(*o.access, op);
+
+    switch (op.kind) {
+    case OpKind::Dma: verifyDma(llvm::cast<DmaOp>(op)); break;
+    case OpKind::Matmul: verifyMatmul(llvm::cast<MatmulOp>(op)); break;
+    case OpKind::Transpose: {
+      auto &t = llvm::cast<TransposeOp>(op);
+      requireSpace(operands[0], op, {MemSpace::PSUM});
+      requireSpace(operands[1], op, {MemSpace::SBUF});
+      requireSwappedLabels(t.dst, t.src, op);
+      llvm::SMLoc loc = locOf(t.dst, op);
+      addEqual(extentOf(t.dst, 0), extentOf(t.src, 1), loc,
+               "transpose destination partitions must equal the source's free size");
+      addEqual(extentOf(t.dst, 1), extentOf(t.src, 0), loc,
+               "transpose destination free size must equal the source's partitions");
+      addLimit(extentOf(t.src, 1), kPartitions, locOf(t.src, op),
+               "transpose source free size (the result's partitions)");
+      break;
+    }
+    default: {
+      // Elementwise engines: activation, tensor_tensor, tensor_scalar, copy, memset.
+      if (op.kind == OpKind::Memset)
+        requireSpace(operands[0], op, {MemSpace::SBUF, MemSpace::PSUM});
+      else
+        requireSpace(operands[0], op, {MemSpace::SBUF});
+      const Access &dst = *operands[0].access;
+      for (size_t i = 1; i < operands.size(); ++i) {
+        const Operand &o = operands[i];
+        requireSpace(o, op, {MemSpace::SBUF, MemSpace::PSUM});
+        requireSameLabels(dst, *o.access, op, o.role);
+        for (unsigned r = 0; r < 2; ++r)
+          addEqual(extentOf(dst, r), extentOf(*o.access, r), locOf(*o.access, op),
+                   op.mnemonic().str() + " " + o.role + " extent of dimension " +
+                       labelsOf(*o.access)[r] + " must equal the destination's");
+      }
+      break;
+    }
+    }
+    runDynamicChecks(op);
+  }
+
+  void verifyDma(DmaOp &op) {
+    const Access &dst = op.dst, &src = op.src;
+    MemSpace ds = spaceOf(dst), ss = spaceOf(src);
+    bool valid = (ds == MemSpace::HBM && ss == MemSpace::SBUF) ||
+                 (ds == MemSpace::SBUF && ss == MemSpace::HBM);
+    if (!valid)
+      error(op.loc, &op, "dma moves data between hbm and sbuf (hbm on exactly one side); found " +
+                             memSpaceName(ss) + " -> " + memSpaceName(ds));
+    if (op.tag == DmaTag::SpillSave && dst.base->role != TensorRole::Spill)
+      error(locOf(dst, op), &op, "dma spill_save must write a spill slot ('alloc ... spill'); %" +
+                                     dst.base->name + " is not one");
+    if (op.tag == DmaTag::SpillReload && src.base->role != TensorRole::Spill)
+      error(locOf(src, op), &op, "dma spill_reload must read a spill slot ('alloc ... spill'); %" +
+                                     src.base->name + " is not one");
+    if (op.tag != DmaTag::SpillSave && dst.base->role == TensorRole::Spill)
+      error(locOf(dst, op), &op, "spill slot %" + dst.base->name +
+                                     " may only be written by dma spill_save");
+    if (op.tag != DmaTag::SpillReload && src.base->role == TensorRole::Spill)
+      error(locOf(src, op), &op, "spill slot %" + src.base->name +
+                                     " may only be read by dma spill_reload");
+    if (dtypeOf(dst) != dtypeOf(src))
+      error(op.loc, &op, "dma cannot convert " + dtypeName(dtypeOf(src)) + " to " +
+                             dtypeName(dtypeOf(dst)) + "; dma requires equal dtypes (cast on "
+                             "chip with copy or activation)");
+    llvm::SMLoc loc = locOf(src, op);
+    if (op.transpose) {
+      requireSwappedLabels(dst, src, op);
+      addEqual(extentOf(dst, 0), extentOf(src, 1), loc,
+               "dma transpose destination partitions must equal the source's second extent");
+      addEqual(extentOf(dst, 1), extentOf(src, 0), loc,
+               "dma transpose destination second extent must equal the source's first");
+    } else {
+      auto dl = labelsOf(dst), sl = labelsOf(src);
+      if (dl != sl) {
+        std::vector<std::string> swapped(sl.rbegin(), sl.rend());
+        error(loc, &op, "dma source and destination must carry the same dimension labels in "
+                        "the same order: " + labelList(sl) + " vs " + labelList(dl) +
+                            (dl == swapped ? "; use 'dma transpose' to transpose in transit"
+                                           : ""));
+      }
+      for (unsigned r = 0; r < 2; ++r)
+        addEqual(extentOf(dst, r), extentOf(src, r), loc,
+                 "dma source extent of dimension " + sl[r] + " must equal the destination's");
+    }
+  }
+
+  void verifyMatmul(MatmulOp &op) {
+    auto operands = operandsOf(op);
+    requireSpace(operands[0], op, {MemSpace::PSUM});
+    requireSpace(operands[1], op, {MemSpace::SBUF});
+    requireSpace(operands[2], op, {MemSpace::SBUF});
+    const Access &dst = op.dst, &st = op.stationary, &mv = op.moving;
+    if (dtypeOf(st) != dtypeOf(mv))
+      error(locOf(mv, op), &op, "matmul operands must have the same dtype: stationary is " +
+                                    dtypeName(dtypeOf(st)) + ", moving is " +
+                                    dtypeName(dtypeOf(mv)));
+    auto sl = labelsOf(st), ml = labelsOf(mv), dl = labelsOf(dst);
+    if (sl[0] == ml[0]) {
+      std::vector<std::string> expected{sl[1], ml[1]};
+      if (dl != expected)
+        error(locOf(dst, op), &op, "matmul result must be labelled " + labelList(expected) +
+                                       " (stationary free, moving free), found " +
+                                       labelList(dl));
+    } else {
+      // Find the contraction label: shared by both operands and not in the result.
+      std::string c;
+      for (const std::string &l : sl)
+        if (std::find(ml.begin(), ml.end(), l) != ml.end() &&
+            std::find(dl.begin(), dl.end(), l) == dl.end())
+          c = l;
+      if (c.empty()) {
+        error(locOf(st, op), &op, "matmul operands share no contraction dimension: stationary " +
+                                      labelList(sl) + ", moving " + labelList(ml));
+      } else {
+        bool stBad = sl[0] != c, mvBad = ml[0] != c;
+        std::string which = stBad && mvBad ? "stationary has " + sl[0] + " and moving has " +
+                                                 ml[0] + " on partitions — transpose them"
+                            : stBad ? "stationary has " + sl[0] + " on partitions — transpose it"
+                                    : "moving has " + ml[0] + " on partitions — transpose it";
+        error(locOf(stBad ? st : mv, op), &op,
+              "matmul contraction dimension " + c +
+                  " must be on the partitions of both operands; " + which);
+      }
+      return; // shapes are meaningless with the wrong layout
+    }
+    llvm::SMLoc sloc = locOf(st, op), mloc = locOf(mv, op), dloc = locOf(dst, op);
+    addEqual(extentOf(st, 0), extentOf(mv, 0), mloc,
+             "matmul contraction extents of stationary and moving (" + sl[0] + ") must agree");
+    addEqual(extentOf(dst, 0), extentOf(st, 1), dloc,
+             "matmul result rows (" + dl[0] + ") must equal the stationary free extent");
+    addEqual(extentOf(dst, 1), extentOf(mv, 1), dloc,
+             "matmul result columns (" + dl[1] + ") must equal the moving free extent");
+    addLimit(extentOf(st, 0), kMatmulMaxK, sloc,
+             "matmul contraction size K (" + sl[0] + ")");
+    addLimit(extentOf(st, 1), kMatmulMaxM, sloc,
+             "matmul stationary free size M (" + sl[1] + ")");
+    addLimit(extentOf(mv, 1), kMatmulMaxN, mloc, "matmul moving free size N (" + ml[1] + ")");
+  }
+
+  // --- dynamic checks over the loop nest -----------------------------------------------
+  std::string iterationText() const {
+    std::string s;
+    for (ForOp *loop : nestLoops)
+      s += (s.empty() ? " at %" : ", %") + loop->iv->name + " = " +
+           std::to_string(env[loop->iv->id]);
+    return s;
+  }
+
+  /// Runs one check at the current point (marking it failed on a violation).
+  void evaluate(DynCheck &c, const Op &op) {
+    auto a = evalChecked(c.a, env);
+    auto b = evalChecked(c.b, env);
+    auto at = [&] { return iterationText(); };
+    if (!a || !b) {
+      c.failed = true;
+      error(c.loc, &op, "index arithmetic overflows in " + c.what + at());
+      return;
+    }
+    switch (c.kind) {
+    case DynCheck::Bounds: {
+      int64_t start = *a, extent = *b, endPos;
+      if (c.isRange && extent < 1) {
+        c.failed = true;
+        error(c.loc, &op, "extent of " + c.what + " is " + llvm::Twine(extent) +
+                              "; it must be at least 1" + at());
+        return;
+      }
+      if (start < 0 || __builtin_add_overflow(start, extent, &endPos) || endPos > c.size) {
+        c.failed = true;
+        if (c.isRange)
+          error(c.loc, &op, "access out of bounds: " + c.what + " is [" + llvm::Twine(start) +
+                                ", " + llvm::Twine(start) + " + " + llvm::Twine(extent) +
+                                ") but its size is " + llvm::Twine(c.size) + at());
+        else
+          error(c.loc, &op, "access out of bounds: index " + llvm::Twine(start) + " of " +
+                                c.what + " is outside [0, " + llvm::Twine(c.size) + ")" + at());
+        return;
+      }
+      if (c.folded && (start / kPartitions != (endPos - 1) / kPartitions)) {
+        c.failed = true;
+        error(c.loc, &op, "range [" + llvm::Twine(start) + ", " + llvm::Twine(endPos) +
+                              ") on partition-folded " + c.what +
+                              " crosses a 128-partition group; start at a multiple of 128 and "
+                              "take at most 128" + at());
+      }
+      return;
+    }
+    case DynCheck::Equal:
+      if (*a != *b) {
+        c.failed = true;
+        error(c.loc, &op, c.what + ": " + llvm::Twine(*a) + " vs " + llvm::Twine(*b) + at());
+      }
+      return;
+    case DynCheck::Limit:
+      if (*a > c.size) {
+        c.failed = true;
+        error(c.loc, &op, c.what + " is " + llvm::Twine(*a) + ", more than the limit of " +
+                              llvm::Twine(c.size) + at());
+      }
+      return;
+    }
+  }
+
+  void runDynamicChecks(Op &op) {
+    if (checks.empty())
+      return;
+    // Loops the checks depend on, transitively through loop bounds.
+    std::set<const Value *> needed;
+    llvm::SmallVector<const Value *, 8> work;
+    for (const DynCheck &c : checks) {
+      c.a.collectVars(work);
+      c.b.collectVars(work);
+    }
+    while (!work.empty()) {
+      const Value *v = work.pop_back_val();
+      if (!needed.insert(v).second)
+        continue;
+      for (ForOp *loop : loops)
+        if (loop->iv == v) {
+          loop->lo.collectVars(work);
+          loop->hi.collectVars(work);
+        }
+    }
+    nestLoops.clear();
+    for (ForOp *loop : loops)
+      if (needed.count(loop->iv))
+        nestLoops.push_back(loop);
+    size_t envSize = k.numValues();
+    for (ForOp *loop : nestLoops)
+      envSize = std::max<size_t>(envSize, loop->iv->id + 1);
+    env.assign(envSize, 0);
+    points = 0;
+    exhausted = false;
+    enumerate(0, op);
+    if (exhausted)
+      warning(op.loc, &op, "could not verify bounds and shapes of this " + op.mnemonic() +
+                               ": more than " + llvm::Twine(opts.maxPointsPerOp) +
+                               " loop iterations to enumerate");
+  }
+
+  /// Returns false to stop enumerating.
+  bool enumerate(size_t depth, const Op &op) {
+    if (depth == nestLoops.size()) {
+      if (++points > opts.maxPointsPerOp) {
+        exhausted = true;
+        return false;
+      }
+      bool pending = false;
+      for (DynCheck &c : checks)
+        if (!c.failed) {
+          evaluate(c, op);
+          pending |= !c.failed;
+        }
+      return pending;
+    }
+    ForOp *loop = nestLoops[depth];
+    auto lo = evalChecked(loop->lo, env), hi = evalChecked(loop->hi, env);
+    if (!lo || !hi) {
+      error(loop->loc, loop, "loop bounds of %" + loop->iv->name + " overflow" +
+                                 iterationText());
+      return false;
+    }
+    int64_t step = std::max<int64_t>(loop->step, 1);
+    for (int64_t v = *lo; v < *hi;) {
+      env[loop->iv->id] = v;
+      if (!enumerate(depth + 1, op))
+        return false;
+      if (__builtin_add_overflow(v, step, &v))
+        break;
+    }
+    env[loop->iv->id] = 0;
+    return true;
+  }
+
+  Kernel &k;
+  DiagnosticEngine &diags;
+  const VerifierOptions &opts;
+  std::map<std::string, const Value *> names;
+  std::set<const Value *> definedValues;
+  std::set<const Value *> visible;
+  std::vector<std::vector<const Value *>> scopes;
+  llvm::SmallVector<ForOp *, 8> loops;
+
+  // Dynamic-check state for the current op.
+  std::vector<DynCheck> checks;
+  llvm::SmallVector<ForOp *, 8> nestLoops;
+  std::vector<int64_t> env;
+  uint64_t points = 0;
+  bool exhausted = false;
+};
+
+} // namespace
+
+bool verifyKernel(Kernel &kernel, DiagnosticEngine &diags, const VerifierOptions &opts) {
+  return Verifier(kernel, diags, opts).run();
+}
+
+bool verifyModule(Module &module, DiagnosticEngine &diags, const VerifierOptions &opts) {
+  bool ok = true;
+  for (auto &kernel : module.kernels)
+    ok &= kernel && verifyKernel(*kernel, diags, opts);
+  return ok;
+}
+
+} // namespace tessel::ir
