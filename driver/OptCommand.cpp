@@ -1,0 +1,294 @@
+//===- driver/OptCommand.cpp - `tessel opt`: read, verify, print tile IR ---===//
+//
+// tessel opt FILE.tir [-o OUT] [--verify-roundtrip] [--verify-diagnostics]
+//                     [--no-verify]
+//
+// 1. Read FILE (`-` = stdin) into a SourceMgr and parse it (ir/Parser.h).
+// 2. Verify every kernel (ir/Verifier.h) unless --no-verify.
+// 3. (Passes will run here.)
+// 4. Print the module. --verify-roundtrip re-parses and re-prints the printed
+//    text and fails if the two prints differ.
+//
+// --verify-diagnostics (MLIR style) checks the diagnostics against
+// expectations written in the input's comments instead of printing them:
+//   // expected-error {{substring}}       same line
+//   // expected-error@+1 {{substring}}    next line (@-N, @+N: relative lines)
+// and likewise expected-warning / expected-note. Every diagnostic must match
+// an expectation (line, kind and substring) and every expectation must be
+// met; both unexpected and missing ones are reported. Exit 0 iff all match.
+//
+//===----------------------------------------------------------------------===//
+#include "driver/Commands.h"
+#include "driver/CommonOptions.h"
+
+#include "ir/Diagnostics.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+#include <string>
+#include <vector>
+
+namespace cl = llvm::cl;
+using namespace tessel;
+
+namespace tessel::driver {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// --verify-diagnostics
+//===----------------------------------------------------------------------===//
+
+struct Expectation {
+  llvm::SourceMgr::DiagKind kind;
+  unsigned line;
+  std::string substring;
+  llvm::SMLoc loc; // of the `expected-...` text
+  bool matched = false;
+};
+
+struct CollectedDiagnostic {
+  llvm::SMDiagnostic diag;
+  bool inMainBuffer;
+  unsigned line;
+};
+
+llvm::StringRef kindName(llvm::SourceMgr::DiagKind k) {
+  switch (k) {
+  case llvm::SourceMgr::DK_Error: return "error";
+  case llvm::SourceMgr::DK_Warning: return "warning";
+  case llvm::SourceMgr::DK_Note: return "note";
+  case llvm::SourceMgr::DK_Remark: return "remark";
+  }
+  return "?";
+}
+
+/// The SourceMgr handler: records diagnostics instead of printing them.
+struct DiagnosticCollector {
+  llvm::SourceMgr *sm;
+  std::vector<CollectedDiagnostic> seen;
+
+  static void handle(const llvm::SMDiagnostic &d, void *ctx) {
+    auto *self = static_cast<DiagnosticCollector *>(ctx);
+    bool inMain = d.getLoc().isValid() &&
+                  self->sm->FindBufferContainingLoc(d.getLoc()) == self->sm->getMainFileID();
+    self->seen.push_back({d, inMain, inMain ? unsigned(d.getLineNo()) : 0});
+  }
+};
+
+/// Scans the main buffer for expectations; reports malformed ones.
+bool collectExpectations(llvm::SourceMgr &sm, std::vector<Expectation> &out) {
+  const llvm::MemoryBuffer *buf = sm.getMemoryBuffer(sm.getMainFileID());
+  llvm::StringRef text = buf->getBuffer();
+  bool ok = true;
+  unsigned lineNo = 0;
+  while (!text.empty()) {
+    ++lineNo;
+    auto [line, rest] = text.split('\n');
+    text = rest;
+    size_t pos = 0;
+    while ((pos = line.find("expected-", pos)) != llvm::StringRef::npos) {
+      llvm::StringRef s = line.drop_front(pos);
+      llvm::SMLoc loc = llvm::SMLoc::getFromPointer(s.data());
+      pos += 9;
+      s = s.drop_front(9);
+      Expectation e{llvm::SourceMgr::DK_Error, lineNo, "", loc};
+      if (s.consume_front("error"))
+        e.kind = llvm::SourceMgr::DK_Error;
+      else if (s.consume_front("warning"))
+        e.kind = llvm::SourceMgr::DK_Warning;
+      else if (s.consume_front("note"))
+        e.kind = llvm::SourceMgr::DK_Note;
+      else
+        continue;
+      if (s.consume_front("@")) {
+        bool plus = s.consume_front("+");
+        bool minus = !plus && s.consume_front("-");
+        unsigned offset = 0;
+        if ((!plus && !minus) || s.consumeInteger(10, offset)) {
+          sm.PrintMessage(loc, llvm::SourceMgr::DK_Error,
+                          "malformed expectation: expected '@+N' or '@-N' after the kind");
+          ok = false;
+          continue;
+        }
+        if (minus && offset >= lineNo) {
+          sm.PrintMessage(loc, llvm::SourceMgr::DK_Error,
+                          "expectation refers to a line before the start of the file");
+          ok = false;
+          continue;
+        }
+        e.line = plus ? lineNo + offset : lineNo - offset;
+      }
+      s = s.ltrim();
+      size_t close;
+      if (!s.consume_front("{{") || (close = s.find("}}")) == llvm::StringRef::npos) {
+        sm.PrintMessage(loc, llvm::SourceMgr::DK_Error,
+                        "malformed expectation: expected '{{substring}}'");
+        ok = false;
+        continue;
+      }
+      e.substring = s.take_front(close).str();
+      out.push_back(e);
+    }
+  }
+  return ok;
+}
+
+/// Matches collected diagnostics against expectations; prints mismatches.
+bool checkExpectations(llvm::SourceMgr &sm, std::vector<Expectation> &expected,
+                       std::vector<CollectedDiagnostic> &seen) {
+  bool ok = true;
+  for (CollectedDiagnostic &d : seen) {
+    bool matched = false;
+    if (d.inMainBuffer) {
+      for (Expectation &e : expected) {
+        if (e.matched || e.line != d.line || e.kind != d.diag.getKind() ||
+            !llvm::StringRef(d.diag.getMessage()).contains(e.substring))
+          continue;
+        e.matched = matched = true;
+        break;
+      }
+    }
+    if (matched)
+      continue;
+    ok = false;
+    std::string msg = ("unexpected " + kindName(d.diag.getKind()) + ": " + d.diag.getMessage()).str();
+    if (d.diag.getLoc().isValid())
+      sm.PrintMessage(d.diag.getLoc(), llvm::SourceMgr::DK_Error, msg);
+    else
+      llvm::WithColor::error(llvm::errs(), "tessel opt") << msg << "\n";
+  }
+  for (const Expectation &e : expected) {
+    if (e.matched)
+      continue;
+    ok = false;
+    sm.PrintMessage(e.loc, llvm::SourceMgr::DK_Error,
+                    "expected " + kindName(e.kind) + " \"" + e.substring + "\" on line " +
+                        llvm::Twine(e.line) + " was not produced");
+  }
+  return ok;
+}
+
+//===----------------------------------------------------------------------===//
+// --verify-roundtrip
+//===----------------------------------------------------------------------===//
+
+std::string printToString(const ir::Module &module) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  ir::printModule(module, os);
+  return os.str();
+}
+
+/// Re-parses and re-prints `printed`; reports the first differing line.
+bool checkRoundTrip(const std::string &printed, DiagnosticEngine &diags) {
+  auto reparsed = ir::parseModuleString(printed, "<printed IR>", diags);
+  if (!reparsed) {
+    diags.error(llvm::SMLoc(), "round trip failed: the printed IR does not parse back");
+    return false;
+  }
+  std::string reprinted = printToString(*reparsed);
+  if (reprinted == printed)
+    return true;
+  llvm::SmallVector<llvm::StringRef, 64> a, b;
+  llvm::StringRef(printed).split(a, '\n');
+  llvm::StringRef(reprinted).split(b, '\n');
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i])
+    ++i;
+  diags.error(llvm::SMLoc(), "round trip is not a fixed point: printed line " + llvm::Twine(i + 1) +
+                                 " differs\n  printed:   " + (i < a.size() ? a[i] : "<end>") +
+                                 "\n  reprinted: " + (i < b.size() ? b[i] : "<end>"));
+  return false;
+}
+
+} // namespace
+
+int runOptCommand(int argc, char **argv) {
+  cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .tir file, - for stdin>"),
+                                 cl::init("-"), cl::value_desc("FILE"), cl::cat(toolCategory()));
+  cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
+                                  cl::value_desc("FILE"), cl::init("-"), cl::cat(toolCategory()));
+  cl::opt<bool> verifyRoundtrip(
+      "verify-roundtrip",
+      cl::desc("Check that printing is a fixed point: parse, print, re-parse, re-print, compare"),
+      cl::cat(toolCategory()));
+  cl::opt<bool> verifyDiagnostics(
+      "verify-diagnostics",
+      cl::desc("Check diagnostics against `// expected-error@+N {{...}}` comments in the input "
+               "instead of printing them"),
+      cl::cat(toolCategory()));
+  cl::opt<bool> noVerify("no-verify", cl::desc("Skip the IR verifier"), cl::cat(toolCategory()));
+  if (!parseCommandLine(argc, argv, "tessel opt: read tile IR (.tir), verify it and print it\n"))
+    return 1;
+
+  auto bufOrErr = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
+  if (!bufOrErr) {
+    llvm::WithColor::error(llvm::errs(), "tessel opt")
+        << "cannot read '" << inputFile << "': " << bufOrErr.getError().message() << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sm;
+  unsigned mainId = sm.AddNewSourceBuffer(std::move(*bufOrErr), llvm::SMLoc());
+  DiagnosticEngine diags(sm);
+
+  std::vector<Expectation> expected;
+  DiagnosticCollector collector{&sm, {}};
+  if (verifyDiagnostics) {
+    if (!collectExpectations(sm, expected))
+      return 1;
+    sm.setDiagHandler(DiagnosticCollector::handle, &collector);
+  }
+  std::vector<CollectedDiagnostic> &seen = collector.seen;
+
+  auto module = ir::parseBuffer(mainId, diags);
+  bool ok = module != nullptr;
+  if (ok && !noVerify)
+    ok = ir::verifyModule(*module, diags);
+
+  // Passes (--passes=) run here, each followed by the verifier.
+
+  std::string printed;
+  if (ok) {
+    printed = printToString(*module);
+    if (verifyRoundtrip)
+      ok = checkRoundTrip(printed, diags);
+  }
+
+  if (verifyDiagnostics) {
+    sm.setDiagHandler(nullptr, nullptr);
+    unsigned capturedErrors = 0;
+    for (const CollectedDiagnostic &d : seen)
+      capturedErrors += d.diag.getKind() == llvm::SourceMgr::DK_Error;
+    bool matched = checkExpectations(sm, expected, seen);
+    if (diags.errorCount() > capturedErrors) {
+      llvm::WithColor::error(llvm::errs(), "tessel opt")
+          << "unexpected error(s) without a location (see above)\n";
+      matched = false;
+    }
+    return matched ? 0 : 1;
+  }
+  if (!ok)
+    return 1;
+
+  std::error_code ec;
+  llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    llvm::WithColor::error(llvm::errs(), "tessel opt")
+        << "cannot write '" << outputFile << "': " << ec.message() << "\n";
+    return 1;
+  }
+  out.os() << printed;
+  out.keep();
+  return 0;
+}
+
+} // namespace tessel::driver
