@@ -104,6 +104,7 @@ private:
   unsigned nlSkip = 0;    // > 0 inside () and []: newlines are not separators
   unsigned recursion = 0; // nesting of parenthesised expressions and calls
   bool limitNoted = false;
+  bool reportedEof = false; // an "unterminated X" error was reported at the end of the file
   llvm::DenseMap<const Expr *, unsigned> depthOf;
 };
 
@@ -147,8 +148,10 @@ bool Parser::expectCloser(Tok closer, llvm::SMLoc openLoc, const char *what, boo
   }
   const char *opener = closer == Tok::RParen ? "'('" : closer == Tok::RBracket ? "'['" : "'{'";
   if (tok.is(Tok::Eof)) {
-    error(openLoc, fmt::format("unterminated {}: missing {} before the end of the file", what,
-                               tokName(closer)));
+    if (!reportedEof)
+      error(openLoc, fmt::format("unterminated {}: missing {} before the end of the file", what,
+                                 tokName(closer)));
+    reportedEof = true; // the enclosing constructs are unterminated too: one error is enough
     return false;
   }
   if (tok.is(Tok::Error))
@@ -368,9 +371,11 @@ void Parser::parseBody(Kernel &k, llvm::SMLoc braceLoc) {
       break;
     }
     if (tok.is(Tok::Eof)) {
-      error(braceLoc, fmt::format("unterminated body of kernel '{}': missing '}}' before the end of "
-                                  "the file",
-                                  k.name));
+      if (!reportedEof)
+        error(braceLoc, fmt::format("unterminated body of kernel '{}': missing '}}' before the end of "
+                                    "the file",
+                                    k.name));
+      reportedEof = true;
       return;
     }
     if (tok.is(Tok::KwKernel) || tok.is(Tok::KwConst)) {
