@@ -647,10 +647,12 @@ private:
     auto sl = labelsOf(st), ml = labelsOf(mv), dl = labelsOf(dst);
     if (sl[0] == ml[0]) {
       std::vector<std::string> expected{sl[1], ml[1]};
-      if (dl != expected)
+      if (dl != expected) {
         error(locOf(dst, op), &op, "matmul result must be labelled " + labelList(expected) +
                                        " (stationary free, moving free), found " +
                                        labelList(dl));
+        return;
+      }
     } else {
       // Find the contraction label: shared by both operands and not in the result.
       std::string c;
