@@ -238,6 +238,7 @@ void printEngineStreams(const Program &p, llvm::raw_ostream &os);
 /// Text of one access / expression, as printed in programs.
 std::string printAccess(const Program &p, const Access &a);
 std::string printAffine(const Program &p, const AffineExpr &e);
+std::string printInstruction(const Program &p, const Instr &in);
 
 } // namespace tessel::runtime
 

@@ -63,7 +63,7 @@ std::string printAccess(const Program &p, const Access &a) {
   return s + "]";
 }
 
-static std::string printInstr(const Program &p, const Instr &in) {
+std::string printInstruction(const Program &p, const Instr &in) {
   std::string s(opcodeName(in.op));
   if (in.op == Opcode::Activation)
     s += "." + actFuncName(in.actFunc()).str();
@@ -162,7 +162,7 @@ static bool printBody(const Program &p, const std::vector<Stmt> &body, unsigned 
       break;
     case Stmt::Kind::Instr:
       if (keep(p.instrs[s.id])) {
-        os << pad << printInstr(p, p.instrs[s.id]) << "\n";
+        os << pad << printInstruction(p, p.instrs[s.id]) << "\n";
         any = true;
       }
       break;

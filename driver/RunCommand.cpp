@@ -1,0 +1,220 @@
+//===- driver/RunCommand.cpp - `tessel run` -------------------------------===//
+//
+// Runs a program on the NeuronCore simulator (runtime/Simulator.h) and writes
+// the profile report. Structure:
+//   runRunCommand  parses the command line, loads the program (.tasm; .tsl is
+//                  compiled by the lead's pipeline -- not wired yet) and calls
+//   runProgram     simulate + report; an optional CheckHook (for --check)
+//                  gets the SimResult (inputs used, outputs computed), fills
+//                  the report's "check" object and decides pass/fail.
+//
+//===----------------------------------------------------------------------===//
+#include "driver/Commands.h"
+#include "driver/CommonOptions.h"
+
+#include "runtime/Program.h"
+#include "runtime/Report.h"
+#include "runtime/Simulator.h"
+#include "runtime/Target.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+#include <functional>
+#include <string>
+
+namespace cl = llvm::cl;
+using namespace tessel::runtime;
+
+namespace tessel::driver {
+
+enum class ReportFormat { Text, JSON };
+
+/// Everything `tessel run` needs besides the program.
+struct RunSettings {
+  Target target;
+  SimOptions sim;
+  ReportFormat format = ReportFormat::Text;
+  std::string reportPath = "-";
+};
+
+/// Called after a successful simulation (functional mode) for --check: fills
+/// `check` (added to the JSON report as "check") and returns whether it passed.
+using CheckHook = std::function<bool(const SimResult &, llvm::json::Object &check)>;
+
+static void reportError(llvm::StringRef msg) {
+  // Located errors (parser, simulator) already say "file:line:col: error:".
+  if (msg.contains(": error: ") || msg.startswith("error: "))
+    llvm::errs() << msg << "\n";
+  else
+    llvm::WithColor::error(llvm::errs(), "tessel run") << msg << "\n";
+}
+
+/// Simulates `prog` and writes the report. Returns the exit status.
+int runProgram(const Program &prog, const RunSettings &s, const CheckHook &check = nullptr) {
+  llvm::Expected<SimResult> res = simulate(prog, s.target, s.sim);
+  if (!res) {
+    reportError(llvm::toString(res.takeError()));
+    return 1;
+  }
+  llvm::json::Object checkObj;
+  bool passed = true, checked = false;
+  if (check && !s.sim.timingOnly) {
+    checked = true;
+    passed = check(*res, checkObj);
+  }
+  std::error_code ec;
+  llvm::ToolOutputFile out(s.reportPath, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    reportError(llvm::formatv("cannot write report '{0}': {1}", s.reportPath, ec.message()).str());
+    return 1;
+  }
+  if (s.format == ReportFormat::JSON) {
+    llvm::json::Object obj = reportToJSON(res->report);
+    if (checked)
+      obj["check"] = llvm::json::Value(std::move(checkObj));
+    out.os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(obj))) << "\n";
+  } else {
+    printReportText(res->report, out.os());
+    if (checked) {
+      out.os() << "\n  check: " << (passed ? "PASSED" : "FAILED") << "\n";
+      for (const auto &kv : checkObj)
+        out.os() << llvm::formatv("    {0}: {1}\n", kv.first, kv.second);
+    }
+  }
+  out.keep();
+  for (const std::string &w : res->report.warnings)
+    llvm::WithColor::warning(llvm::errs(), "tessel run") << w << "\n";
+  if (!passed) {
+    llvm::WithColor::error(llvm::errs(), "tessel run") << "check failed: the outputs differ from the reference\n";
+    return 1;
+  }
+  return 0;
+}
+
+int runRunCommand(int argc, char **argv) {
+  cl::opt<std::string> input(cl::Positional, cl::desc("<program: .tasm (or .tsl, compiled first); '-' for stdin>"),
+                             cl::cat(toolCategory()));
+  cl::list<std::string> inputs(
+      "input",
+      cl::desc("Feed input tensor NAME from FILE.npy (float32, rounded to bf16 for bf16 tensors; or float16; "
+               "little-endian, C order). Repeatable. Inputs not given are seeded random"),
+      cl::value_desc("NAME=FILE.npy"), cl::cat(toolCategory()));
+  cl::opt<uint64_t> seed("seed",
+                         cl::desc("Seed of the random inputs: uniform in [-s, s), s = sqrt(3 / rows), "
+                                  "per (seed, tensor name) (default 0)"),
+                         cl::value_desc("N"), cl::init(0), cl::cat(toolCategory()));
+  cl::opt<std::string> outputDir("output-dir",
+                                 cl::desc("Write each output tensor as float32 DIR/<name>.npy (created if missing)"),
+                                 cl::value_desc("DIR"), cl::cat(toolCategory()));
+  cl::opt<bool> timingOnly("timing-only",
+                           cl::desc("Skip the numerics (no inputs read, no outputs, no never-written "
+                                    "checks): only the timing model and the bounds/shape checks run"),
+                           cl::cat(toolCategory()));
+  cl::opt<ReportFormat> format(
+      "report", cl::desc("Report format (default: text)"), cl::init(ReportFormat::Text),
+      cl::values(clEnumValN(ReportFormat::Text, "text", "a human-readable table"),
+                 clEnumValN(ReportFormat::JSON, "json", "one JSON object (keys: docs/tasm.md, Report)")),
+      cl::cat(toolCategory()));
+  cl::opt<std::string> tracePath("trace",
+                                 cl::desc("Write a Chrome trace-event timeline (open in Perfetto): one track "
+                                          "per engine and DMA queue, one slice per instruction"),
+                                 cl::value_desc("FILE.json"), cl::cat(toolCategory()));
+  cl::opt<std::string> targetName(
+      "target",
+      cl::desc("Hardware description: trn1 (built in), trn2 (built in), or a JSON file "
+               "(template: --dump-target). Default: the program's `target` line"),
+      cl::value_desc("trn1|trn2|FILE.json"), cl::cat(toolCategory()));
+  cl::opt<std::string> output("o", cl::desc("Write the report to FILE ('-' for stdout, the default)"),
+                              cl::value_desc("FILE"), cl::init("-"), cl::cat(toolCategory()));
+  cl::opt<bool> printStreams("print-streams",
+                             cl::desc("Print the program's per-engine instruction streams (the projections "
+                                      "of its body onto each engine and DMA queue) and exit"),
+                             cl::cat(toolCategory()));
+  cl::opt<bool> printProg("print-program",
+                          cl::desc("Print the program in canonical .tasm form and exit"),
+                          cl::cat(toolCategory()));
+  cl::opt<bool> dumpTarget("dump-target",
+                           cl::desc("Print the selected target description as JSON (a template for "
+                                    "--target=FILE.json) and exit; FILE is not needed"),
+                           cl::cat(toolCategory()));
+  if (!parseCommandLine(argc, argv,
+                        "tessel run: run a kernel on the NeuronCore simulator\n\n"
+                        "Executes the program functionally (bf16 storage, fp32 PSUM accumulation) and with\n"
+                        "the discrete-event timing model of the target, then prints the profile report.\n"
+                        "Program format: docs/tasm.md.\n"))
+    return 1;
+
+  auto loadTargetOrReport = [&](llvm::StringRef name, Target &t) {
+    llvm::Expected<Target> loaded = loadTarget(name);
+    if (!loaded) {
+      reportError(llvm::toString(loaded.takeError()));
+      return false;
+    }
+    t = std::move(*loaded);
+    return true;
+  };
+
+  if (dumpTarget) {
+    Target t;
+    if (!loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), t))
+      return 1;
+    llvm::outs() << llvm::formatv("{0:2}", targetToJSON(t)) << "\n";
+    return 0;
+  }
+  if (input.empty()) {
+    reportError("no program given (usage: tessel run [options] FILE.tasm; see tessel run --help)");
+    return 1;
+  }
+  if (llvm::StringRef(input).endswith(".tsl")) {
+    reportError(llvm::formatv("running .tsl sources is not wired yet: compile '{0}' to a .tasm program "
+                              "first and run that",
+                              input)
+                    .str());
+    return 1;
+  }
+  llvm::Expected<Program> prog = parseProgramFile(input);
+  if (!prog) {
+    reportError(llvm::toString(prog.takeError()));
+    return 1;
+  }
+  if (printProg) {
+    printProgram(*prog, llvm::outs());
+    return 0;
+  }
+  if (printStreams) {
+    printEngineStreams(*prog, llvm::outs());
+    return 0;
+  }
+
+  RunSettings s;
+  if (!loadTargetOrReport(targetName.empty() ? llvm::StringRef(prog->target) : llvm::StringRef(targetName),
+                          s.target))
+    return 1;
+  for (const std::string &spec : inputs) {
+    auto [name, file] = llvm::StringRef(spec).split('=');
+    if (name.empty() || file.empty()) {
+      reportError(llvm::formatv("malformed --input '{0}': expected --input NAME=FILE.npy", spec).str());
+      return 1;
+    }
+    if (s.sim.inputFiles.count(name.str())) {
+      reportError(llvm::formatv("input '{0}' given twice", name).str());
+      return 1;
+    }
+    s.sim.inputFiles[name.str()] = file.str();
+  }
+  s.sim.seed = seed;
+  s.sim.outputDir = outputDir;
+  s.sim.timingOnly = timingOnly;
+  s.sim.tracePath = tracePath;
+  s.format = format;
+  s.reportPath = output;
+  return runProgram(*prog, s);
+}
+
+} // namespace tessel::driver

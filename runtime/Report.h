@@ -1,0 +1,68 @@
+//===- runtime/Report.h - Profile report of one simulated run ---*- C++ -*-===//
+//
+// The numbers the Neuron profiler would show, in its vocabulary where it has
+// one. JSON keys (a contract, DESIGN.md §10): kernel, target, latency_us, mfu,
+// tensor_engine_active_pct, flops, transpose_flops, hbm_read_bytes,
+// hbm_write_bytes, spill_save_bytes, spill_reload_bytes, sbuf_peak_bytes,
+// sbuf_capacity_bytes, psum_peak_bytes, instructions, engines, traffic (and
+// `check`, added by the driver). Definitions: docs/tasm.md, "Report".
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_REPORT_H
+#define TESSEL_RUNTIME_REPORT_H
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessel::runtime {
+
+struct EngineReport {
+  std::string name;       ///< tensor, vector, scalar, gpsimd, dma
+  uint64_t instructions = 0;
+  double busyNs = 0;      ///< time with >= 1 instruction in progress
+};
+
+struct QueueReport {
+  unsigned queue = 0;
+  uint64_t transfers = 0;
+  uint64_t bytes = 0;
+  double busyNs = 0;
+};
+
+struct Report {
+  std::string kernel, target;
+  bool functional = true; ///< false under --timing-only
+  double latencyNs = 0;
+  double peakFlopsPerSec = 0;
+  double mfu = 0;                 ///< flops / (latency * peak bf16), 0..1
+  double tensorEngineActivePct = 0;
+  uint64_t flops = 0;             ///< 2*M*N*K over matmuls (not transposes)
+  uint64_t transposeFlops = 0;    ///< TensorE transposes counted as matmuls against identity
+  uint64_t hbmReadBytes = 0, hbmWriteBytes = 0;
+  uint64_t spillSaveBytes = 0, spillReloadBytes = 0;
+  // traffic by purpose (bytes, reads + writes)
+  uint64_t trafficInputs = 0, trafficOutputs = 0, trafficIntermediates = 0, trafficSpill = 0;
+  int64_t sbufPeakBytes = 0, sbufCapacityBytes = 0;   ///< max end address x partitions
+  int64_t psumPeakBytes = 0, psumCapacityBytes = 0;
+  int64_t sbufPeakBytesPerPartition = 0, psumPeakBytesPerPartition = 0;
+  std::vector<EngineReport> engines; ///< tensor, vector, scalar, gpsimd, dma (in that order)
+  std::vector<QueueReport> queues;   ///< DMA queues that were used
+  uint64_t dynamicInstructions = 0;
+  uint64_t dmaTransfers = 0;
+  double hbmBandwidthGBs = 0;
+  double mbu = 0;                    ///< (read + write bytes) / latency / HBM bandwidth
+  double arithmeticIntensity = 0;    ///< flops / HBM bytes
+  double simSeconds = 0;             ///< host time the simulation took
+  std::vector<std::string> warnings;
+};
+
+llvm::json::Object reportToJSON(const Report &r);
+void printReportText(const Report &r, llvm::raw_ostream &os);
+
+} // namespace tessel::runtime
+
+#endif

@@ -1,0 +1,87 @@
+//===- runtime/Simulator.h - Run a program on the simulated core -*- C++ -*-===//
+//
+// The public API of the NeuronCore simulator:
+//
+//   auto prog = parseProgramFile("k.tasm");            // runtime/Program.h
+//   auto target = loadTarget("trn1");                  // runtime/Target.h
+//   SimOptions opts; opts.seed = 7;
+//   auto result = simulate(*prog, *target, opts);      // Report + tensors
+//
+// Functional mode executes the numbers (bf16 stores rounded to nearest even,
+// fp32 PSUM accumulation, tile products through cblas_sgemm) and times the
+// program; timingOnly skips the numbers and the never-written checks.
+// Any run-time error (out-of-bounds access, read of never-written SBUF/PSUM,
+// PSUM bank overflow, matmul shape limits, capacity exceeded, bad inputs) is
+// returned as an llvm::Error naming the instruction (opcode, file:line:col)
+// and its loop iteration.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_SIMULATOR_H
+#define TESSEL_RUNTIME_SIMULATOR_H
+
+#include "runtime/Program.h"
+#include "runtime/Report.h"
+#include "runtime/Target.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tessel::runtime {
+
+struct SimOptions {
+  bool timingOnly = false;
+  uint64_t seed = 0;
+  /// input tensor name -> .npy path (float32, rounded to bf16 for bf16 tensors; or float16)
+  std::map<std::string, std::string> inputFiles;
+  /// input tensor name -> row-major values (same rounding); takes precedence over files
+  std::map<std::string, std::vector<float>> inputData;
+  /// if non-empty: one float32 `<tensor>.npy` per output tensor is written here
+  std::string outputDir;
+  /// if non-empty: Chrome trace-event JSON is written here
+  std::string tracePath;
+  /// trace slices beyond this many are dropped (the trace says so in its metadata)
+  size_t traceMaxEvents = 500000;
+};
+
+/// A tensor's values (row-major, float32 holding bf16 values for bf16 tensors).
+struct TensorData {
+  std::string name;
+  DType dtype = DType::BF16;
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+};
+
+struct SimResult {
+  Report report;
+  std::vector<TensorData> inputs;  ///< the inputs used, in declaration order (empty if timingOnly)
+  std::vector<TensorData> outputs; ///< the `output` tensors, in declaration order (empty if timingOnly)
+  const TensorData *output(llvm::StringRef name) const;
+  const TensorData *input(llvm::StringRef name) const;
+};
+
+llvm::Expected<SimResult> simulate(const Program &prog, const Target &target, const SimOptions &opts);
+
+/// The seeded random values used for an input that was not given: uniform in
+/// [-s, s) with s = sqrt(3 / shape[0]) (unit variance scaled by the fan-in of
+/// a [K, N] weight), from a generator seeded by (seed, tensor name) -- the same
+/// tensor gets the same values for the same seed, whatever else the program
+/// holds. Rounded to bf16 for bf16 tensors.
+std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed);
+
+/// Writes a Chrome trace (see Trace.cpp); used by simulate().
+struct TraceEvent {
+  uint32_t instr;  ///< index into Program::instrs
+  uint16_t unit;   ///< 0 tensor, 1 vector, 2 scalar, 3 gpsimd, 4+q DMA queue q
+  float rows, cols; ///< tile shape (partitions x free elements) or bytes for DMA
+  double startNs, durNs;
+};
+llvm::Error writeChromeTrace(llvm::StringRef path, const Program &prog, const Report &report,
+                             const std::vector<TraceEvent> &events, uint64_t droppedEvents);
+
+} // namespace tessel::runtime
+
+#endif

@@ -1,0 +1,108 @@
+//===- runtime/Timing.h - Timing model building blocks ----------*- C++ -*-===//
+//
+// Internal to the runtime. The discrete-event timing model (docs/tasm.md,
+// "Timing model"):
+//  * every execution unit (TensorE, VectorE, ScalarE, GpSimdE, each DMA queue)
+//    runs its instructions in program order, one at a time;
+//  * an instruction starts when its unit is free and every hazard on the
+//    regions it touches is resolved: RAW (it waits for the last writer of any
+//    overlapping region it reads), WAW and WAR (it waits for the last writer
+//    and the last readers of any region overlapping the one it writes) --
+//    exactly the semaphores a compiler would insert. Hazards between two
+//    instructions of the same unit are covered by the unit's in-order
+//    execution;
+//  * DMA transfers share one bandwidth resource (HBM share / DMA engine pool),
+//    modelled as a calendar of reserved time: a transfer's data needs
+//    bytes / (shared bandwidth * efficiency) of exclusive time, taken from the
+//    earliest free gaps after its fixed latency, so the fixed latency overlaps
+//    across queues but the bytes can never beat the bandwidth.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_TIMING_H
+#define TESSEL_RUNTIME_TIMING_H
+
+#include "runtime/Program.h"
+#include "runtime/Target.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace tessel::runtime {
+
+/// A half-open 2-D region [r0, r1) x [c0, c1): partitions x bytes for a
+/// buffer (physical per-partition byte addresses), rows x flattened inner
+/// elements for an HBM tensor.
+struct Rect {
+  int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+  bool overlaps(const Rect &o) const { return r0 < o.r1 && o.r0 < r1 && c0 < o.c1 && o.c0 < c1; }
+  bool contains(const Rect &o) const { return r0 <= o.r0 && o.r1 <= r1 && c0 <= o.c0 && o.c1 <= c1; }
+  bool operator==(const Rect &o) const { return r0 == o.r0 && r1 == o.r1 && c0 == o.c0 && c1 == o.c1; }
+};
+
+/// Last writers / readers of the regions of one memory object.
+class RegionTracker {
+public:
+  static constexpr int NoUnit = -2, MixedUnits = -1;
+  /// Earliest time a reader on `unit` may start (RAW).
+  double readReady(const Rect &r, int unit) const;
+  /// Earliest time a writer on `unit` may start (WAW + WAR).
+  double writeReady(const Rect &r, int unit) const;
+  /// A read of `r` by `unit` that finishes reading at `end`.
+  void recordRead(const Rect &r, double end, int unit);
+  /// A write of `r` by `unit` whose data is visible at `end`.
+  void recordWrite(const Rect &r, double end, int unit);
+  size_t size() const { return recs.size(); }
+  static constexpr size_t MaxRecords = 256;
+
+private:
+  struct Rec {
+    Rect r;
+    double wEnd = 0, rEnd = 0;
+    int wUnit = NoUnit, rUnit = NoUnit;
+  };
+  std::vector<Rec> recs;
+  void compact();
+};
+
+/// Exclusive-use calendar of a shared bandwidth resource.
+class BandwidthCalendar {
+public:
+  /// Reserves `amount` ns of the resource starting no earlier than `t0`,
+  /// filling free gaps first; returns the time the last piece finishes.
+  double reserve(double t0, double amount);
+  double totalReserved() const { return reserved; }
+  static constexpr size_t MaxIntervals = 2048;
+
+private:
+  std::vector<std::pair<double, double>> busy; // sorted, disjoint
+  double reserved = 0;
+};
+
+/// Per-instruction costs in nanoseconds, from the target only.
+struct CostModel {
+  const Target &t;
+  explicit CostModel(const Target &t) : t(t) {}
+
+  /// Matmul busy time: II = max(min(MIN_II, M), N) cycles (x fp32 slowdown),
+  /// and at least the background LoadStationary time M / ls_cols_per_cycle
+  /// when the stationary operand changes.
+  double matmulNs(int64_t K, int64_t M, int64_t N, bool fp32, bool newStationary) const;
+  /// TensorE transpose of an [P, F] tile: max(P, min(MIN_II, F)) cycles.
+  double peTransposeNs(int64_t P, int64_t F, bool fp32) const;
+  double tensorLatencyNs() const { return t.tensor_pipeline_latency_cycles / t.tensor_clock_ghz; }
+  /// Vector/Scalar/GpSimd instruction over N elements per partition with a
+  /// per-element cost factor: overhead + max(MIN_II, factor * N / elems_per_cycle) cycles.
+  double engineNs(Engine e, int64_t N, double factor) const;
+  /// DMA: returns {per-transfer rate (bytes/ns), shared-resource occupancy (ns)}.
+  struct DmaCost {
+    double rate;      ///< bytes/ns this transfer alone can reach
+    double occupancy; ///< ns of exclusive shared-bandwidth time
+    double efficiency;
+  };
+  DmaCost dma(int64_t bytes, int64_t partitions, int64_t chunkBytes, bool transpose) const;
+};
+
+} // namespace tessel::runtime
+
+#endif
