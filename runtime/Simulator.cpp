@@ -150,6 +150,7 @@ private:
   const SimOptions &O;
   CostModel cost;
   bool functional;
+  bool recording = !O.tracePath.empty() || O.recordTimeline;
 
   std::string errMsg;
   const Instr *cur = nullptr;
@@ -567,8 +568,8 @@ void Machine::schedule(const Instr &in, uint32_t id, int unit, unsigned nsrc, do
   double visible = end + latencyNs;
   trackers[vDst.obj].recordWrite(vDst.rect, visible, unit);
   makespan = std::max(makespan, visible);
-  if (!O.tracePath.empty()) {
-    if (trace.size() < O.traceMaxEvents)
+  if (recording) {
+    if (O.recordTimeline || trace.size() < O.traceMaxEvents)
       trace.push_back({id, uint16_t(unit), rows, cols, start, busyNs});
     else
       ++traceDropped;
@@ -611,8 +612,8 @@ void Machine::scheduleDma(const Instr &in, uint32_t id, const TileView &hbm, con
     rep.spillSaveBytes += uint64_t(bytes);
   else if (in.tag == DmaTag::SpillReload)
     rep.spillReloadBytes += uint64_t(bytes);
-  if (!O.tracePath.empty()) {
-    if (trace.size() < O.traceMaxEvents)
+  if (recording) {
+    if (O.recordTimeline || trace.size() < O.traceMaxEvents)
       trace.push_back({id, uint16_t(unit), float(sb.P), float(bytes), start, end - start});
     else
       ++traceDropped;
@@ -710,12 +711,12 @@ bool Machine::exec(const Instr &in, uint32_t id) {
   }
   case Opcode::Transpose: {
     const TileView &s = vSrc[0];
-    if (vDst.P != s.F || vDst.F != s.P)
-      return fail(formatv("transposing a {0} tile gives [{2}, {1}], but the destination is {3}", tileStr(s), s.P,
-                          s.F, tileStr(vDst)));
     if (s.P > T.pe_rows || s.F > T.pe_cols)
       return fail(formatv("TensorE transposes tiles of at most [{0}, {1}], got {2}", T.pe_rows, T.pe_cols,
                           tileStr(s)));
+    if (vDst.P != s.F || vDst.F != s.P)
+      return fail(formatv("transposing a {0} tile gives [{2}, {1}], but the destination is {3}", tileStr(s), s.P,
+                          s.F, tileStr(vDst)));
     int64_t b0 = vDst.rect.c0 / T.psum_bank_bytes, b1 = (vDst.rect.c1 - 1) / T.psum_bank_bytes;
     if (b0 != b1)
       return fail(formatv("the output %{0} spans PSUM bytes [{1}, {2}) of each partition, crossing a bank "
@@ -906,9 +907,17 @@ Expected<SimResult> Machine::run() {
         return e;
     }
   }
-  if (!O.tracePath.empty())
-    if (Error e = writeChromeTrace(O.tracePath, P, res.report, trace, traceDropped))
+  if (!O.tracePath.empty()) {
+    if (O.recordTimeline && trace.size() > O.traceMaxEvents) {
+      std::vector<TraceEvent> capped(trace.begin(), trace.begin() + long(O.traceMaxEvents));
+      if (Error e = writeChromeTrace(O.tracePath, P, res.report, capped, trace.size() - capped.size()))
+        return e;
+    } else if (Error e = writeChromeTrace(O.tracePath, P, res.report, trace, traceDropped)) {
       return e;
+    }
+  }
+  if (O.recordTimeline)
+    res.timeline = std::move(trace);
   return res;
 }
 

@@ -45,6 +45,8 @@ struct SimOptions {
   std::string tracePath;
   /// trace slices beyond this many are dropped (the trace says so in its metadata)
   size_t traceMaxEvents = 500000;
+  /// keep the per-instruction timeline in SimResult::timeline (tests, tools)
+  bool recordTimeline = false;
 };
 
 /// A tensor's values (row-major, float32 holding bf16 values for bf16 tensors).
@@ -55,10 +57,19 @@ struct TensorData {
   std::vector<float> data;
 };
 
+/// One dynamic instruction on the timeline.
+struct TraceEvent {
+  uint32_t instr;  ///< index into Program::instrs
+  uint16_t unit;   ///< 0 tensor, 1 vector, 2 scalar, 3 gpsimd, 4+q DMA queue q
+  float rows, cols; ///< tile shape (partitions x free elements) or bytes for DMA
+  double startNs, durNs;
+};
+
 struct SimResult {
   Report report;
   std::vector<TensorData> inputs;  ///< the inputs used, in declaration order (empty if timingOnly)
   std::vector<TensorData> outputs; ///< the `output` tensors, in declaration order (empty if timingOnly)
+  std::vector<TraceEvent> timeline; ///< if SimOptions::recordTimeline: every instruction, program order
   const TensorData *output(llvm::StringRef name) const;
   const TensorData *input(llvm::StringRef name) const;
 };
@@ -73,12 +84,6 @@ llvm::Expected<SimResult> simulate(const Program &prog, const Target &target, co
 std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed);
 
 /// Writes a Chrome trace (see Trace.cpp); used by simulate().
-struct TraceEvent {
-  uint32_t instr;  ///< index into Program::instrs
-  uint16_t unit;   ///< 0 tensor, 1 vector, 2 scalar, 3 gpsimd, 4+q DMA queue q
-  float rows, cols; ///< tile shape (partitions x free elements) or bytes for DMA
-  double startNs, durNs;
-};
 llvm::Error writeChromeTrace(llvm::StringRef path, const Program &prog, const Report &report,
                              const std::vector<TraceEvent> &events, uint64_t droppedEvents);
 

@@ -1,0 +1,240 @@
+//===- tests/unit/runtime/TimingTest.cpp - properties of the timing model -===//
+#include "TestUtil.h"
+
+#include "runtime/Timing.h"
+
+#include <chrono>
+
+using namespace tessel::runtime;
+using namespace tessel::runtime::test;
+
+namespace {
+
+SimResult timed(const std::string &text, const Target &t = trn1Target()) {
+  Program p = parseOrFail(text);
+  SimOptions o;
+  o.timingOnly = true;
+  o.recordTimeline = true;
+  return runOrFail(p, o, t);
+}
+
+const TraceEvent *eventAtLine(const SimResult &r, const Program &p, unsigned line, unsigned nth = 0) {
+  for (const TraceEvent &e : r.timeline)
+    if (p.instrs[e.instr].loc.line == line && nth-- == 0)
+      return &e;
+  return nullptr;
+}
+
+const char *kTwoLoads = R"(
+tensor %A : bf16[128, 4096] input
+tensor %B : bf16[128, 4096] input
+buffer %a : sbuf bf16[128, 4096] bufs=1 addr=0
+buffer %b : sbuf bf16[128, 4096] bufs=1 addr=8192
+dma %a <- %A queue=0
+dma %b <- %B queue=QB
+)";
+
+std::string withQueue(const char *text, const char *q) {
+  std::string s = text;
+  s.replace(s.find("QB"), 2, q);
+  return s;
+}
+
+TEST(Timing, IndependentDmasOnTwoQueuesOverlap) {
+  const Target &t = trn1Target();
+  SimResult same = timed(withQueue(kTwoLoads, "0"));
+  SimResult two = timed(withQueue(kTwoLoads, "1"));
+  double bytes = 2.0 * 128 * 4096 * 2;
+  // One queue: two fixed latencies in sequence. Two queues: they overlap, and
+  // the bytes still share the HBM bandwidth.
+  EXPECT_LT(two.report.latencyNs, same.report.latencyNs - 0.9 * t.dma_fixed_latency_ns);
+  EXPECT_GE(two.report.latencyNs, bytes / t.hbm_bandwidth_gbs);
+  EXPECT_GE(same.report.latencyNs, 2 * t.dma_fixed_latency_ns + bytes / t.hbm_bandwidth_gbs - 1e-6);
+  ASSERT_EQ(two.timeline.size(), 2u);
+  EXPECT_EQ(two.timeline[0].startNs, two.timeline[1].startNs);
+}
+
+// A loop loads a tile, then ScalarE works on it. With one buffer the load of
+// iteration i+1 must wait (WAR) until iteration i's activation has read the
+// tile; with two buffers (alloc per iteration) it does not.
+const char *kPipeline = R"(
+tensor %X : bf16[2048, 2048] input
+tensor %Y : bf16[2048, 2048] output
+buffer %x : sbuf bf16[128, 2048] bufs=BUFS addr=0
+buffer %y : sbuf bf16[128, 2048] bufs=2 addr=16384
+for %i = 0 to 16 {
+  alloc %x
+  dma %x <- %X[%i*128 : 128, 0:2048] queue=0
+  alloc %y
+  activation.exp %y <- %x
+  dma %Y[%i*128 : 128, 0:2048] <- %y queue=1
+}
+)";
+
+std::string withBufs(const char *bufs) {
+  std::string s = kPipeline;
+  s.replace(s.find("BUFS"), 4, bufs);
+  return s;
+}
+
+TEST(Timing, DoubleBufferingIsFasterThanSingle) {
+  SimResult single = timed(withBufs("1"));
+  SimResult dbl = timed(withBufs("2"));
+  EXPECT_LT(dbl.report.latencyNs, 0.9 * single.report.latencyNs)
+      << "single " << single.report.latencyNs << " double " << dbl.report.latencyNs;
+}
+
+TEST(Timing, WarHazardIsRespected) {
+  std::string text = withBufs("1");
+  Program p = parseOrFail(text);
+  SimOptions o;
+  o.timingOnly = true;
+  o.recordTimeline = true;
+  SimResult r = runOrFail(p, o);
+  // line numbers in kPipeline: dma load is line 8, activation line 10
+  const TraceEvent *act0 = eventAtLine(r, p, 10, 0);
+  const TraceEvent *load1 = eventAtLine(r, p, 8, 1);
+  const TraceEvent *load0 = eventAtLine(r, p, 8, 0);
+  ASSERT_TRUE(act0 && load1 && load0);
+  EXPECT_GE(act0->startNs, load0->startNs + load0->durNs - 1e-9);  // RAW
+  EXPECT_GE(load1->startNs, act0->startNs + act0->durNs - 1e-9);   // WAR
+  // With two buffers the second load does not wait for the first activation.
+  Program q = parseOrFail(withBufs("2"));
+  SimResult d = runOrFail(q, o);
+  const TraceEvent *dAct0 = eventAtLine(d, q, 10, 0);
+  const TraceEvent *dLoad1 = eventAtLine(d, q, 8, 1);
+  ASSERT_TRUE(dAct0 && dLoad1);
+  EXPECT_LT(dLoad1->startNs, dAct0->startNs + dAct0->durNs);
+}
+
+// A blocked matmul: out[128, 512] tiles accumulated over K; timing-only.
+const char *kBigMatmul = R"(
+kernel mm
+tensor %A : bf16[2048, 1024] input
+tensor %B : bf16[2048, 2048] input
+tensor %C : bf16[1024, 2048] output
+buffer %a : sbuf bf16[128, 16, 1024] bufs=1 addr=0
+buffer %b : sbuf bf16[128, 16, 512] bufs=2 addr=32768
+buffer %c : sbuf bf16[128, 512] bufs=2 addr=65536
+buffer %p : psum f32[128, 512] bufs=4 addr=0
+for %k = 0 to 16 {
+  dma %a[0:128, %k, 0:1024] <- %A[%k*128 : 128, 0:1024] queue=0
+}
+for %n = 0 to 4 {
+  alloc %b
+  for %k = 0 to 16 {
+    dma %b[0:128, %k, 0:512] <- %B[%k*128 : 128, %n*512 : 512] queue=1
+  }
+  for %m = 0 to 8 {
+    alloc %p
+    for %k = 0 to 16 {
+      matmul %p[0:128, 0:512] <- %a[0:128, %k, %m*128 : 128], %b[0:128, %k, 0:512] reset_if_first(%k)
+    }
+    alloc %c
+    copy %c <- %p
+    dma %C[%m*128 : 128, %n*512 : 512] <- %c queue=2
+  }
+}
+)";
+
+TEST(Timing, NeverBeatsPhysics) {
+  for (const char *targetName : {"trn1", "trn2"}) {
+    auto t = loadTarget(targetName);
+    ASSERT_TRUE(bool(t));
+    for (const std::string &text : {std::string(kBigMatmul), withBufs("2"), withQueue(kTwoLoads, "1")}) {
+      SimResult r = timed(text, *t);
+      const Report &rep = r.report;
+      double flopBound = double(rep.flops) / t->peakBf16Flops() * 1e9;
+      double byteBound = double(rep.hbmReadBytes + rep.hbmWriteBytes) / t->hbm_bandwidth_gbs;
+      EXPECT_GE(rep.latencyNs, flopBound * (1 - 1e-9));
+      EXPECT_GE(rep.latencyNs, byteBound * (1 - 1e-9));
+      EXPECT_LE(rep.mfu, 1.0);
+      EXPECT_LE(rep.mbu, 1.0 + 1e-9);
+    }
+  }
+}
+
+TEST(Timing, BlockedMatmulIsComputeBound) {
+  SimResult r = timed(kBigMatmul);
+  const Report &rep = r.report;
+  EXPECT_EQ(rep.flops, uint64_t(2) * 1024 * 2048 * 2048);
+  // 512 matmuls of 128x128x512 at 512 cycles each on a 2.8 GHz array.
+  EXPECT_NEAR(rep.engines[0].busyNs, 512 * 512 / 2.8, 1.0);
+  EXPECT_EQ(rep.engines[0].instructions, 512u);
+  EXPECT_GT(rep.mfu, 0.5) << rep.latencyNs;
+  EXPECT_LE(rep.tensorEngineActivePct, 100.0);
+  EXPECT_EQ(rep.hbmReadBytes, uint64_t(2) * (2048 * 1024 + 2048 * 2048));
+  EXPECT_EQ(rep.hbmWriteBytes, uint64_t(2) * 1024 * 2048);
+  EXPECT_EQ(rep.trafficInputs, rep.hbmReadBytes);
+  EXPECT_EQ(rep.trafficOutputs, rep.hbmWriteBytes);
+}
+
+TEST(Timing, MatmulCostFollowsTheTargetFormula) {
+  const Target &t = trn1Target();
+  CostModel c(t);
+  EXPECT_NEAR(c.matmulNs(128, 128, 512, false, true), 512 / 2.8, 1e-9);
+  EXPECT_NEAR(c.matmulNs(128, 128, 16, false, false), 64 / 2.8, 1e-9);     // MIN_II
+  EXPECT_NEAR(c.matmulNs(128, 1, 128, false, false), 128 / 2.8, 1e-9);     // short stationary
+  EXPECT_NEAR(c.matmulNs(128, 128, 512, true, false), 4 * 512 / 2.8, 1e-9); // fp32
+  EXPECT_NEAR(c.peTransposeNs(128, 128, false), 128 / 2.8, 1e-9);
+  EXPECT_NEAR(c.engineNs(Engine::Vector, 512, 1.0), (60 + 512) / 1.12, 1e-9);
+  EXPECT_NEAR(c.engineNs(Engine::Scalar, 10, 1.0), (60 + 64) / 1.4, 1e-9);
+  auto d = c.dma(128 * 4096, 128, 4096, false);
+  EXPECT_NEAR(d.efficiency, 4096.0 / (4096 + 256), 1e-12);
+  EXPECT_NEAR(d.rate, 16 * 27.2 * d.efficiency, 1e-9);
+  auto small = c.dma(4 * 4096, 4, 4096, false);
+  EXPECT_NEAR(small.rate, 1 * 27.2 * small.efficiency, 1e-9); // 4 partitions use one engine
+  auto tr = c.dma(128 * 4096, 128, 4096, true);
+  EXPECT_NEAR(tr.rate, d.rate * t.dma_transpose_efficiency, 1e-9);
+}
+
+TEST(Timing, ManyQueuesSaturateHbm) {
+  // 16 queues x 8 transfers of 128 x 8 KiB: bandwidth-bound.
+  std::string text = R"(
+tensor %A : bf16[16384, 4096] input
+buffer %a : sbuf bf16[128, 4096] bufs=16 addr=0
+for %i = 0 to 8 {
+)";
+  for (int q = 0; q < 16; ++q)
+    text += "  alloc %a\n  dma %a <- %A[%i*2048 + " + std::to_string(q * 128) + " : 128, 0:4096] queue=" +
+            std::to_string(q) + "\n";
+  text += "}\n";
+  SimResult r = timed(text);
+  double bytes = 16384.0 * 4096 * 2;
+  double bound = bytes / trn1Target().hbm_bandwidth_gbs;
+  EXPECT_GE(r.report.latencyNs, bound);
+  EXPECT_LT(r.report.latencyNs, 1.2 * bound);
+  EXPECT_GT(r.report.mbu, 0.8);
+}
+
+TEST(Timing, TimingOnlyIsFast) {
+  // ~150k dynamic instructions.
+  std::string text = R"(
+tensor %A : bf16[128, 512] input
+tensor %Y : bf16[128, 512] output
+buffer %a : sbuf bf16[128, 512] bufs=2 addr=0
+buffer %b : sbuf bf16[128, 512] bufs=2 addr=2048
+buffer %p : psum f32[128, 512] bufs=2 addr=0
+for %i = 0 to 50 {
+  alloc %a
+  dma %a <- %A queue=0
+  for %j = 0 to 1000 {
+    alloc %p
+    matmul %p <- %a[0:128, 0:128], %a reset
+    alloc %b
+    copy %b <- %p
+  }
+  dma %Y <- %b queue=1
+}
+)";
+  Program p = parseOrFail(text);
+  SimOptions o;
+  o.timingOnly = true;
+  auto t0 = std::chrono::steady_clock::now();
+  SimResult r = runOrFail(p, o);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.report.dynamicInstructions, 100100u);
+  EXPECT_LT(secs, 1.0);
+}
+
+} // namespace
