@@ -5,6 +5,7 @@
 
 #include "ir/Printer.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
