@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <limits>
 #include <map>
 #include <set>
 
@@ -323,6 +324,19 @@ private:
     if (tok.is(Tok::Minus)) {
       negative = true;
       consume();
+    }
+    if (tok.is(Tok::Ident)) {
+      // inf and nan (also as the printer spells them today: INF.0, nan).
+      llvm::StringRef word = tok.text;
+      word.consume_back(".0");
+      if (word.equals_insensitive("inf") || word.equals_insensitive("nan")) {
+        out = word.equals_insensitive("inf") ? std::numeric_limits<double>::infinity()
+                                             : std::numeric_limits<double>::quiet_NaN();
+        if (negative)
+          out = -out;
+        consume();
+        return true;
+      }
     }
     if (!tok.is(Tok::Int) && !tok.is(Tok::Float))
       return error(tok.loc, "expected " + what + ", found " + describe(tok));

@@ -3,6 +3,9 @@
 
 #include "llvm/Support/Casting.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace tessel::ir;
 using tessel::ir::test::IRFixture;
 using tessel::ir::test::kMatmulExample;
@@ -228,6 +231,22 @@ TEST(Parser, SurvivesGarbage) {
     else
       EXPECT_GE(f.diags.errorCount(), 1u) << text;
   }
+}
+
+} // namespace
+
+namespace {
+
+TEST(Parser, ReadsInfinityAndNaN) {
+  IRFixture f;
+  auto m = f.parse("kernel @k() -> () {\n  %t = alloc sbuf<f32, [M:128, N:4]>\n"
+                   "  memset %t[0 +: 128, 0 +: 4], -INF.0\n  memset %t[0 +: 128, 0 +: 4], inf\n"
+                   "  memset %t[0 +: 128, 0 +: 4], nan\n}\n");
+  ASSERT_TRUE(m) << f.all();
+  auto &ops = m->kernels[0]->body.ops;
+  EXPECT_EQ(llvm::cast<MemsetOp>(ops[1].get())->value, -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(llvm::cast<MemsetOp>(ops[2].get())->value, std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(llvm::cast<MemsetOp>(ops[3].get())->value));
 }
 
 } // namespace
