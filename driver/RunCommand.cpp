@@ -164,7 +164,7 @@ int runRunCommand(int argc, char **argv) {
     Target t;
     if (!loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), t))
       return 1;
-    llvm::outs() << llvm::formatv("{0:2}", targetToJSON(t)) << "\n";
+    llvm::outs() << targetToJSONText(t);
     return 0;
   }
   if (input.empty()) {

@@ -6,6 +6,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <utility>
 
@@ -240,6 +242,38 @@ json::Value targetToJSON(const Target &t) {
       {"dma_pool_gbs", t.dmaPoolBytesPerNs()},
   };
   return json::Value(std::move(o));
+}
+
+static std::string jsonString(StringRef s) {
+  std::string out;
+  raw_string_ostream os(out);
+  json::OStream(os).value(s);
+  return os.str();
+}
+
+static std::string jsonNumber(double v) { return fmt::format("{}", v); }
+static std::string jsonNumber(int64_t v) { return std::to_string(v); }
+
+std::string targetToJSONText(const Target &t) {
+  std::string s = "{\n";
+  s += "  \"name\": " + jsonString(t.name) + ",\n";
+  s += "  \"description\": " + jsonString(t.description) + ",\n";
+#define TARGET_FIELD(TYPE, NAME, CONSTRAINT, UNIT, DESC) s += "  \"" #NAME "\": " + jsonNumber(t.NAME) + ",\n";
+#include "runtime/TargetFields.def"
+  s += "  \"_doc\": {\n";
+#define TARGET_FIELD(TYPE, NAME, CONSTRAINT, UNIT, DESC)                                         \
+  s += "    \"" #NAME "\": " + jsonString(std::string(UNIT) + ": " + DESC) + ",\n";
+#include "runtime/TargetFields.def"
+  s.resize(s.size() - 2);
+  s += "\n  },\n";
+  s += "  \"_derived\": {\n";
+  s += "    \"peak_bf16_tflops\": " + jsonNumber(t.peakBf16Flops() / 1e12) + ",\n";
+  s += "    \"ridge_flops_per_byte\": " + jsonNumber(t.ridgeFlopsPerByte()) + ",\n";
+  s += "    \"sbuf_capacity_bytes\": " + jsonNumber(t.sbufCapacityBytes()) + ",\n";
+  s += "    \"psum_capacity_bytes\": " + jsonNumber(t.psumCapacityBytes()) + ",\n";
+  s += "    \"dma_pool_gbs\": " + jsonNumber(t.dmaPoolBytesPerNs()) + "\n";
+  s += "  }\n}\n";
+  return s;
 }
 
 std::vector<std::string> builtinTargetNames() {

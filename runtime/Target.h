@@ -60,6 +60,9 @@ llvm::Expected<Target> parseTargetJSON(llvm::StringRef text, llvm::StringRef ori
 /// The target as JSON: every field, plus "_derived" (informational, ignored
 /// when loading). A good template for a new target file.
 llvm::json::Value targetToJSON(const Target &t);
+/// The same as pretty JSON text, fields in TargetFields.def order with their
+/// unit and meaning in "_doc", numbers in shortest round-trip form.
+std::string targetToJSONText(const Target &t);
 
 /// Checks every constraint of TargetFields.def plus cross-field sanity.
 llvm::Error validateTarget(const Target &t, llvm::StringRef origin);
