@@ -143,6 +143,8 @@ private:
   Value *hbmTensor(const ast::Expr &e, llvm::StringRef hint);
   Value *lower(const ast::Expr &e, Value *dest, llvm::StringRef hint);
   void lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c);
+  void lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
+                         int64_t rowHi, int64_t bm);
   void lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c);
   void lowerTranspose(const ast::Expr &e, Value *a, Value *c);
   std::string labelOf(unsigned slot) { return labeler.label(slot); }
@@ -271,45 +273,63 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
 // C[M', N'] = A[M', K'] @ B[K', N'], blocked like AWS's NKI matmul tutorial:
 // per row block of `m` rows, A's block is transposed once into an SBUF strip
 // A^T[K', m] (K' on partitions); then for each column tile of B, the K' loop
-// streams B tiles against the strip, accumulating m/128 PSUM tiles.
+// streams B tiles against the strip, accumulating m/128 PSUM tiles. When `m`
+// does not divide M', the last (shorter) block is peeled into its own nest, so
+// every loop has constant bounds and only the last row tile is partial.
 void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
-  const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
-  const Dim &rowDim = a->type.dims[0], &kDim = a->type.dims[1], &nDim = b->type.dims[1];
+  const int64_t M = e.type.rows, K = e.lhs->type.cols;
   ir::DType dt = a->type.dtype;
   int64_t bm = std::min(blockM, roundUp(M, kTile));
-  while (bm > kTile && K / kTile * bm * dtypeBytes(dt) > opts.stripBudgetBytes)
+  auto stripBytes = [&](int64_t rows) { return roundUp(K, kTile) / kTile * rows * dtypeBytes(dt); };
+  while (bm > kTile && stripBytes(bm) > opts.stripBudgetBytes)
     bm /= 2;
-  if (roundUp(K, kTile) / kTile * bm * dtypeBytes(dt) > opts.stripBudgetBytes) {
+  if (stripBytes(bm) > opts.stripBudgetBytes) {
     diags.error(e.opLoc, llvm::formatv("contraction dimension of {0} elements is too long for "
                                        "the straightforward form: its transposed strip needs {1} "
                                        "bytes per partition, over the {2} available",
-                                       K, roundUp(K, kTile) / kTile * bm * dtypeBytes(dt),
-                                       opts.stripBudgetBytes));
+                                       K, stripBytes(bm), opts.stripBudgetBytes));
     failed = true;
     return;
   }
+  int64_t fullRows = M / bm * bm;
+  if (fullRows > 0)
+    lowerMatMulBlocks(e, a, b, c, 0, fullRows, bm);
+  if (fullRows < M)
+    lowerMatMulBlocks(e, a, b, c, fullRows, M, roundUp(M - fullRows, kTile));
+}
+
+void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
+                                int64_t rowHi, int64_t bm) {
+  const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
+  const Dim &rowDim = a->type.dims[0], &kDim = a->type.dims[1], &nDim = b->type.dims[1];
+  ir::DType dt = a->type.dtype;
   int64_t bn = std::min(blockN, kMovingTile);
   llvm::SMLoc loc = e.opLoc;
   std::string aName = a->name, bName = b->name, cName = c->name;
 
-  Value *mb = openLoop("mb", 0, M, bm, loc);
-  IndexExpr blockEnd = M % bm == 0 ? IndexExpr::var(mb) + bm : min(IndexExpr::var(mb) + bm, M);
+  Value *mb = openLoop("mb", rowLo, rowHi, bm, loc);
+  // Rows of the tile at offset %mi inside the block; only a block that ends
+  // at M can hold a partial tile.
+  auto rowExtent = [&](Value *mi) {
+    IndexExpr row = IndexExpr::var(mb) + IndexExpr::var(mi);
+    return rowHi == M && M % kTile != 0 ? min(IndexExpr(kTile), IndexExpr(M) - row) : IndexExpr(kTile);
+  };
   Value *aT = alloc(aName + "_T", MemSpace::SBUF, dt, {{kDim.label, roundUp(K, kTile)}, {rowDim.label, bm}}, 1, loc);
   {
-    Value *mt = openLoop("mt", IndexExpr::var(mb), blockEnd, kTile, loc);
-    IndexExpr em = extent(M, kTile, IndexExpr::var(mt));
+    Value *mi = openLoop("mi", 0, bm, kTile, loc);
+    IndexExpr em = rowExtent(mi);
     Value *kt = openLoop("kt", 0, K, kTile, loc);
     IndexExpr ek = extent(K, kTile, IndexExpr::var(kt));
     Value *tile = alloc(aName + "_tile", MemSpace::SBUF, dt, {{rowDim.label, kTile}, {kDim.label, kTile}}, 2, loc);
     auto &load = emit<DmaOp>(loc);
     load.dst = access(tile, {{0, em}, {0, ek}});
-    load.src = access(a, {{IndexExpr::var(mt), em}, {IndexExpr::var(kt), ek}});
+    load.src = access(a, {{IndexExpr::var(mb) + IndexExpr::var(mi), em}, {IndexExpr::var(kt), ek}});
     Value *tp = alloc(aName + "_Tpsum", MemSpace::PSUM, ir::DType::F32, {{kDim.label, kTile}, {rowDim.label, kTile}}, 2, loc);
     auto &tr = emit<TransposeOp>(loc);
     tr.dst = access(tp, {{0, ek}, {0, em}});
     tr.src = access(tile, {{0, em}, {0, ek}});
     auto &cp = emit<CopyOp>(loc);
-    cp.dst = access(aT, {{IndexExpr::var(kt), ek}, {IndexExpr::var(mt) - IndexExpr::var(mb), em}});
+    cp.dst = access(aT, {{IndexExpr::var(kt), ek}, {IndexExpr::var(mi), em}});
     cp.src = access(tp, {{0, ek}, {0, em}});
     closeLoop();
     closeLoop();
@@ -324,26 +344,25 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
     auto &load = emit<DmaOp>(loc);
     load.dst = access(btile, {{0, ek}, {0, en}});
     load.src = access(b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), en}});
-    Value *mt = openLoop("mt", IndexExpr::var(mb), blockEnd, kTile, loc);
-    IndexExpr em = extent(M, kTile, IndexExpr::var(mt));
-    IndexExpr rowInBlock = IndexExpr::var(mt) - IndexExpr::var(mb);
+    Value *mi = openLoop("mi", 0, bm, kTile, loc);
+    IndexExpr em = rowExtent(mi);
     auto &mm = emit<MatmulOp>(loc);
-    mm.dst = access(acc, {{rowInBlock, em}, {0, en}});
-    mm.stationary = access(aT, {{IndexExpr::var(k), ek}, {rowInBlock, em}});
+    mm.dst = access(acc, {{IndexExpr::var(mi), em}, {0, en}});
+    mm.stationary = access(aT, {{IndexExpr::var(k), ek}, {IndexExpr::var(mi), em}});
     mm.moving = access(btile, {{0, ek}, {0, en}});
     mm.resetOn.push_back(k);
     closeLoop();
     closeLoop();
   }
   {
-    Value *mt = openLoop("mt", IndexExpr::var(mb), blockEnd, kTile, loc);
-    IndexExpr em = extent(M, kTile, IndexExpr::var(mt));
+    Value *mi = openLoop("mi", 0, bm, kTile, loc);
+    IndexExpr em = rowExtent(mi);
     Value *ctile = alloc(cName + "_tile", MemSpace::SBUF, c->type.dtype, {{rowDim.label, kTile}, {nDim.label, bn}}, 2, loc);
     auto &cp = emit<CopyOp>(loc);
     cp.dst = access(ctile, {{0, em}, {0, en}});
-    cp.src = access(acc, {{IndexExpr::var(mt) - IndexExpr::var(mb), em}, {0, en}});
+    cp.src = access(acc, {{IndexExpr::var(mi), em}, {0, en}});
     auto &store = emit<DmaOp>(loc);
-    store.dst = access(c, {{IndexExpr::var(mt), em}, {IndexExpr::var(n), en}});
+    store.dst = access(c, {{IndexExpr::var(mb) + IndexExpr::var(mi), em}, {IndexExpr::var(n), en}});
     store.src = access(ctile, {{0, em}, {0, en}});
     closeLoop();
   }
