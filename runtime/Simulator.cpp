@@ -206,6 +206,11 @@ private:
     }
     return false;
   }
+  bool failAt(SrcLoc loc, const Twine &msg) {
+    if (errMsg.empty())
+      errMsg = (P.locString(loc) + ": error: " + msg).str();
+    return false;
+  }
   static std::string printOpName(const Instr &in) {
     std::string s(opcodeName(in.op));
     if (in.op == Opcode::Activation)
@@ -281,14 +286,15 @@ private:
 bool Machine::checkStatic() {
   for (const BufferDecl &b : P.buffers) {
     if (b.partitions() > T.sbuf_partitions)
-      return fail(formatv("buffer %{0} ({1}) has {2} partitions; the target has {3}", b.name,
-                          P.locString(b.loc), b.partitions(), T.sbuf_partitions));
+      return failAt(b.loc, formatv("buffer %{0} has {1} partitions; target {2} has {3}", b.name, b.partitions(),
+                                   T.name, T.sbuf_partitions));
     int64_t cap = b.space == MemSpace::SBUF ? T.sbuf_bytes_per_partition : T.psum_bytes_per_partition;
     if (b.endAddress() > cap)
-      return fail(formatv("{0} capacity exceeded: buffer %{1} ({2}) occupies bytes [{3}, {4}) of each "
-                          "partition (addr {3} + bufs {5} x {6} bytes), but a partition holds {7} bytes",
-                          b.space == MemSpace::SBUF ? "SBUF" : "PSUM", b.name, P.locString(b.loc), b.address,
-                          b.endAddress(), b.bufs, b.slotBytes(), cap));
+      return failAt(b.loc, formatv("{0} capacity exceeded: buffer %{1} occupies bytes [{2}, {3}) of each "
+                                   "partition (addr {2} + bufs {4} x {5} bytes), but a partition of target {6} "
+                                   "holds {7} bytes",
+                                   b.space == MemSpace::SBUF ? "SBUF" : "PSUM", b.name, b.address, b.endAddress(),
+                                   b.bufs, b.slotBytes(), T.name, cap));
   }
   for (const Instr &in : P.instrs) {
     cur = &in;
