@@ -3,6 +3,10 @@
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
 namespace tessel::ir {
 namespace {
 
@@ -47,10 +51,21 @@ private:
       printOp(*op, depth);
   }
 
+  /// The shortest text that reads back as exactly `d`, always with a '.' or
+  /// exponent so it lexes as a float; `inf`, `-inf`, `nan` otherwise.
   static std::string fmtDouble(double d) {
-    std::string s = llvm::formatv("{0}", d).str();
-    // Keep a decimal point so the value reads back as a float.
-    if (s.find_first_of(".eEn") == std::string::npos)
+    if (std::isnan(d))
+      return "nan";
+    if (std::isinf(d))
+      return d > 0 ? "inf" : "-inf";
+    char buf[64];
+    for (int precision = 1; precision <= 17; ++precision) {
+      std::snprintf(buf, sizeof buf, "%.*g", precision, d);
+      if (std::strtod(buf, nullptr) == d)
+        break;
+    }
+    std::string s = buf;
+    if (s.find_first_of(".e") == std::string::npos)
       s += ".0";
     return s;
   }

@@ -39,12 +39,12 @@ TEST(Parser, EveryOpRoundTrips) {
     %t = alloc sbuf<bf16, [N:128, M:128]>
     dma transpose %t[0 +: 128, 0 +: 128] <- %X[%i +: 128, 0 +: 128]
     %y = alloc sbuf<f32, [M:128, N:512]>
-    activation silu %y[0 +: 128, 0 +: 512] <- %x[0 +: 128, 0 +: 512] scale 0.50
+    activation silu %y[0 +: 128, 0 +: 512] <- %x[0 +: 128, 0 +: 512] scale 0.5
     activation exp %y[0 +: 128, 0 +: 512] <- %x[0 +: 128, 0 +: 512]
     tensor_tensor mul %y[0 +: 128, 0 +: 512] <- %x[0 +: 128, 0 +: 512], %y[0 +: 128, 0 +: 512]
-    tensor_scalar add %y[0 +: 128, 0 +: 512] <- %y[0 +: 128, 0 +: 512], 1.50
-    memset %y[0 +: 128, 0 +: 512], 0.00
-    memset %y[0 +: 128, 0 +: 512], -2.00
+    tensor_scalar add %y[0 +: 128, 0 +: 512] <- %y[0 +: 128, 0 +: 512], 1.5
+    memset %y[0 +: 128, 0 +: 512], 0.0
+    memset %y[0 +: 128, 0 +: 512], -2.0
     dma %Y[%i + 0*2 +: 128, 0 +: 512] <- %y[0 +: 128, 0 +: 512]
   }
 }

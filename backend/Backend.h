@@ -1,0 +1,36 @@
+//===- backend/Backend.h - Tile IR to a simulator program -------*- C++ -*-===//
+//
+// Lowers a verified kernel to a runtime::Program (.tasm):
+//  1. buffers without an address get one from a scope-based stack allocator
+//     (a buffer lives while its enclosing block runs; sibling blocks reuse the
+//     space), PSUM buffers aligned so no accumulation tile crosses a bank;
+//  2. loops are normalised to `for %i = 0 to trips` (the IR's `lo + step*i`
+//     substituted everywhere), so a start on a partition-folded dimension
+//     (a buffer whose partition dim is larger than 128, e.g. the transposed
+//     strip [K:7168, M:512]) divides exactly into a fold index;
+//  3. each IR op becomes one program statement in the same order; DMAs are
+//     spread round-robin over the target's queues by static instruction.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_BACKEND_BACKEND_H
+#define TESSEL_BACKEND_BACKEND_H
+
+#include "ir/Kernel.h"
+#include "runtime/Program.h"
+#include "runtime/Target.h"
+
+#include "llvm/Support/Error.h"
+
+namespace tessel::backend {
+
+/// Gives every on-chip alloc without an address one (scope-based stack).
+/// Fails, naming the totals, when the buffers exceed the target's SBUF/PSUM.
+llvm::Error assignStackAddresses(ir::Kernel &kernel, const runtime::Target &target);
+
+/// Lowers `kernel` (verified, every on-chip alloc addressed) to a program.
+llvm::Expected<runtime::Program> lowerToProgram(const ir::Kernel &kernel,
+                                                const runtime::Target &target);
+
+} // namespace tessel::backend
+
+#endif

@@ -1,0 +1,377 @@
+//===- backend/Lowering.cpp - Tile IR ops to program statements -----------===//
+#include "backend/Backend.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace tessel::backend {
+namespace {
+
+using namespace ir;
+namespace rt = runtime;
+
+llvm::Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+class Lowering {
+public:
+  Lowering(const Kernel &kernel, const rt::Target &target) : kernel(kernel), target(target) {}
+
+  llvm::Expected<rt::Program> run() {
+    prog.kernel = kernel.name;
+    prog.target = target.name;
+    for (const Value *arg : kernel.args)
+      declareTensor(*arg);
+    if (auto err = lowerBlock(kernel.body, prog.body))
+      return std::move(err);
+    return std::move(prog);
+  }
+
+private:
+  struct LoopInfo {
+    uint32_t var;
+    int64_t lo, step;
+  };
+  struct Target {
+    rt::Access::Kind kind;
+    uint32_t id;
+  };
+
+  void declareTensor(const Value &v) {
+    rt::TensorDecl t;
+    t.name = v.name;
+    t.dtype = v.type.dtype == DType::BF16 ? rt::DType::BF16 : rt::DType::F32;
+    for (const Dim &d : v.type.dims)
+      t.shape.push_back(d.size);
+    switch (v.role) {
+    case TensorRole::Input: t.role = rt::TensorRole::Input; break;
+    case TensorRole::Output: t.role = rt::TensorRole::Output; break;
+    case TensorRole::Scratch: t.role = rt::TensorRole::Scratch; break;
+    case TensorRole::Spill: t.role = rt::TensorRole::Spill; break;
+    }
+    targets[&v] = {rt::Access::Kind::Tensor, uint32_t(prog.tensors.size())};
+    prog.tensors.push_back(std::move(t));
+  }
+
+  /// Linearises `e` over normalised loop variables (var = lo + step * i).
+  llvm::Expected<rt::AffineExpr> affine(const IndexExpr &e) {
+    rt::AffineExpr out;
+    switch (e.kind()) {
+    case IndexExpr::Kind::Const:
+      return rt::AffineExpr::constantExpr(e.constValue());
+    case IndexExpr::Kind::Var: {
+      auto it = loops.find(e.varValue());
+      if (it == loops.end())
+        return fail("use of %" + e.varValue()->name + " outside its loop");
+      out = rt::AffineExpr::varExpr(it->second.var, it->second.step);
+      out.constant = it->second.lo;
+      return out;
+    }
+    case IndexExpr::Kind::Add:
+    case IndexExpr::Kind::Sub: {
+      auto l = affine(e.lhs());
+      if (!l)
+        return l.takeError();
+      auto r = affine(e.rhs());
+      if (!r)
+        return r.takeError();
+      l->add(*r, e.kind() == IndexExpr::Kind::Add ? 1 : -1);
+      return *l;
+    }
+    case IndexExpr::Kind::Mul: {
+      auto l = affine(e.lhs());
+      if (!l)
+        return l.takeError();
+      l->scale(e.rhs().constValue());
+      return *l;
+    }
+    case IndexExpr::Kind::Min:
+      return fail("min() of '" + e.str() + "' is only supported as a tile extent");
+    }
+    return out;
+  }
+
+  llvm::Expected<rt::Extent> extent(const IndexExpr &e) {
+    rt::Extent x;
+    if (e.kind() == IndexExpr::Kind::Min) {
+      auto s = affine(e.lhs());
+      if (!s)
+        return s.takeError();
+      auto b = affine(e.rhs());
+      if (!b)
+        return b.takeError();
+      x.size = *s;
+      x.hasMin = true;
+      x.bound = *b;
+      return x;
+    }
+    auto s = affine(e);
+    if (!s)
+      return s.takeError();
+    x.size = *s;
+    return x;
+  }
+
+  /// Divides an affine expression by `d`, which must divide every term.
+  static std::optional<rt::AffineExpr> divideExact(rt::AffineExpr e, int64_t d) {
+    if (e.constant % d != 0)
+      return std::nullopt;
+    e.constant /= d;
+    for (auto &term : e.terms) {
+      if (term.second % d != 0)
+        return std::nullopt;
+      term.second /= d;
+    }
+    return e;
+  }
+
+  llvm::Expected<rt::Access> access(const Access &a) {
+    rt::Access out;
+    auto it = targets.find(a.base);
+    if (it == targets.end())
+      return fail("access to %" + a.base->name + " before its alloc");
+    out.kind = it->second.kind;
+    out.id = it->second.id;
+    bool folded = a.base->type.space != MemSpace::HBM && a.base->type.partitionFolds() > 1;
+    for (size_t d = 0; d < a.indices.size(); ++d) {
+      const Index &idx = a.indices[d];
+      auto start = affine(idx.start);
+      if (!start)
+        return start.takeError();
+      if (d == 0 && folded) {
+        // The partition range lies within one fold: [0 +: extent] of fold start/128.
+        auto fold = divideExact(*start, kPartitions);
+        if (!fold || !idx.extent)
+          return fail("access " + accessText(a) +
+                      " does not start on a 128-partition boundary of a folded buffer");
+        rt::DimAccess part;
+        part.start = rt::AffineExpr::constantExpr(0);
+        auto ext = extent(*idx.extent);
+        if (!ext)
+          return ext.takeError();
+        part.extent = *ext;
+        out.dims.push_back(part);
+        rt::DimAccess foldIdx;
+        foldIdx.start = *fold;
+        foldIdx.isIndex = true;
+        foldIdx.extent.size = rt::AffineExpr::constantExpr(1);
+        out.dims.push_back(foldIdx);
+        continue;
+      }
+      rt::DimAccess dim;
+      dim.start = *start;
+      if (idx.extent) {
+        auto ext = extent(*idx.extent);
+        if (!ext)
+          return ext.takeError();
+        dim.extent = *ext;
+      } else {
+        dim.isIndex = true;
+        dim.extent.size = rt::AffineExpr::constantExpr(1);
+      }
+      out.dims.push_back(dim);
+    }
+    return out;
+  }
+
+  static std::string accessText(const Access &a) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    a.print(os);
+    return os.str();
+  }
+
+  llvm::Error declareBuffer(const AllocOp &alloc, std::vector<rt::Stmt> &out) {
+    const Value &v = *alloc.result;
+    if (v.type.space == MemSpace::HBM) {
+      declareTensor(v);
+      return llvm::Error::success();
+    }
+    if (!alloc.address)
+      return fail("buffer %" + v.name + " has no address (run the allocator first)");
+    rt::BufferDecl b;
+    b.name = v.name;
+    b.space = v.type.space == MemSpace::SBUF ? rt::MemSpace::SBUF : rt::MemSpace::PSUM;
+    b.dtype = v.type.dtype == DType::BF16 ? rt::DType::BF16 : rt::DType::F32;
+    int64_t folds = v.type.partitionFolds();
+    b.shape.push_back(folds > 1 ? kPartitions : v.type.dims[0].size);
+    if (folds > 1)
+      b.shape.push_back(folds);
+    for (size_t i = 1; i < v.type.dims.size(); ++i)
+      b.shape.push_back(v.type.dims[i].size);
+    b.bufs = alloc.bufs;
+    b.address = *alloc.address;
+    uint32_t id = prog.buffers.size();
+    targets[&v] = {rt::Access::Kind::Buffer, id};
+    prog.buffers.push_back(std::move(b));
+    out.push_back(rt::Stmt{rt::Stmt::Kind::Alloc, id});
+    return llvm::Error::success();
+  }
+
+  llvm::Error lowerLoop(const ForOp &loop, std::vector<rt::Stmt> &out) {
+    if (!loop.lo.isConst() || !loop.hi.isConst())
+      return fail("loop %" + loop.iv->name + " has non-constant bounds; the program format "
+                  "needs constant trip counts");
+    rt::Loop l;
+    l.var = prog.vars.size();
+    prog.vars.push_back(loop.iv->name);
+    uint32_t loopId = prog.loops.size();
+    prog.varLoop.push_back(loopId);
+    int64_t lo = loop.lo.constValue(), hi = loop.hi.constValue();
+    l.lo = 0;
+    l.hi = hi > lo ? (hi - lo + loop.step - 1) / loop.step : 0;
+    l.step = 1;
+    prog.loops.push_back(std::move(l));
+    loops[loop.iv] = LoopInfo{prog.loops[loopId].var, lo, loop.step};
+    std::vector<rt::Stmt> body;
+    if (auto err = lowerBlock(loop.body, body))
+      return err;
+    prog.loops[loopId].body = std::move(body);
+    loops.erase(loop.iv);
+    out.push_back(rt::Stmt{rt::Stmt::Kind::For, loopId});
+    return llvm::Error::success();
+  }
+
+  llvm::Error lowerInstr(const Op &op, std::vector<rt::Stmt> &out) {
+    rt::Instr in;
+    auto addAccess = [&](const Access &a, rt::Access &slot) -> llvm::Error {
+      auto acc = access(a);
+      if (!acc)
+        return acc.takeError();
+      slot = *acc;
+      return llvm::Error::success();
+    };
+    auto addSrc = [&](const Access &a) -> llvm::Error {
+      in.srcs.emplace_back();
+      return addAccess(a, in.srcs.back());
+    };
+    llvm::Error err = llvm::Error::success();
+    switch (op.kind) {
+    case OpKind::Dma: {
+      const auto &d = llvm::cast<DmaOp>(op);
+      in.op = rt::Opcode::Dma;
+      in.transpose = d.transpose;
+      in.tag = d.tag == DmaTag::SpillSave     ? rt::DmaTag::SpillSave
+               : d.tag == DmaTag::SpillReload ? rt::DmaTag::SpillReload
+                                              : rt::DmaTag::None;
+      in.queue = nextQueue++ % uint32_t(target.dma_queues);
+      err = llvm::joinErrors(addAccess(d.dst, in.dst), addSrc(d.src));
+      break;
+    }
+    case OpKind::Matmul: {
+      const auto &m = llvm::cast<MatmulOp>(op);
+      in.op = rt::Opcode::Matmul;
+      in.acc = m.resetOn.empty() ? rt::AccMode::Reset : rt::AccMode::ResetIfFirst;
+      for (const Value *v : m.resetOn) {
+        auto it = loops.find(v);
+        if (it == loops.end())
+          return fail("matmul reset(%" + v->name + ") names no enclosing loop");
+        in.accVars.push_back(it->second.var);
+      }
+      err = llvm::joinErrors(addAccess(m.dst, in.dst),
+                       llvm::joinErrors(addSrc(m.stationary), addSrc(m.moving)));
+      break;
+    }
+    case OpKind::Transpose: {
+      const auto &t = llvm::cast<TransposeOp>(op);
+      in.op = rt::Opcode::Transpose;
+      err = llvm::joinErrors(addAccess(t.dst, in.dst), addSrc(t.src));
+      break;
+    }
+    case OpKind::Activation: {
+      const auto &a = llvm::cast<ActivationOp>(op);
+      in.op = rt::Opcode::Activation;
+      switch (a.fn) {
+      case ActFn::Copy: in.func = uint8_t(rt::ActFunc::Copy); break;
+      case ActFn::Silu: in.func = uint8_t(rt::ActFunc::Silu); break;
+      case ActFn::Gelu: in.func = uint8_t(rt::ActFunc::Gelu); break;
+      case ActFn::Relu: in.func = uint8_t(rt::ActFunc::Relu); break;
+      case ActFn::Exp: in.func = uint8_t(rt::ActFunc::Exp); break;
+      }
+      in.scale = a.scale;
+      err = llvm::joinErrors(addAccess(a.dst, in.dst), addSrc(a.src));
+      break;
+    }
+    case OpKind::TensorTensor: {
+      const auto &t = llvm::cast<TensorTensorOp>(op);
+      in.op = rt::Opcode::TensorTensor;
+      in.func = uint8_t(aluOp(t.alu));
+      err = llvm::joinErrors(addAccess(t.dst, in.dst), llvm::joinErrors(addSrc(t.lhs), addSrc(t.rhs)));
+      break;
+    }
+    case OpKind::TensorScalar: {
+      const auto &t = llvm::cast<TensorScalarOp>(op);
+      in.op = rt::Opcode::TensorScalar;
+      in.func = uint8_t(aluOp(t.alu));
+      in.imm = t.scalar;
+      err = llvm::joinErrors(addAccess(t.dst, in.dst), addSrc(t.src));
+      break;
+    }
+    case OpKind::Copy: {
+      const auto &c = llvm::cast<CopyOp>(op);
+      in.op = rt::Opcode::Copy;
+      err = llvm::joinErrors(addAccess(c.dst, in.dst), addSrc(c.src));
+      break;
+    }
+    case OpKind::Memset: {
+      const auto &m = llvm::cast<MemsetOp>(op);
+      in.op = rt::Opcode::Memset;
+      in.imm = m.value;
+      err = addAccess(m.dst, in.dst);
+      break;
+    }
+    case OpKind::Alloc:
+    case OpKind::For:
+      break;
+    }
+    if (err)
+      return err;
+    in.engine = rt::defaultEngine(in.op);
+    out.push_back(rt::Stmt{rt::Stmt::Kind::Instr, uint32_t(prog.instrs.size())});
+    prog.instrs.push_back(std::move(in));
+    return llvm::Error::success();
+  }
+
+  static rt::AluOp aluOp(AluOp op) {
+    switch (op) {
+    case AluOp::Add: return rt::AluOp::Add;
+    case AluOp::Sub: return rt::AluOp::Sub;
+    case AluOp::Mul: return rt::AluOp::Mul;
+    case AluOp::Max: return rt::AluOp::Max;
+    }
+    return rt::AluOp::Add;
+  }
+
+  llvm::Error lowerBlock(const Block &block, std::vector<rt::Stmt> &out) {
+    for (const auto &op : block.ops) {
+      llvm::Error err = llvm::Error::success();
+      if (auto *alloc = llvm::dyn_cast<AllocOp>(op.get()))
+        err = declareBuffer(*alloc, out);
+      else if (auto *loop = llvm::dyn_cast<ForOp>(op.get()))
+        err = lowerLoop(*loop, out);
+      else
+        err = lowerInstr(*op, out);
+      if (err)
+        return err;
+    }
+    return llvm::Error::success();
+  }
+
+  const Kernel &kernel;
+  const rt::Target &target;
+  rt::Program prog;
+  llvm::DenseMap<const Value *, LoopInfo> loops;
+  llvm::DenseMap<const Value *, Target> targets;
+  uint32_t nextQueue = 0;
+};
+
+} // namespace
+
+llvm::Expected<runtime::Program> lowerToProgram(const ir::Kernel &kernel,
+                                                const runtime::Target &target) {
+  return Lowering(kernel, target).run();
+}
+
+} // namespace tessel::backend

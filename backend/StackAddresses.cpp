@@ -1,0 +1,85 @@
+//===- backend/StackAddresses.cpp - Scope-based on-chip addresses ---------===//
+//
+// The simplest correct placement: a buffer is live while the block holding
+// its alloc runs, so each block pushes its allocs on a per-space stack and
+// pops them on exit. Straightforward-form kernels fit easily; the `allocate`
+// pass does better (and spills) for the fused pipeline.
+//
+//===----------------------------------------------------------------------===//
+#include "backend/Backend.h"
+
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace tessel::backend {
+namespace {
+
+using namespace ir;
+
+constexpr int64_t kSbufAlign = 64;
+
+int64_t alignTo(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+int64_t nextPow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v)
+    p <<= 1;
+  return p;
+}
+
+struct StackState {
+  int64_t sbufTop = 0, psumTop = 0;
+  int64_t sbufPeak = 0, psumPeak = 0;
+};
+
+void place(Block &block, StackState &st, const runtime::Target &target) {
+  StackState saved = st;
+  for (auto &op : block.ops) {
+    if (auto *alloc = llvm::dyn_cast<AllocOp>(op.get())) {
+      const TensorType &t = alloc->result->type;
+      if (t.space == MemSpace::HBM || alloc->address)
+        continue;
+      int64_t bytes = t.bytesPerPartition() * alloc->bufs;
+      if (t.space == MemSpace::SBUF) {
+        alloc->address = alignTo(st.sbufTop, kSbufAlign);
+        st.sbufTop = *alloc->address + bytes;
+        st.sbufPeak = std::max(st.sbufPeak, st.sbufTop);
+      } else {
+        // Align to the fold size (a power of two up to a bank) so that no
+        // fold -- one accumulation tile -- straddles two PSUM banks.
+        int64_t fold = t.bytesPerPartition() / t.partitionFolds();
+        int64_t align = std::min<int64_t>(target.psum_bank_bytes, nextPow2(fold));
+        alloc->address = alignTo(st.psumTop, align);
+        st.psumTop = *alloc->address + bytes;
+        st.psumPeak = std::max(st.psumPeak, st.psumTop);
+      }
+    } else if (auto *loop = llvm::dyn_cast<ForOp>(op.get())) {
+      place(loop->body, st, target);
+    }
+  }
+  saved.sbufPeak = st.sbufPeak;
+  saved.psumPeak = st.psumPeak;
+  st = saved;
+}
+
+} // namespace
+
+llvm::Error assignStackAddresses(Kernel &kernel, const runtime::Target &target) {
+  StackState st;
+  place(kernel.body, st, target);
+  if (st.sbufPeak > target.sbuf_bytes_per_partition)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("kernel '{0}' needs {1} bytes of SBUF per partition, but target '{2}' has "
+                      "{3}; use a smaller row block (--block m=...)",
+                      kernel.name, st.sbufPeak, target.name, target.sbuf_bytes_per_partition));
+  if (st.psumPeak > target.psum_bytes_per_partition)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("kernel '{0}' needs {1} bytes of PSUM per partition, but target '{2}' has "
+                      "{3}; use a smaller row block (--block m=...)",
+                      kernel.name, st.psumPeak, target.name, target.psum_bytes_per_partition));
+  return llvm::Error::success();
+}
+
+} // namespace tessel::backend
