@@ -90,10 +90,11 @@ struct AffineExpr {
   void add(const AffineExpr &other, int64_t scale = 1);
   void scale(int64_t s);
   int64_t eval(const int64_t *vars) const {
-    int64_t v = constant;
+    // Wrapping arithmetic: never undefined; out-of-range results fail the bounds checks.
+    uint64_t v = uint64_t(constant);
     for (const auto &t : terms)
-      v += t.second * vars[t.first];
-    return v;
+      v += uint64_t(t.second) * uint64_t(vars[t.first]);
+    return int64_t(v);
   }
   bool operator==(const AffineExpr &o) const { return constant == o.constant && terms == o.terms; }
 };

@@ -34,6 +34,12 @@ struct Token {
   SMLoc loc() const { return SMLoc::getFromPointer(text.data()); }
 };
 
+/// Integers in programs are bounded so that no arithmetic on them can overflow.
+constexpr int64_t kMaxInt = int64_t(1) << 40;
+constexpr unsigned kMaxDepth = 200;
+
+bool fitsLimit(__int128 v) { return v <= kMaxInt && v >= -kMaxInt; }
+
 class Parser {
 public:
   Parser(StringRef text, StringRef fileName) {
@@ -210,8 +216,8 @@ private:
     }
     if (tok.kind != Tok::Int)
       return error(formatv("expected {0}", what));
-    if (tok.text.getAsInteger(10, v))
-      return error("integer out of range");
+    if (tok.text.getAsInteger(10, v) || v > kMaxInt)
+      return error("integer out of range (the limit is 2^40)");
     if (neg)
       v = -v;
     next();
@@ -264,6 +270,11 @@ private:
       if (v <= 0)
         return error(l, "dimension sizes must be positive");
       shape.push_back(v);
+      __int128 total = 1;
+      for (int64_t d : shape)
+        total *= d;
+      if (!fitsLimit(total))
+        return error(l, "shape too large (more than 2^40 elements)");
       if (tok.kind == Tok::Comma) {
         next();
         continue;
@@ -362,11 +373,46 @@ private:
     return error(l, formatv("unknown loop variable %{0} (not defined by an enclosing `for`)", name));
   }
 
+  // e *= s, or an error if a coefficient would leave the integer limit.
+  bool scaleChecked(AffineExpr &e, int64_t s, SMLoc l) {
+    if (!fitsLimit(__int128(e.constant) * s))
+      return error(l, "expression value out of range (the limit is 2^40)");
+    for (const auto &t : e.terms)
+      if (!fitsLimit(__int128(t.second) * s))
+        return error(l, "expression coefficient out of range (the limit is 2^40)");
+    e.scale(s);
+    return true;
+  }
+  bool addChecked(AffineExpr &e, const AffineExpr &rhs, int64_t s, SMLoc l) {
+    if (!fitsLimit(__int128(e.constant) + __int128(rhs.constant) * s))
+      return error(l, "expression value out of range (the limit is 2^40)");
+    for (const auto &t : rhs.terms) {
+      __int128 c = __int128(t.second) * s;
+      for (const auto &u : e.terms)
+        if (u.first == t.first)
+          c += u.second;
+      if (!fitsLimit(c))
+        return error(l, "expression coefficient out of range (the limit is 2^40)");
+    }
+    e.add(rhs, s);
+    return true;
+  }
+
+  struct DepthGuard {
+    unsigned &d;
+    explicit DepthGuard(unsigned &d) : d(d) { ++d; }
+    ~DepthGuard() { --d; }
+  };
+  unsigned depth = 0;
+
   bool parseFactor(AffineExpr &e) {
+    DepthGuard g(depth);
+    if (depth > kMaxDepth)
+      return error("expression nested too deeply");
     if (tok.kind == Tok::Int) {
       int64_t v;
-      if (tok.text.getAsInteger(10, v))
-        return error("integer out of range");
+      if (tok.text.getAsInteger(10, v) || v > kMaxInt)
+        return error("integer out of range (the limit is 2^40)");
       e = AffineExpr::constantExpr(v);
       next();
       return true;
@@ -389,7 +435,7 @@ private:
       next();
       if (!parseFactor(e))
         return false;
-      e.scale(-1);
+      e.scale(-1); // |values| <= 2^40 stay in range
       return true;
     }
     return error("expected an integer, a loop variable or '('");
@@ -404,10 +450,12 @@ private:
       AffineExpr rhs;
       if (!parseFactor(rhs))
         return false;
-      if (rhs.isConstant())
-        e.scale(rhs.constant);
-      else if (e.isConstant()) {
-        rhs.scale(e.constant);
+      if (rhs.isConstant()) {
+        if (!scaleChecked(e, rhs.constant, l))
+          return false;
+      } else if (e.isConstant()) {
+        if (!scaleChecked(rhs, e.constant, l))
+          return false;
         e = rhs;
       } else
         return error(l, "product of two loop variables is not affine");
@@ -420,11 +468,11 @@ private:
       return false;
     while (tok.kind == Tok::Plus || tok.kind == Tok::Minus) {
       int64_t s = tok.kind == Tok::Plus ? 1 : -1;
+      SMLoc l = tok.loc();
       next();
       AffineExpr rhs;
-      if (!parseTerm(rhs))
+      if (!parseTerm(rhs) || !addChecked(e, rhs, s, l))
         return false;
-      e.add(rhs, s);
     }
     return true;
   }
@@ -673,6 +721,9 @@ private:
   }
 
   bool parseFor(std::vector<Stmt> &body) {
+    DepthGuard g(depth);
+    if (depth > kMaxDepth)
+      return error("loops nested too deeply");
     Loop l;
     l.loc = srcLoc(tok.loc());
     next(); // 'for'

@@ -65,6 +65,7 @@ std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed) {
 namespace {
 
 constexpr int MaxDims = 8;
+constexpr uint64_t kMaxFunctionalElems = uint64_t(4) << 30; // 16 GiB of float32
 constexpr int NumComputeUnits = 4; // tensor, vector, scalar, gpsimd; DMA queue q is unit 4 + q
 
 /// A 2-D tile view [P, F] of an object's element storage.
@@ -441,12 +442,12 @@ bool Machine::makeView(const Access &a, TileView &v, const char *role) {
     int64_t ext = da.isIndex ? 1 : da.extent.eval(vars.data());
     if (ext <= 0)
       return fail(formatv("{0} %{1}: dimension {2} has an empty extent ({3})", role, P.accessName(a), d, ext));
-    if (st < 0 || st + ext > shape[d]) {
+    if (st < 0 || ext > shape[d] || st > shape[d] - ext) {
       if (da.isIndex)
         return fail(formatv("out-of-bounds {0} of %{1}: index {2} in dimension {3} of size {4}", role,
                             P.accessName(a), st, d, shape[d]));
       return fail(formatv("out-of-bounds {0} of %{1}: dimension {2} range [{3}, {4}) exceeds size {5}", role,
-                          P.accessName(a), d, st, st + ext, shape[d]));
+                          P.accessName(a), d, st, int64_t(uint64_t(st) + uint64_t(ext)), shape[d]));
     }
     v.base += st * stride[d];
     if (d == 0) {
@@ -883,8 +884,21 @@ Expected<SimResult> Machine::run() {
     return e;
   if (Error e = validateTarget(T, "target " + T.name))
     return e;
+  if (!checkStatic())
+    return createStringError(inconvertibleErrorCode(), errMsg);
+  if (functional) {
+    uint64_t elems = 0;
+    for (const TensorDecl &t : P.tensors)
+      elems += uint64_t(t.numElements());
+    if (elems > kMaxFunctionalElems)
+      return createStringError(inconvertibleErrorCode(),
+                               "%s: error: the HBM tensors hold %llu elements, more than the functional "
+                               "simulator's limit of %llu; use --timing-only",
+                               P.locString({}).c_str(), (unsigned long long)elems,
+                               (unsigned long long)kMaxFunctionalElems);
+  }
   setupObjects();
-  if (!checkStatic() || !loadInputs(res) || !execBody(P.body))
+  if (!loadInputs(res) || !execBody(P.body))
     return createStringError(inconvertibleErrorCode(), errMsg);
   cur = nullptr;
   if (functional) {

@@ -150,6 +150,30 @@ TEST(Program, SyntaxErrorsAreLocatedWithCaret) {
   }
 }
 
+TEST(Program, AbsurdInputsAreErrorsNotCrashes) {
+  std::string deep = "buffer %b : sbuf f32[4, 4] bufs=1 addr=0\nfor %i = 0 to 2 {\n  copy %b[0:4, " +
+                     std::string(5000, '(') + "%i" + std::string(5000, ')') + " : 1] <- %b\n}\n";
+  EXPECT_NE(parseError(deep).find("nested too deeply"), std::string::npos);
+  std::string loops;
+  for (int i = 0; i < 300; ++i)
+    loops += "for %v" + std::to_string(i) + " = 0 to 1 {\n";
+  EXPECT_NE(parseError(loops).find("loops nested too deeply"), std::string::npos);
+  EXPECT_NE(parseError("tensor %X : f32[99999999999999999999] input\n").find("integer out of range"),
+            std::string::npos);
+  EXPECT_NE(parseError("tensor %X : f32[1048576, 1048576, 4] input\n").find("shape too large"), std::string::npos);
+  EXPECT_NE(parseError("buffer %b : sbuf f32[4, 4] bufs=1 addr=0\nfor %i = 0 to 2 {\n"
+                       "  copy %b[0:4, %i*10000000*10000000 : 1] <- %b\n}\n")
+                .find("out of range"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string("kernel \x01\n")).find("error"), std::string::npos);
+  EXPECT_NE(parseError(std::string("tensor %X : f32[4] input\0garbage", 33)).find("error"), std::string::npos);
+  // Huge loop-variable products wrap instead of overflowing, and fail the bounds check.
+  Program p = parseOrFail("tensor %X : f32[4, 4] input\nbuffer %b : sbuf f32[4, 4] bufs=1 addr=0\n"
+                          "for %i = 1099511627775 to 1099511627776 {\n"
+                          "  dma %b[0:4, 0:4] <- %X[%i*1099511627776 : 4, 0:4] queue=0\n}\n");
+  EXPECT_NE(runError(p).find("out-of-bounds read of %X"), std::string::npos);
+}
+
 TEST(Program, StreamsAreProjectionsOfTheBody) {
   Program p = parseOrFail(R"(
 tensor %X : bf16[256, 128] input
