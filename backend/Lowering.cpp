@@ -243,11 +243,10 @@ private:
       slot = *acc;
       return llvm::Error::success();
     };
-    auto addSrc = [&](const Access &a) -> llvm::Error {
-      in.srcs.emplace_back();
-      return addAccess(a, in.srcs.back());
-    };
-    llvm::Error err = llvm::Error::success();
+    // Operands in order: the destination, then the sources (stationary before
+    // moving for a matmul), converted one after the other.
+    llvm::SmallVector<const Access *, 3> srcs;
+    const Access *dst = nullptr;
     switch (op.kind) {
     case OpKind::Dma: {
       const auto &d = llvm::cast<DmaOp>(op);
@@ -257,7 +256,8 @@ private:
                : d.tag == DmaTag::SpillReload ? rt::DmaTag::SpillReload
                                               : rt::DmaTag::None;
       in.queue = nextQueue++ % uint32_t(target.dma_queues);
-      err = llvm::joinErrors(addAccess(d.dst, in.dst), addSrc(d.src));
+      dst = &d.dst;
+      srcs = {&d.src};
       break;
     }
     case OpKind::Matmul: {
@@ -270,14 +270,15 @@ private:
           return fail("matmul reset(%" + v->name + ") names no enclosing loop");
         in.accVars.push_back(it->second.var);
       }
-      err = llvm::joinErrors(addAccess(m.dst, in.dst),
-                       llvm::joinErrors(addSrc(m.stationary), addSrc(m.moving)));
+      dst = &m.dst;
+      srcs = {&m.stationary, &m.moving};
       break;
     }
     case OpKind::Transpose: {
       const auto &t = llvm::cast<TransposeOp>(op);
       in.op = rt::Opcode::Transpose;
-      err = llvm::joinErrors(addAccess(t.dst, in.dst), addSrc(t.src));
+      dst = &t.dst;
+      srcs = {&t.src};
       break;
     }
     case OpKind::Activation: {
@@ -291,14 +292,16 @@ private:
       case ActFn::Exp: in.func = uint8_t(rt::ActFunc::Exp); break;
       }
       in.scale = a.scale;
-      err = llvm::joinErrors(addAccess(a.dst, in.dst), addSrc(a.src));
+      dst = &a.dst;
+      srcs = {&a.src};
       break;
     }
     case OpKind::TensorTensor: {
       const auto &t = llvm::cast<TensorTensorOp>(op);
       in.op = rt::Opcode::TensorTensor;
       in.func = uint8_t(aluOp(t.alu));
-      err = llvm::joinErrors(addAccess(t.dst, in.dst), llvm::joinErrors(addSrc(t.lhs), addSrc(t.rhs)));
+      dst = &t.dst;
+      srcs = {&t.lhs, &t.rhs};
       break;
     }
     case OpKind::TensorScalar: {
@@ -306,28 +309,36 @@ private:
       in.op = rt::Opcode::TensorScalar;
       in.func = uint8_t(aluOp(t.alu));
       in.imm = t.scalar;
-      err = llvm::joinErrors(addAccess(t.dst, in.dst), addSrc(t.src));
+      dst = &t.dst;
+      srcs = {&t.src};
       break;
     }
     case OpKind::Copy: {
       const auto &c = llvm::cast<CopyOp>(op);
       in.op = rt::Opcode::Copy;
-      err = llvm::joinErrors(addAccess(c.dst, in.dst), addSrc(c.src));
+      dst = &c.dst;
+      srcs = {&c.src};
       break;
     }
     case OpKind::Memset: {
       const auto &m = llvm::cast<MemsetOp>(op);
       in.op = rt::Opcode::Memset;
       in.imm = m.value;
-      err = addAccess(m.dst, in.dst);
+      dst = &m.dst;
       break;
     }
     case OpKind::Alloc:
     case OpKind::For:
       break;
     }
-    if (err)
-      return err;
+    if (dst)
+      if (auto err = addAccess(*dst, in.dst))
+        return err;
+    for (const Access *src : srcs) {
+      in.srcs.emplace_back();
+      if (auto err = addAccess(*src, in.srcs.back()))
+        return err;
+    }
     in.engine = rt::defaultEngine(in.op);
     out.push_back(rt::Stmt{rt::Stmt::Kind::Instr, uint32_t(prog.instrs.size())});
     prog.instrs.push_back(std::move(in));

@@ -1,5 +1,6 @@
 #include "driver/Compile.h"
 
+#include "backend/Backend.h"
 #include "ir/Verifier.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -63,6 +64,18 @@ std::unique_ptr<ir::Kernel> lowerToTileIR(Frontend &fe, const TileGenOptions &op
     return nullptr;
   }
   return kernel;
+}
+
+TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
+  TileGenOptions options;
+  options.stripBudgetBytes = target.sbuf_bytes_per_partition / 2;
+  return options;
+}
+
+llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target) {
+  if (auto err = backend::assignStackAddresses(kernel, target))
+    return std::move(err);
+  return backend::lowerToProgram(kernel, target);
 }
 
 } // namespace tessel::driver

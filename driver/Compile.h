@@ -7,6 +7,8 @@
 #include "frontend/TileGen.h"
 #include "ir/Diagnostics.h"
 #include "ir/Kernel.h"
+#include "runtime/Program.h"
+#include "runtime/Target.h"
 
 #include "llvm/Support/SourceMgr.h"
 
@@ -35,6 +37,14 @@ bool runFrontend(Frontend &fe, const std::string &path, const std::vector<Define
 
 /// TileGen plus verification of its output. Returns null after reporting.
 std::unique_ptr<ir::Kernel> lowerToTileIR(Frontend &fe, const TileGenOptions &options);
+
+/// TileGen options derived from the target (the straightforward form's
+/// transposed strip may take half of a partition's SBUF).
+TileGenOptions tileGenOptionsFor(const runtime::Target &target);
+
+/// The backend: addresses for on-chip buffers, then the simulator program.
+/// Returns an error naming what does not fit or cannot be lowered.
+llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target);
 
 } // namespace tessel::driver
 

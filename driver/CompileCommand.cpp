@@ -14,7 +14,7 @@ namespace cl = llvm::cl;
 namespace tessel::driver {
 
 namespace {
-enum class EmitKind { AST, TIR };
+enum class EmitKind { AST, TIR, TASM };
 } // namespace
 
 int runCompileCommand(int argc, char **argv) {
@@ -24,8 +24,13 @@ int runCompileCommand(int argc, char **argv) {
   cl::opt<EmitKind> emit(
       "emit", cl::desc("What to print (default: tir)"), cl::init(EmitKind::TIR),
       cl::values(clEnumValN(EmitKind::AST, "ast", "the typed AST, with shapes and locations"),
-                 clEnumValN(EmitKind::TIR, "tir", "the verified tile IR (round-trips through tessel opt)")),
+                 clEnumValN(EmitKind::TIR, "tir", "the verified tile IR (round-trips through tessel opt)"),
+                 clEnumValN(EmitKind::TASM, "tasm", "the simulator program (run it with tessel run)")),
       cl::cat(toolCategory()));
+  cl::opt<std::string> targetName("target",
+                                  cl::desc("Hardware description: trn1 (default), trn2, or a JSON file"),
+                                  cl::value_desc("trn1|trn2|FILE.json"), cl::init("trn1"),
+                                  cl::cat(toolCategory()));
   cl::opt<std::string> output("o", cl::desc("Write the output to FILE ('-' for stdout)"),
                               cl::value_desc("FILE"), cl::init("-"), cl::cat(toolCategory()));
   if (!parseCommandLine(argc, argv,
@@ -51,10 +56,24 @@ int runCompileCommand(int argc, char **argv) {
   if (emit == EmitKind::AST) {
     printAST(*fe.module, fe.sourceMgr, out.os());
   } else {
-    auto kernel = lowerToTileIR(fe, TileGenOptions());
+    auto target = runtime::loadTarget(targetName);
+    if (!target) {
+      llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(target.takeError()) << "\n";
+      return 1;
+    }
+    auto kernel = lowerToTileIR(fe, tileGenOptionsFor(*target));
     if (!kernel)
       return 1;
-    ir::printKernel(*kernel, out.os());
+    if (emit == EmitKind::TIR) {
+      ir::printKernel(*kernel, out.os());
+    } else {
+      auto program = emitProgram(*kernel, *target);
+      if (!program) {
+        llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(program.takeError()) << "\n";
+        return 1;
+      }
+      runtime::printProgram(*program, out.os());
+    }
   }
   out.keep();
   return 0;

@@ -2,15 +2,17 @@
 //
 // Runs a program on the NeuronCore simulator (runtime/Simulator.h) and writes
 // the profile report. Structure:
-//   runRunCommand  parses the command line, loads the program (.tasm; .tsl is
-//                  compiled by the lead's pipeline -- not wired yet) and calls
+//   runRunCommand  parses the command line, loads the program (.tasm, or a
+//                  .tsl compiled through driver/Compile.h) and calls
 //   runProgram     simulate + report; an optional CheckHook (for --check)
 //                  gets the SimResult (inputs used, outputs computed), fills
 //                  the report's "check" object and decides pass/fail.
 //
 //===----------------------------------------------------------------------===//
 #include "driver/Commands.h"
+#include "driver/Check.h"
 #include "driver/CommonOptions.h"
+#include "driver/Compile.h"
 
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -98,8 +100,14 @@ int runProgram(const Program &prog, const RunSettings &s, const CheckHook &check
 }
 
 int runRunCommand(int argc, char **argv) {
-  cl::opt<std::string> input(cl::Positional, cl::desc("<program: .tasm (or .tsl, compiled first); '-' for stdin>"),
+  cl::opt<std::string> input(cl::Positional, cl::desc("<program: .tasm, or a .tsl kernel compiled first; '-' for stdin>"),
                              cl::cat(toolCategory()));
+  SourceOptions source;
+  cl::opt<bool> checkFlag("check",
+                          cl::desc("Compare the outputs with a plain fp32 reference of the kernel's DSL "
+                                   "semantics (.tsl only); fails when the error normalised by the "
+                                   "output's magnitude exceeds 2% (bf16 tolerance, docs/tasm.md)"),
+                          cl::cat(toolCategory()));
   cl::list<std::string> inputs(
       "input",
       cl::desc("Feed input tensor NAME from FILE.npy (float32, rounded to bf16 for bf16 tensors; or float16; "
@@ -171,14 +179,39 @@ int runRunCommand(int argc, char **argv) {
     reportError("no program given (usage: tessel run [options] FILE.tasm; see tessel run --help)");
     return 1;
   }
-  if (llvm::StringRef(input).endswith(".tsl")) {
-    reportError(llvm::formatv("running .tsl sources is not wired yet: compile '{0}' to a .tasm program "
-                              "first and run that",
-                              input)
-                    .str());
+  bool isSource = llvm::StringRef(input).endswith(".tsl");
+  if (checkFlag && !isSource) {
+    reportError("--check needs the kernel's .tsl source (a .tasm program has no DSL semantics to "
+                "compare with)");
     return 1;
   }
-  llvm::Expected<Program> prog = parseProgramFile(input);
+  if (!isSource && (!source.kernel.empty() || !source.defines.empty())) {
+    reportError("-k and -D apply to .tsl sources only");
+    return 1;
+  }
+  Frontend fe;
+  std::string outputName;
+  // A .tsl is compiled (frontend errors are reported here and yield null).
+  Target compileTarget;
+  auto compileSource = [&]() -> std::unique_ptr<ir::Kernel> {
+    std::vector<Define> defines;
+    Target &target = compileTarget;
+    if (!source.collectDefines(defines) || !runFrontend(fe, input, defines, source.kernel) ||
+        !loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), target))
+      return nullptr;
+    return lowerToTileIR(fe, tileGenOptionsFor(target));
+  };
+  std::unique_ptr<ir::Kernel> kernel;
+  if (isSource) {
+    kernel = compileSource();
+    if (!kernel)
+      return 1;
+    for (const ir::Value *arg : kernel->args)
+      if (arg->role == ir::TensorRole::Output)
+        outputName = arg->name;
+  }
+  llvm::Expected<Program> prog = isSource ? emitProgram(*kernel, compileTarget)
+                                          : parseProgramFile(input);
   if (!prog) {
     reportError(llvm::toString(prog.takeError()));
     return 1;
@@ -214,7 +247,15 @@ int runRunCommand(int argc, char **argv) {
   s.sim.tracePath = tracePath;
   s.format = format;
   s.reportPath = output;
-  return runProgram(*prog, s);
+  if (!checkFlag)
+    return runProgram(*prog, s);
+  if (timingOnly) {
+    reportError("--check needs the numerics; drop --timing-only");
+    return 1;
+  }
+  return runProgram(*prog, s, [&](const SimResult &result, llvm::json::Object &check) {
+    return checkAgainstReference(*fe.kernel, result, outputName, check);
+  });
 }
 
 } // namespace tessel::driver
