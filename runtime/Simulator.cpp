@@ -173,6 +173,7 @@ private:
   std::vector<uint64_t> unitCount;
   std::vector<uint64_t> queueBytes;
   std::vector<std::pair<double, double>> dmaIntervals;
+  std::vector<std::pair<double, double>> psumPort[4], sbufPort[4]; // per compute unit, when shared ports are modelled
   BandwidthCalendar shared;
   double makespan = 0;
   bool haveStationary = false;
@@ -559,13 +560,52 @@ bool Machine::execBody(const std::vector<Stmt> &body) {
   return true;
 }
 
+// Earliest t >= start such that [t, t + dur) overlaps none of `uses`
+// (sorted, disjoint: one in-order engine's intervals).
+static double fitAround(const std::vector<std::pair<double, double>> &uses, double start, double dur) {
+  auto it = std::lower_bound(uses.begin(), uses.end(), start,
+                             [](const std::pair<double, double> &iv, double t) { return iv.second <= t; });
+  for (; it != uses.end() && it->first < start + dur; ++it)
+    start = std::max(start, it->second);
+  return start;
+}
+
 void Machine::schedule(const Instr &in, uint32_t id, int unit, unsigned nsrc, double busyNs, double latencyNs,
                        float rows, float cols) {
   double start = unitFree[unit];
   for (unsigned i = 0; i < nsrc; ++i)
     start = std::max(start, readReady(vSrc[i], unit));
   start = std::max(start, writeReady(vDst, unit));
+  // trn1 port sharing: VectorE/ScalarE on PSUM, VectorE/GpSimdE on SBUF.
+  bool usePsum = false, useSbuf = false;
+  if (unit >= 1 && unit <= 3) {
+    usePsum = inSpace(vDst, MemSpace::PSUM);
+    useSbuf = inSpace(vDst, MemSpace::SBUF);
+    for (unsigned i = 0; i < nsrc; ++i) {
+      usePsum |= inSpace(vSrc[i], MemSpace::PSUM);
+      useSbuf |= inSpace(vSrc[i], MemSpace::SBUF);
+    }
+    usePsum &= T.psum_port_shared_vector_scalar != 0 && (unit == 1 || unit == 2);
+    useSbuf &= T.sbuf_port_shared_vector_gpsimd != 0 && (unit == 1 || unit == 3);
+    for (bool moved = true; moved;) {
+      moved = false;
+      if (usePsum) {
+        double t = fitAround(psumPort[unit == 1 ? 2 : 1], start, busyNs);
+        moved |= t != start;
+        start = t;
+      }
+      if (useSbuf) {
+        double t = fitAround(sbufPort[unit == 1 ? 3 : 1], start, busyNs);
+        moved |= t != start;
+        start = t;
+      }
+    }
+  }
   double end = start + busyNs;
+  if (usePsum)
+    psumPort[unit].push_back({start, end});
+  if (useSbuf)
+    sbufPort[unit].push_back({start, end});
   unitFree[unit] = end;
   unitBusy[unit] += busyNs;
   ++unitCount[unit];

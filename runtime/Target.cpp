@@ -53,6 +53,10 @@ static Target makeTrn1() {
   t.engine_min_ii_cycles = 64;
   // §1.2: ~60 cycles static SBUF/PSUM access overhead per instruction [DOC].
   t.engine_access_overhead_cycles = 60;
+  // §1.2: on v2, VectorE and ScalarE cannot access PSUM in parallel, and
+  // VectorE and GpSimdE cannot access SBUF in parallel (lifted on v3) [DOC].
+  t.psum_port_shared_vector_scalar = 1;
+  t.sbuf_port_shared_vector_gpsimd = 1;
   // §1.2: SBUF 24 MiB = 128 partitions x 192 KiB [DOC].
   t.sbuf_partitions = 128;
   t.sbuf_bytes_per_partition = 192 * 1024;
@@ -101,7 +105,7 @@ const EmbeddedTarget embeddedTargets[] = {
 #include "runtime/BuiltinTargets.inc"
     {nullptr, nullptr}};
 
-enum class Constraint { Positive, NonNegative, Fraction };
+enum class Constraint { Positive, NonNegative, Fraction, Flag };
 
 Error fieldError(StringRef origin, const Twine &msg) {
   return createStringError(inconvertibleErrorCode(), (origin + ": " + msg).str());
@@ -120,6 +124,10 @@ Error checkConstraint(StringRef origin, StringRef field, double v, Constraint c)
   case Constraint::Fraction:
     if (!(v > 0 && v <= 1))
       return fieldError(origin, formatv("field '{0}' must be in (0, 1], got {1}", field, v));
+    break;
+  case Constraint::Flag:
+    if (v != 0 && v != 1)
+      return fieldError(origin, formatv("field '{0}' must be 0 or 1, got {1}", field, v));
     break;
   }
   return Error::success();

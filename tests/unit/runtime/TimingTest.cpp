@@ -207,6 +207,35 @@ for %i = 0 to 8 {
   EXPECT_GT(r.report.mbu, 0.8);
 }
 
+TEST(Timing, Trn1SharesThePsumPortBetweenVectorAndScalar) {
+  // Two independent PSUM evictions, one on VectorE and one on ScalarE.
+  const char *text = R"(
+tensor %A : bf16[128, 512] input
+buffer %a : sbuf bf16[128, 512] bufs=1 addr=0
+buffer %x : sbuf f32[128, 512] bufs=1 addr=1024
+buffer %y : sbuf f32[128, 512] bufs=1 addr=4096
+buffer %p : psum f32[128, 512] bufs=1 addr=0
+buffer %q : psum f32[128, 512] bufs=1 addr=2048
+dma %a <- %A queue=0
+matmul %p <- %a[0:128, 0:128], %a reset
+matmul %q <- %a[0:128, 0:128], %a reset
+copy %x <- %p
+activation.exp %y <- %q
+)";
+  auto overlap = [](const SimResult &r) {
+    const TraceEvent &v = r.timeline[3], &s = r.timeline[4];
+    return std::min(v.startNs + v.durNs, s.startNs + s.durNs) - std::max(v.startNs, s.startNs);
+  };
+  SimResult one = timed(text);
+  ASSERT_EQ(one.timeline.size(), 5u);
+  EXPECT_LE(overlap(one), 0.0);
+  auto t2 = loadTarget("trn2");
+  ASSERT_TRUE(bool(t2));
+  SimResult two = timed(text, *t2);
+  ASSERT_EQ(two.timeline.size(), 5u);
+  EXPECT_GT(overlap(two), 0.0);
+}
+
 TEST(Timing, TimingOnlyIsFast) {
   // ~150k dynamic instructions.
   std::string text = R"(
