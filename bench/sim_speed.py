@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Simulator speed and a sanity check of the timing model against documented numbers.
+
+Generates the AWS NKI matrix-multiplication tutorial kernels as .tasm programs
+(shared/TRN1.md section 6: lhsT [K, M] stationary tiles, rhs [K, N] moving tiles,
+M=4096, K=8192, N=8192, bf16) and runs them on the simulator:
+
+  * tiled:    the tutorial's "original tiled" kernel (two loads per matmul);
+  * blocked:  the "fully optimized" kernel (TILES_IN_BLOCK_M=16, N=2, K=8).
+
+It reports the simulator's own speed (dynamic instructions per second, timing-only
+and functional) and the simulated latency next to the latency the tutorial
+measured on trn1 (51.80 ms and 6.97 ms). The timing model is NOT fitted to those
+numbers (DESIGN.md section 8); they are printed as an independent check.
+
+Usage: bench/sim_speed.py [--tessel build/bin/tessel] [--out bench/sim_speed.md]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def tiled(M, K, N):
+    return f"""kernel nki_mm_tiled
+target trn1
+tensor %lhsT : bf16[{K}, {M}] input
+tensor %rhs : bf16[{K}, {N}] input
+tensor %res : bf16[{M}, {N}] output
+buffer %l : sbuf bf16[128, 128] bufs=2 addr=0
+buffer %r : sbuf bf16[128, 512] bufs=2 addr=512
+buffer %o : sbuf bf16[128, 512] bufs=2 addr=2560
+buffer %ps : psum f32[128, 512] bufs=2 addr=0
+for %m = 0 to {M // 128} {{
+  for %n = 0 to {N // 512} {{
+    alloc %ps
+    for %k = 0 to {K // 128} {{
+      alloc %l
+      dma %l <- %lhsT[%k*128 : 128, %m*128 : 128] queue=0
+      alloc %r
+      dma %r <- %rhs[%k*128 : 128, %n*512 : 512] queue=1
+      matmul %ps <- %l, %r reset_if_first(%k)
+    }}
+    alloc %o
+    copy %o <- %ps
+    dma %res[%m*128 : 128, %n*512 : 512] <- %o queue=2
+  }}
+}}
+"""
+
+
+def blocked(M, K, N, TBM=16, TBN=2, TBK=8):
+    BM, BN, BK = 128 * TBM, 512 * TBN, 128 * TBK
+    nmt = M // 128
+    L = [
+        "kernel nki_mm_fully_optimized",
+        "target trn1",
+        f"tensor %lhsT : bf16[{K}, {M}] input",
+        f"tensor %rhs : bf16[{K}, {N}] input",
+        f"tensor %res : bf16[{M}, {N}] output",
+        f"buffer %acc : sbuf bf16[128, {nmt}, {TBN}, 512] bufs=1 addr=0",
+    ]
+    a = nmt * TBN * 512 * 2
+    L.append(f"buffer %r : sbuf bf16[128, {TBK}, {BN}] bufs=2 addr={a}")
+    a += 2 * TBK * BN * 2
+    L.append(f"buffer %l : sbuf bf16[128, {TBK}, {BM}] bufs=2 addr={a}")
+    L.append("buffer %ps : psum f32[128, 512] bufs=4 addr=0")
+    L += [
+        f"for %n = 0 to {N // BN} {{",
+        f"  for %t = 0 to {nmt} {{",
+        f"    memset %acc[0:128, %t, 0:{TBN}, 0:512] <- 0",
+        "  }",
+        f"  for %k = 0 to {K // BK} {{",
+        "    alloc %r",
+        f"    for %bk = 0 to {TBK} {{",
+        f"      dma %r[0:128, %bk, 0:{BN}] <- %rhs[%k*{BK} + %bk*128 : 128, %n*{BN} : {BN}] queue=0",
+        "    }",
+        f"    for %m = 0 to {M // BM} {{",
+        "      alloc %l",
+    ]
+    for q in range(TBK):
+        L.append(f"      dma %l[0:128, {q}, 0:{BM}] <- %lhsT[%k*{BK} + {q * 128} : 128, %m*{BM} : {BM}] queue={1 + q}")
+    L += [
+        f"      for %bn = 0 to {TBN} {{",
+        f"        for %bm = 0 to {TBM} {{",
+        "          alloc %ps",
+        f"          for %bk = 0 to {TBK} {{",
+        "            matmul %ps <- %l[0:128, %bk, %bm*128 : 128], %r[0:128, %bk, %bn*512 : 512] reset_if_first(%bk)",
+        "          }",
+        f"          tensor_tensor.add %acc[0:128, %m*{TBM} + %bm, %bn, 0:512] <- "
+        f"%acc[0:128, %m*{TBM} + %bm, %bn, 0:512], %ps",
+        "        }",
+        "      }",
+        "    }",
+        "  }",
+        f"  for %t = 0 to {nmt} {{",
+        f"    dma %res[%t*128 : 128, %n*{BN} : {BN}] <- %acc[0:128, %t, 0:{TBN}, 0:512] queue=9",
+        "  }",
+        "}",
+    ]
+    return "\n".join(L) + "\n"
+
+
+def run(tessel, path, timing_only):
+    cmd = [tessel, "run", path, "--report=json"] + (["--timing-only"] if timing_only else [])
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    wall = time.perf_counter() - t0
+    return json.loads(out), wall
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tessel", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin", "tessel"))
+    ap.add_argument("--out", help="also write the table (markdown) to this file")
+    args = ap.parse_args()
+    cases = [
+        # name, program, timing_only, documented latency (ms) or None
+        ("tiled 4096x8192x8192", tiled(4096, 8192, 8192), True, 51.80),
+        ("blocked 4096x8192x8192", blocked(4096, 8192, 8192), True, 6.97),
+        ("tiled 512x1024x1024", tiled(512, 1024, 1024), False, None),
+        ("blocked 2048x1024x2048", blocked(2048, 1024, 2048), False, None),
+    ]
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        for name, text, timing_only, doc in cases:
+            path = os.path.join(d, name.split()[0] + ".tasm")
+            with open(path, "w") as f:
+                f.write(text)
+            rep, wall = run(args.tessel, path, timing_only)
+            n = rep["dynamic_instructions"]
+            rows.append((name, "timing-only" if timing_only else "functional", n, rep["sim_seconds"], wall,
+                         n / max(rep["sim_seconds"], 1e-9), rep["latency_us"] / 1000, rep["mfu"], doc))
+    lines = ["| kernel | mode | dynamic instructions | simulate (s) | wall (s) | instructions/s | "
+             "simulated latency (ms) | MFU | trn1 measured (ms, NKI tutorial) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} | {r[4]:.3f} | {r[5]:,.0f} | {r[6]:.3f} | "
+                     f"{100 * r[7]:.1f} % | {'' if r[8] is None else f'{r[8]:.2f}'} |")
+    table = "\n".join(lines)
+    print(table)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("# Simulator speed\n\nGenerated by `bench/sim_speed.py`.\n\n" + table + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
