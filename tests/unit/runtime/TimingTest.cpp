@@ -236,8 +236,9 @@ activation.exp %y <- %q
   EXPECT_GT(overlap(two), 0.0);
 }
 
-TEST(Timing, TimingOnlyIsFast) {
-  // ~150k dynamic instructions.
+TEST(Timing, TimingOnlyRunsEveryInstruction) {
+  // 100k dynamic instructions; their speed is measured by bench/sim_speed,
+  // never by a timed unit test.
   std::string text = R"(
 tensor %A : bf16[128, 512] input
 tensor %Y : bf16[128, 512] output
@@ -259,11 +260,8 @@ for %i = 0 to 50 {
   Program p = parseOrFail(text);
   SimOptions o;
   o.timingOnly = true;
-  auto t0 = std::chrono::steady_clock::now();
   SimResult r = runOrFail(p, o);
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(r.report.dynamicInstructions, 100100u);
-  EXPECT_LT(secs, 1.0);
 }
 
 } // namespace
