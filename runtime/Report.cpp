@@ -34,6 +34,7 @@ json::Object reportToJSON(const Report &r) {
       {"mode", r.functional ? "functional" : "timing-only"},
       {"latency_us", lat / 1000.0},
       {"mfu", r.mfu},
+      {"hfu", r.hfu},
       {"tensor_engine_active_pct", r.tensorEngineActivePct},
       {"flops", int64_t(r.flops)},
       {"transpose_flops", int64_t(r.transposeFlops)},

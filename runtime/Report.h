@@ -39,6 +39,7 @@ struct Report {
   double latencyNs = 0;
   double peakFlopsPerSec = 0;
   double mfu = 0;                 ///< flops / (latency * peak bf16), 0..1
+  double hfu = 0;                 ///< (flops + transpose flops) / (latency * peak bf16)
   double tensorEngineActivePct = 0;
   uint64_t flops = 0;             ///< 2*M*N*K over matmuls (not transposes)
   uint64_t transposeFlops = 0;    ///< TensorE transposes counted as matmuls against identity

@@ -866,6 +866,7 @@ void Machine::finishReport(SimResult &res, double simSeconds) {
   r.peakFlopsPerSec = T.peakBf16Flops();
   double secs = makespan * 1e-9;
   r.mfu = secs > 0 ? double(r.flops) / (secs * r.peakFlopsPerSec) : 0.0;
+  r.hfu = secs > 0 ? double(r.flops + r.transposeFlops) / (secs * r.peakFlopsPerSec) : 0.0;
   r.tensorEngineActivePct = makespan > 0 ? 100.0 * unitBusy[0] / makespan : 0.0;
   for (const BufferDecl &b : P.buffers) {
     if (b.space == MemSpace::SBUF)

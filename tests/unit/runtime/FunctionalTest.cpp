@@ -248,6 +248,40 @@ dma %B <- %b queue=0
   llvm::sys::fs::remove_directories(dir);
 }
 
+TEST(Functional, StridedViewsIndexDimsAndTransposedStores) {
+  // W[3, 4, 6]: load W[1, :, 2:5] (an index dim, a strided free range) into
+  // columns 1..3 of a [4, 2, 3] buffer slot, then store it transposed.
+  Program p = parseOrFail(R"(
+tensor %W : f32[3, 4, 6] input
+tensor %O : f32[3, 4] output
+tensor %Q : f32[4, 2, 3] output
+buffer %b : sbuf f32[4, 2, 3] bufs=1 addr=0
+dma %b[0:4, 1, 0:3] <- %W[1, 0:4, 2:3] queue=0
+dma %b[0:4, 0, 0:3] <- %W[2, 0:4, 0:3] queue=1
+dma %O[0:3, 0:4] <- %b[0:4, 1, 0:3] queue=2 transpose
+dma %Q <- %b queue=3
+)");
+  SimOptions o;
+  std::vector<float> W(72);
+  for (size_t i = 0; i < W.size(); ++i)
+    W[i] = float(i);
+  o.inputData["W"] = W;
+  SimResult r = runOrFail(p, o);
+  auto w = [&](int a, int b, int c) { return W[size_t(a * 24 + b * 6 + c)]; };
+  const TensorData *O = r.output("O"), *Q = r.output("Q");
+  ASSERT_TRUE(O && Q);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      EXPECT_EQ(O->data[size_t(i * 4 + j)], w(1, j, 2 + i)) << i << "," << j;
+  for (int pp = 0; pp < 4; ++pp)
+    for (int c = 0; c < 3; ++c) {
+      EXPECT_EQ(Q->data[size_t(pp * 6 + 0 * 3 + c)], w(2, pp, c));
+      EXPECT_EQ(Q->data[size_t(pp * 6 + 1 * 3 + c)], w(1, pp, 2 + c));
+    }
+  EXPECT_EQ(r.report.hbmReadBytes, 2u * 12 * 4);
+  EXPECT_EQ(r.report.hbmWriteBytes, (12u + 24u) * 4);
+}
+
 TEST(Functional, TimingOnlySkipsNumbersButKeepsTiming) {
   Program p = parseOrFail(kXUV);
   SimOptions o;
