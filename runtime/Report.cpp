@@ -25,6 +25,14 @@ json::Object reportToJSON(const Report &r) {
                                   {"transfers", int64_t(q.transfers)},
                                   {"bytes", int64_t(q.bytes)},
                                   {"busy_us", q.busyNs / 1000.0}});
+  json::Array hotspots;
+  for (const HotspotReport &h : r.hotspots)
+    hotspots.push_back(json::Object{{"line", int64_t(h.line)},
+                                    {"opcode", h.opcode},
+                                    {"unit", h.unit},
+                                    {"count", int64_t(h.count)},
+                                    {"busy_us", h.busyNs / 1000.0},
+                                    {"wait_us", h.waitNs / 1000.0}});
   json::Array warnings;
   for (const std::string &w : r.warnings)
     warnings.push_back(w);
@@ -53,6 +61,7 @@ json::Object reportToJSON(const Report &r) {
       {"engines", std::move(engines)},
       {"dma_queues", std::move(queues)},
       {"dma_transfers", int64_t(r.dmaTransfers)},
+      {"hotspots", std::move(hotspots)},
       {"traffic", json::Object{{"inputs", int64_t(r.trafficInputs)},
                                {"outputs", int64_t(r.trafficOutputs)},
                                {"intermediates", int64_t(r.trafficIntermediates)},
@@ -112,6 +121,13 @@ void printReportText(const Report &r, raw_ostream &os) {
   for (const EngineReport &e : r.engines)
     os << formatv("  {0,-10} {1,14} {2,14:f3} {3,8:f1}\n", e.name, e.instructions, e.busyNs / 1000.0,
                   lat > 0 ? 100.0 * e.busyNs / lat : 0.0);
+  if (!r.hotspots.empty()) {
+    os << formatv("\n  {0,-6} {1,-22} {2,-8} {3,10} {4,12} {5,12}\n", "line", "hotspot", "unit", "count",
+                  "busy (us)", "wait (us)");
+    for (const HotspotReport &h : r.hotspots)
+      os << formatv("  {0,-6} {1,-22} {2,-8} {3,10} {4,12:f3} {5,12:f3}\n", h.line, h.opcode, h.unit, h.count,
+                    h.busyNs / 1000.0, h.waitNs / 1000.0);
+  }
   for (const std::string &w : r.warnings)
     os << "  warning: " << w << "\n";
 }

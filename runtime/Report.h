@@ -33,6 +33,16 @@ struct QueueReport {
   double busyNs = 0;
 };
 
+/// Time spent by one static instruction over all its executions.
+struct HotspotReport {
+  unsigned line = 0;   ///< in the .tasm
+  std::string opcode;  ///< e.g. "matmul", "activation.silu"
+  std::string unit;    ///< engine or "dma.qN"
+  uint64_t count = 0;  ///< dynamic executions
+  double busyNs = 0;   ///< total time on its unit
+  double waitNs = 0;   ///< total time its unit sat idle waiting for its dependencies
+};
+
 struct Report {
   std::string kernel, target;
   bool functional = true; ///< false under --timing-only
@@ -52,6 +62,8 @@ struct Report {
   int64_t sbufPeakBytesPerPartition = 0, psumPeakBytesPerPartition = 0;
   std::vector<EngineReport> engines; ///< tensor, vector, scalar, gpsimd, dma (in that order)
   std::vector<QueueReport> queues;   ///< DMA queues that were used
+  static constexpr size_t MaxHotspots = 10;
+  std::vector<HotspotReport> hotspots; ///< top static instructions by busy time
   uint64_t dynamicInstructions = 0;
   uint64_t dmaTransfers = 0;
   double hbmBandwidthGBs = 0;

@@ -181,6 +181,11 @@ private:
   Rect lastStatRect;
 
   Report rep;
+  struct InstrStats {
+    uint64_t count = 0;
+    double busyNs = 0, waitNs = 0;
+  };
+  std::vector<InstrStats> perInstr;
   std::vector<TraceEvent> trace;
   uint64_t traceDropped = 0;
 
@@ -356,6 +361,7 @@ void Machine::setupObjects() {
   unitCount.assign(units, 0);
   queueBytes.assign(size_t(T.dma_queues), 0);
   vars.assign(P.vars.size(), 0);
+  perInstr.assign(P.instrs.size(), InstrStats());
 }
 
 bool Machine::loadInputs(SimResult &res) {
@@ -602,6 +608,9 @@ void Machine::schedule(const Instr &in, uint32_t id, int unit, unsigned nsrc, do
     }
   }
   double end = start + busyNs;
+  perInstr[id].count++;
+  perInstr[id].busyNs += busyNs;
+  perInstr[id].waitNs += start - unitFree[unit];
   if (usePsum)
     psumPort[unit].push_back({start, end});
   if (useSbuf)
@@ -638,6 +647,9 @@ void Machine::scheduleDma(const Instr &in, uint32_t id, const TileView &hbm, con
   double t0 = start + T.dma_fixed_latency_ns;
   double finish = shared.reserve(t0, c.occupancy);
   double end = std::max(t0 + double(bytes) / c.rate, finish);
+  perInstr[id].count++;
+  perInstr[id].busyNs += end - start;
+  perInstr[id].waitNs += start - unitFree[unit];
   unitFree[unit] = end;
   unitBusy[unit] += end - start;
   ++unitCount[unit];
@@ -915,6 +927,22 @@ void Machine::finishReport(SimResult &res, double simSeconds) {
   r.mbu = makespan > 0 ? double(hbm) / makespan / T.hbm_bandwidth_gbs : 0.0;
   r.arithmeticIntensity = hbm ? double(r.flops) / double(hbm) : 0.0;
   r.simSeconds = simSeconds;
+  // Hotspots: the static instructions with the most busy time.
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < perInstr.size(); ++i)
+    if (perInstr[i].count)
+      order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return perInstr[a].busyNs != perInstr[b].busyNs ? perInstr[a].busyNs > perInstr[b].busyNs : a < b;
+  });
+  if (order.size() > Report::MaxHotspots)
+    order.resize(Report::MaxHotspots);
+  for (uint32_t i : order) {
+    const Instr &in = P.instrs[i];
+    std::string unit = in.engine == Engine::Dma ? "dma.q" + std::to_string(in.queue) : engineName(in.engine).str();
+    r.hotspots.push_back({in.loc.line, printOpName(in), unit, perInstr[i].count, perInstr[i].busyNs,
+                          perInstr[i].waitNs});
+  }
   res.report = r;
 }
 
