@@ -3,6 +3,8 @@
 
 #include "runtime/Timing.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <chrono>
 
 using namespace tessel::runtime;
@@ -234,6 +236,30 @@ activation.exp %y <- %q
   SimResult two = timed(text, *t2);
   ASSERT_EQ(two.timeline.size(), 5u);
   EXPECT_GT(overlap(two), 0.0);
+}
+
+TEST(Timing, HotspotsAndTraceCap) {
+  Program p = parseOrFail(withBufs("1"));
+  SimOptions o;
+  o.timingOnly = true;
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("trace", "json", path));
+  o.tracePath = std::string(path);
+  o.traceMaxEvents = 5;
+  SimResult r = runOrFail(p, o);
+  uint64_t total = 0;
+  for (const HotspotReport &h : r.report.hotspots)
+    total += h.count;
+  EXPECT_EQ(total, r.report.dynamicInstructions); // 3 static instructions, all listed
+  ASSERT_EQ(r.report.hotspots.size(), 3u);
+  EXPECT_GE(r.report.hotspots[0].busyNs, r.report.hotspots[1].busyNs);
+  std::string trace = readFile(std::string(path));
+  EXPECT_NE(trace.find("\"dropped_events\":43"), std::string::npos) << trace.substr(0, 300);
+  size_t slices = 0;
+  for (size_t pos = 0; (pos = trace.find("\"ph\":\"X\"", pos)) != std::string::npos; ++pos)
+    ++slices;
+  EXPECT_EQ(slices, 5u);
+  llvm::sys::fs::remove(path);
 }
 
 TEST(Timing, TimingOnlyRunsEveryInstruction) {
