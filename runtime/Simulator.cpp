@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace llvm;
@@ -81,6 +82,45 @@ struct TileView {
   bool isBuffer = false;
   uint32_t id = 0;    ///< tensor or buffer id
 };
+
+/// Calls fn(offset, linearIndex, length, stride) for every innermost run of
+/// the view (row-major order of the tile): bulk operations on contiguous runs.
+template <class Fn> inline void forEachRun(const TileView &v, Fn fn) {
+  int64_t idx[MaxDims] = {};
+  int64_t lin = 0;
+  const int nf = v.nf;
+  const int64_t inner = nf ? v.fSize[nf - 1] : 1;
+  const int64_t innerStride = nf ? v.fStride[nf - 1] : 1;
+  for (int64_t p = 0; p < v.P; ++p) {
+    int64_t rowBase = v.base + p * v.pStride;
+    if (nf <= 1) {
+      fn(rowBase, lin, inner, innerStride);
+      lin += inner;
+      continue;
+    }
+    std::fill(idx, idx + MaxDims, 0);
+    for (;;) {
+      int64_t off = rowBase;
+      for (int d = 0; d + 1 < nf; ++d)
+        off += idx[d] * v.fStride[d];
+      fn(off, lin, inner, innerStride);
+      lin += inner;
+      int d = nf - 2;
+      while (d >= 0) {
+        if (++idx[d] < v.fSize[d])
+          break;
+        idx[d] = 0;
+        --d;
+      }
+      if (d < 0)
+        break;
+    }
+  }
+}
+
+/// True when every row of the view is one contiguous run (a plain 2-D
+/// matrix with leading dimension pStride): BLAS can use it in place.
+inline bool isMatrix(const TileView &v) { return v.nf == 0 || (v.nf == 1 && v.fStride[0] == 1); }
 
 template <class Fn> inline void forEachElem(const TileView &v, Fn fn) {
   int64_t idx[MaxDims] = {};
@@ -249,14 +289,27 @@ private:
     out.resize(size_t(v.P * v.F));
     const float *src = storage(v);
     float *o = out.data();
-    forEachElem(v, [&](int64_t off, int64_t lin) { o[lin] = src[off]; });
+    forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+      if (stride == 1)
+        std::memcpy(o + lin, src + off, size_t(len) * sizeof(float));
+      else
+        for (int64_t i = 0; i < len; ++i)
+          o[lin + i] = src[off + i * stride];
+    });
   }
   void scatter(const TileView &v, const float *in) {
     float *dst = storage(v);
-    if (dtypeOf(v) == DType::BF16)
-      forEachElem(v, [&](int64_t off, int64_t lin) { dst[off] = roundToBF16(in[lin]); });
-    else
-      forEachElem(v, [&](int64_t off, int64_t lin) { dst[off] = in[lin]; });
+    bool bf16 = dtypeOf(v) == DType::BF16;
+    forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+      if (bf16)
+        for (int64_t i = 0; i < len; ++i)
+          dst[off + i * stride] = roundToBF16(in[lin + i]);
+      else if (stride == 1)
+        std::memcpy(dst + off, in + lin, size_t(len) * sizeof(float));
+      else
+        for (int64_t i = 0; i < len; ++i)
+          dst[off + i * stride] = in[lin + i];
+    });
     setInit(v);
   }
   std::string tileStr(const TileView &v) const { return formatv("[{0}, {1}]", v.P, v.F).str(); }
@@ -511,9 +564,19 @@ bool Machine::checkInit(const TileView &v, const char *role) {
   if (!v.isBuffer && P.tensors[v.id].role == TensorRole::Input)
     return true;
   int64_t bad = -1;
-  forEachElem(v, [&](int64_t off, int64_t lin) {
-    if (bad < 0 && !init[off])
-      bad = lin;
+  forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+    if (bad >= 0)
+      return;
+    if (stride == 1) {
+      if (const void *z = std::memchr(init + off, 0, size_t(len)))
+        bad = lin + (static_cast<const uint8_t *>(z) - (init + off));
+      return;
+    }
+    for (int64_t i = 0; i < len; ++i)
+      if (!init[off + i * stride]) {
+        bad = lin + i;
+        return;
+      }
   });
   if (bad < 0)
     return true;
@@ -529,7 +592,13 @@ bool Machine::checkInit(const TileView &v, const char *role) {
 
 void Machine::setInit(const TileView &v) {
   uint8_t *init = v.isBuffer ? bufInit[v.id].data() : tenInit[v.id].data();
-  forEachElem(v, [&](int64_t off, int64_t) { init[off] = 1; });
+  forEachRun(v, [&](int64_t off, int64_t, int64_t len, int64_t stride) {
+    if (stride == 1)
+      std::memset(init + off, 1, size_t(len));
+    else
+      for (int64_t i = 0; i < len; ++i)
+        init[off + i * stride] = 1;
+  });
 }
 
 bool Machine::execBody(const std::vector<Stmt> &body) {
@@ -747,15 +816,47 @@ bool Machine::exec(const Instr &in, uint32_t id) {
         return false;
       if (!reset && !checkInit(vDst, "accumulation (PSUM read-modify-write)"))
         return false;
-      gather(st, tA);
-      gather(mv, tB);
-      if (reset)
-        tC.assign(size_t(M * N), 0.0f);
-      else
-        gather(vDst, tC);
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(M), int(N), int(K), 1.0f, tA.data(), int(M),
-                  tB.data(), int(N), reset ? 0.0f : 1.0f, tC.data(), int(N));
-      scatter(vDst, tC.data());
+      // Operands whose rows are contiguous go to BLAS in place (leading
+      // dimension = partition stride); others are gathered first.
+      const float *a = nullptr, *b = nullptr;
+      int lda = int(M), ldb = int(N);
+      if (isMatrix(st)) {
+        a = storage(st) + st.base;
+        lda = int(st.pStride);
+      } else {
+        gather(st, tA);
+        a = tA.data();
+      }
+      if (isMatrix(mv)) {
+        b = storage(mv) + mv.base;
+        ldb = int(mv.pStride);
+      } else {
+        gather(mv, tB);
+        b = tB.data();
+      }
+      float beta = reset ? 0.0f : 1.0f;
+      if (isMatrix(vDst) && lda >= M && ldb >= N && vDst.pStride >= N) {
+        float *c = storage(vDst) + vDst.base;
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(M), int(N), int(K), 1.0f, a, lda, b, ldb, beta,
+                    c, int(vDst.pStride));
+        setInit(vDst);
+      } else {
+        if (reset)
+          tC.assign(size_t(M * N), 0.0f);
+        else
+          gather(vDst, tC);
+        if (lda < M || ldb < N) { // degenerate single-column views: gather both
+          gather(st, tA);
+          gather(mv, tB);
+          a = tA.data();
+          b = tB.data();
+          lda = int(M);
+          ldb = int(N);
+        }
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(M), int(N), int(K), 1.0f, a, lda, b, ldb, beta,
+                    tC.data(), int(N));
+        scatter(vDst, tC.data());
+      }
     }
     bool fp32 = dtypeOf(st) == DType::F32 || dtypeOf(mv) == DType::F32;
     bool newStat = !haveStationary || lastStatObj != st.obj || !(lastStatRect == st.rect);
@@ -1014,6 +1115,18 @@ Expected<SimResult> Machine::run() {
 
 Expected<SimResult> simulate(const Program &prog, const Target &target, const SimOptions &opts) {
   Machine m(prog, target, opts);
+#if defined(OPENBLAS_VERSION)
+  // Tile products are small (at most 128 x 128 x 512): OpenBLAS's threads only
+  // spin and yield on them, so the functional simulation runs BLAS on one
+  // thread and restores the caller's setting afterwards.
+  if (!opts.timingOnly) {
+    int saved = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    Expected<SimResult> r = m.run();
+    openblas_set_num_threads(saved);
+    return r;
+  }
+#endif
   return m.run();
 }
 
