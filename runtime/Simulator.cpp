@@ -966,7 +966,16 @@ bool Machine::exec(const Instr &in, uint32_t id) {
       break;
     }
   }
-  schedule(in, id, int(in.engine), nsrc, cost.engineNs(in.engine, N, factor), 0.0, float(vDst.P), float(N));
+  // Back-to-back dependent: a source was written by this engine's previous instruction.
+  int unit = int(in.engine);
+  bool dependent = false;
+  for (unsigned i = 0; i < nsrc && !dependent; ++i)
+    if (vSrc[i].isBuffer) {
+      dependent = trackers[vSrc[i].obj].writtenBy(vSrc[i].rect, unit, unitFree[unit]);
+      for (uint32_t a : aliases[vSrc[i].obj])
+        dependent = dependent || trackers[a].writtenBy(vSrc[i].rect, unit, unitFree[unit]);
+    }
+  schedule(in, id, unit, nsrc, cost.engineNs(in.engine, N, factor, dependent), 0.0, float(vDst.P), float(N));
   return true;
 }
 

@@ -53,6 +53,8 @@ static Target makeTrn1() {
   t.engine_min_ii_cycles = 64;
   // §1.2: ~60 cycles static SBUF/PSUM access overhead per instruction [DOC].
   t.engine_access_overhead_cycles = 60;
+  // §4.2: back-to-back dependent instructions add a ~100-cycle static overhead [DOC].
+  t.engine_dependent_overhead_cycles = 100;
   // §1.2: on v2, VectorE and ScalarE cannot access PSUM in parallel, and
   // VectorE and GpSimdE cannot access SBUF in parallel (lifted on v3) [DOC].
   t.psum_port_shared_vector_scalar = 1;

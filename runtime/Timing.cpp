@@ -27,6 +27,13 @@ double RegionTracker::writeReady(const Rect &r, int unit) const {
   return t;
 }
 
+bool RegionTracker::writtenBy(const Rect &r, int unit, double t) const {
+  for (const Rec &x : recs)
+    if (x.wUnit == unit && x.wEnd == t && x.r.overlaps(r))
+      return true;
+  return false;
+}
+
 void RegionTracker::recordRead(const Rect &r, double end, int unit) {
   for (Rec &x : recs) {
     if (x.r == r) {
@@ -140,7 +147,7 @@ double CostModel::peTransposeNs(int64_t P, int64_t F, bool fp32) const {
   return ii / t.tensor_clock_ghz;
 }
 
-double CostModel::engineNs(Engine e, int64_t N, double factor) const {
+double CostModel::engineNs(Engine e, int64_t N, double factor, bool dependent) const {
   double clock, epc;
   switch (e) {
   case Engine::Scalar:
@@ -157,6 +164,8 @@ double CostModel::engineNs(Engine e, int64_t N, double factor) const {
     break;
   }
   double cycles = t.engine_access_overhead_cycles + std::max(t.engine_min_ii_cycles, factor * double(N) / epc);
+  if (dependent)
+    cycles += t.engine_dependent_overhead_cycles;
   return cycles / clock;
 }
 

@@ -48,6 +48,9 @@ public:
   double readReady(const Rect &r, int unit) const;
   /// Earliest time a writer on `unit` may start (WAW + WAR).
   double writeReady(const Rect &r, int unit) const;
+  /// Whether a region overlapping `r` was last written by `unit` with its
+  /// data visible exactly at `t` (i.e. by the unit's previous instruction).
+  bool writtenBy(const Rect &r, int unit, double t) const;
   /// A read of `r` by `unit` that finishes reading at `end`.
   void recordRead(const Rect &r, double end, int unit);
   /// A write of `r` by `unit` whose data is visible at `end`.
@@ -92,8 +95,9 @@ struct CostModel {
   double peTransposeNs(int64_t P, int64_t F, bool fp32) const;
   double tensorLatencyNs() const { return t.tensor_pipeline_latency_cycles / t.tensor_clock_ghz; }
   /// Vector/Scalar/GpSimd instruction over N elements per partition with a
-  /// per-element cost factor: overhead + max(MIN_II, factor * N / elems_per_cycle) cycles.
-  double engineNs(Engine e, int64_t N, double factor) const;
+  /// per-element cost factor: overhead + max(MIN_II, factor * N / elems_per_cycle) cycles,
+  /// plus the dependent overhead when it reads its own engine's previous result.
+  double engineNs(Engine e, int64_t N, double factor, bool dependent = false) const;
   /// DMA: returns {per-transfer rate (bytes/ns), shared-resource occupancy (ns)}.
   struct DmaCost {
     double rate;      ///< bytes/ns this transfer alone can reach

@@ -238,6 +238,26 @@ activation.exp %y <- %q
   EXPECT_GT(overlap(two), 0.0);
 }
 
+TEST(Timing, BackToBackDependentInstructionsPayTheOverhead) {
+  const char *base = R"(
+buffer %a : sbuf f32[128, 512] bufs=1 addr=0
+buffer %b : sbuf f32[128, 512] bufs=1 addr=2048
+buffer %c : sbuf f32[128, 512] bufs=1 addr=4096
+memset %a <- 1
+memset %c <- 2
+tensor_scalar.mul %b <- SRC, 2
+)";
+  auto prog = [&](const char *src) {
+    std::string t = base;
+    t.replace(t.find("SRC"), 3, src);
+    return t;
+  };
+  SimResult dep = timed(prog("%c")), indep = timed(prog("%a"));
+  const Target &t = trn1Target();
+  EXPECT_NEAR(dep.timeline[2].durNs - indep.timeline[2].durNs, t.engine_dependent_overhead_cycles / t.vector_clock_ghz,
+              1e-9);
+}
+
 TEST(Timing, HotspotsAndTraceCap) {
   Program p = parseOrFail(withBufs("1"));
   SimOptions o;
