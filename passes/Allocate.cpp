@@ -1,0 +1,239 @@
+//===- passes/Allocate.cpp - SBUF/PSUM addresses by liveness --------------===//
+//
+// `allocate` gives every SBUF and PSUM alloc an address (`addr N`, a byte
+// offset per partition) so that buffers live at the same time never overlap
+// and buffers that are never live together share space.
+//
+//  1. Live ranges (passes/BufferLiveness.h): a buffer allocated in a loop body
+//     lives for the whole body (its copies rotate across iterations); one
+//     allocated at the top of the kernel lives until the last loop nest that
+//     uses it.
+//  2. Alignment: SBUF buffers start on kSbufAlignBytes. A PSUM buffer starts
+//     on its fold size (the bytes one 128-partition group of one copy takes)
+//     when that divides the bank, else on a bank: either way no fold -- one
+//     accumulation tile -- straddles two banks (target psum_bank_bytes).
+//  3. Placement, per memory space: greedy by decreasing size (TFLite's arena
+//     planner), each buffer at the lowest aligned offset clear of every
+//     overlapping buffer already placed; also tried in program order, and
+//     the order with the lower peak wins.
+//  4. A peak over the target's capacity is an error at the most crowded
+//     point, naming every buffer live there with its size and suggesting a
+//     smaller row block. (Spilling to HBM is not implemented yet.)
+//
+// The pass re-places every on-chip buffer (addresses already in the input
+// are recomputed), so running it twice changes nothing the second time.
+// Statistics (--stats): sbuf/psum peak bytes per partition, bytes saved by
+// sharing.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/BufferLiveness.h"
+#include "passes/Passes.h"
+#include "passes/Statistics.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+namespace tessel::passes {
+namespace {
+
+using namespace ir;
+
+/// Allocator policy, not a hardware rule: SBUF buffers start on 64-byte
+/// boundaries (as the backend's stack allocator does), which keeps addresses
+/// readable. The simulator has no SBUF alignment requirement.
+constexpr int64_t kSbufAlignBytes = 64;
+
+int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+struct Item {
+  LiveRange range;
+  int64_t align = 1;
+  int64_t address = 0;
+};
+
+/// Places `items` (indices into `all`) in the given order; returns the peak.
+int64_t placeInOrder(std::vector<Item> &all, const std::vector<size_t> &order) {
+  std::vector<size_t> placed;
+  int64_t peak = 0;
+  for (size_t i : order) {
+    Item &it = all[i];
+    std::vector<const Item *> conflicts;
+    for (size_t j : placed)
+      if (all[j].range.overlaps(it.range))
+        conflicts.push_back(&all[j]);
+    std::sort(conflicts.begin(), conflicts.end(),
+              [](const Item *a, const Item *b) { return a->address < b->address; });
+    int64_t candidate = 0;
+    for (const Item *c : conflicts) {
+      if (candidate + it.range.bytes <= c->address)
+        break;
+      candidate = std::max(candidate, alignUp(c->address + c->range.bytes, it.align));
+    }
+    it.address = candidate;
+    placed.push_back(i);
+    peak = std::max(peak, candidate + it.range.bytes);
+  }
+  return peak;
+}
+
+/// Best placement of `items`: greedy by size, or program order.
+int64_t placeAll(std::vector<Item> &items) {
+  std::vector<size_t> bySize(items.size()), byStart(items.size());
+  for (size_t i = 0; i < items.size(); ++i)
+    bySize[i] = byStart[i] = i;
+  std::stable_sort(bySize.begin(), bySize.end(), [&](size_t a, size_t b) {
+    if (items[a].range.bytes != items[b].range.bytes)
+      return items[a].range.bytes > items[b].range.bytes;
+    return items[a].range.start < items[b].range.start;
+  });
+  std::vector<Item> alt = items;
+  int64_t peakSize = placeInOrder(items, bySize);
+  int64_t peakStart = placeInOrder(alt, byStart);
+  if (peakStart < peakSize) {
+    items = std::move(alt);
+    return peakStart;
+  }
+  return peakSize;
+}
+
+class AllocatePass : public Pass {
+public:
+  llvm::StringRef name() const override { return "allocate"; }
+  llvm::StringRef description() const override {
+    return "SBUF/PSUM addresses by liveness; siblings share space; PSUM folds stay in one bank";
+  }
+  PassResult run(Kernel &kernel, PassContext &ctx) override;
+
+private:
+  bool psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &align);
+  void reportOverflow(Kernel &kernel, const std::vector<Item> &items, MemSpace space,
+                      int64_t peak, int64_t capacity, PassContext &ctx);
+};
+
+bool AllocatePass::psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &align) {
+  const TensorType &t = r.alloc->result->type;
+  const int64_t bank = ctx.target.psum_bank_bytes;
+  const int64_t folds = t.partitionFolds();
+  const int64_t fold = t.bytesPerPartition() / folds;
+  const int64_t count = folds * r.alloc->bufs;
+  if (fold <= bank && bank % fold == 0) {
+    align = fold;
+    return true;
+  }
+  // A fold that does not divide the bank starts each group on a bank; the
+  // copies and folds that follow it at `fold` strides must not cross one.
+  align = bank;
+  bool fits = fold <= bank;
+  for (int64_t k = 0; fits && k < count; ++k)
+    fits = (k * fold) / bank == ((k + 1) * fold - 1) / bank;
+  if (fits)
+    return true;
+  ctx.diags.error(r.alloc->loc,
+                  llvm::formatv("psum buffer %{0} cannot be placed: its {1} folds/copies of {2} "
+                                "bytes each cannot all stay inside one {3}-byte PSUM bank of "
+                                "target '{4}'; use a tile whose bytes per partition divide the bank",
+                                r.alloc->result->name, count, fold, bank, ctx.target.name));
+  return false;
+}
+
+void AllocatePass::reportOverflow(Kernel &kernel, const std::vector<Item> &items, MemSpace space,
+                                  int64_t peak, int64_t capacity, PassContext &ctx) {
+  // The most crowded program point: a lower bound every placement pays.
+  unsigned worstPos = 0;
+  int64_t worstBytes = -1;
+  for (const Item &it : items) {
+    int64_t live = 0;
+    for (const Item &o : items)
+      if (o.range.liveAt(it.range.start))
+        live += o.range.bytes;
+    if (live > worstBytes) {
+      worstBytes = live;
+      worstPos = it.range.start;
+    }
+  }
+  std::vector<const Item *> live;
+  for (const Item &o : items)
+    if (o.range.liveAt(worstPos))
+      live.push_back(&o);
+  std::stable_sort(live.begin(), live.end(),
+                   [](const Item *a, const Item *b) { return a->range.bytes > b->range.bytes; });
+  llvm::StringRef spaceName = memSpaceName(space);
+  std::string hint = "use smaller tiles";
+  auto m = kernel.blockParams.find("m");
+  if (m != kernel.blockParams.end() && m->second > kPartitions)
+    hint = llvm::formatv("use a smaller row block, e.g. --block m={0}", m->second / 2).str();
+  std::string what =
+      worstBytes > capacity
+          ? llvm::formatv("the {0} {1} buffers live here need {2} bytes per partition", live.size(),
+                          spaceName, worstBytes)
+                .str()
+          : llvm::formatv("the {0} buffers could not be packed into fewer than {1} bytes per "
+                          "partition (at most {2} are live at once)",
+                          spaceName, peak, worstBytes)
+                .str();
+  ctx.diags.error(live.front()->range.alloc->loc,
+                  llvm::formatv("kernel @{0} does not fit {1}: {2}, over the {3} bytes of target "
+                                "'{4}'; {5} (spilling is not implemented yet)",
+                                kernel.name, spaceName, what, capacity, ctx.target.name, hint));
+  for (const Item *it : live) {
+    const AllocOp &a = *it->range.alloc;
+    ctx.diags.note(a.loc, llvm::formatv("%{0}: {1} bufs {2} = {3} bytes per partition",
+                                        a.result->name, a.result->type.str(), a.bufs,
+                                        it->range.bytes));
+  }
+}
+
+PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
+  std::vector<LiveRange> ranges = computeLiveRanges(kernel);
+  bool changed = false, ok = true;
+  for (MemSpace space : {MemSpace::SBUF, MemSpace::PSUM}) {
+    std::vector<Item> items;
+    int64_t total = 0;
+    for (const LiveRange &r : ranges) {
+      if (r.space != space)
+        continue;
+      Item it;
+      it.range = r;
+      it.align = kSbufAlignBytes;
+      if (space == MemSpace::PSUM && !psumAlignment(r, ctx, it.align)) {
+        ok = false;
+        continue;
+      }
+      total += r.bytes;
+      items.push_back(it);
+    }
+    if (!ok)
+      continue;
+    int64_t peak = placeAll(items);
+    int64_t capacity = space == MemSpace::SBUF ? ctx.target.sbuf_bytes_per_partition
+                                               : ctx.target.psum_bytes_per_partition;
+    bool sbuf = space == MemSpace::SBUF;
+    noteStatistic(sbuf ? "sbuf-peak-bytes" : "psum-peak-bytes", peak,
+                  sbuf ? "SBUF bytes per partition at the peak" : "PSUM bytes per partition at the peak");
+    noteStatistic(sbuf ? "sbuf-bytes-shared" : "psum-bytes-shared", total - peak,
+                  sbuf ? "SBUF bytes per partition saved by sharing addresses"
+                       : "PSUM bytes per partition saved by sharing addresses");
+    if (peak > capacity) {
+      reportOverflow(kernel, items, space, peak, capacity, ctx);
+      ok = false;
+      continue;
+    }
+    for (const Item &it : items) {
+      AllocOp &a = *it.range.alloc;
+      if (a.address != it.address)
+        changed = true;
+      a.address = it.address;
+    }
+  }
+  noteStatistic("buffers-placed", ranges.size(), "on-chip buffers given an address");
+  if (!ok)
+    return PassResult::Failed;
+  return changed ? PassResult::Changed : PassResult::Unchanged;
+}
+
+} // namespace
+
+std::unique_ptr<Pass> createAllocatePass() { return std::make_unique<AllocatePass>(); }
+
+} // namespace tessel::passes

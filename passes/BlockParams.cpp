@@ -1,0 +1,72 @@
+#include "passes/BlockParams.h"
+
+#include "ir/Types.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace tessel::passes {
+namespace {
+
+llvm::Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
+}
+
+std::string knownNames(const BlockOverrides &known) {
+  std::string s;
+  for (const auto &kv : known)
+    s += (s.empty() ? "" : ", ") + kv.first;
+  return s.empty() ? "(none)" : s;
+}
+
+} // namespace
+
+llvm::Error parseBlockSpec(llvm::StringRef spec, BlockOverrides &out) {
+  llvm::SmallVector<llvm::StringRef, 4> items;
+  spec.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    auto [name, value] = item.trim().split('=');
+    name = name.trim();
+    value = value.trim();
+    int64_t v = 0;
+    if (name.empty() || value.empty() || value.getAsInteger(10, v))
+      return fail("malformed --block '" + item.trim() +
+                  "': expected NAME=INT, e.g. --block m=512,n=512");
+    if (out.count(name.str()))
+      return fail("--block gives '" + name + "' twice");
+    out[name.str()] = v;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error validateBlockOverrides(const BlockOverrides &overrides, const BlockOverrides &known,
+                                   int64_t rows, const runtime::Target &target) {
+  const int64_t tile = ir::kPartitions;
+  for (const auto &[name, value] : overrides) {
+    if (!known.count(name))
+      return fail("unknown block parameter '" + name + "'; this kernel's block parameters are: " +
+                  knownNames(known));
+    if (value <= 0 || value % tile != 0)
+      return fail(llvm::formatv("--block {0}={1}: a block must be a positive multiple of the "
+                                "{2}-row tile",
+                                name, value, tile));
+    if (name == "m" && rows > 0) {
+      int64_t maxRows = (rows + tile - 1) / tile * tile;
+      if (value > maxRows)
+        return fail(llvm::formatv("--block m={0}: the row strip is larger than the kernel's {1} "
+                                  "rows (at most m={2})",
+                                  value, rows, maxRows));
+    }
+    if (name == "n") {
+      int64_t accBytes = ir::dtypeBytes(ir::DType::F32);
+      if (value * accBytes > target.psum_bank_bytes)
+        return fail(llvm::formatv("--block n={0}: an output block of {0} fp32 accumulators needs "
+                                  "{1} bytes per partition, over one {2}-byte PSUM bank of "
+                                  "target '{3}' (at most n={4})",
+                                  value, value * accBytes, target.psum_bank_bytes, target.name,
+                                  target.psum_bank_bytes / accBytes));
+    }
+  }
+  return llvm::Error::success();
+}
+
+} // namespace tessel::passes

@@ -1,0 +1,80 @@
+#include "passes/BufferLiveness.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Casting.h"
+
+namespace tessel::passes {
+namespace {
+
+using namespace ir;
+
+struct Numbering {
+  llvm::DenseMap<const Op *, unsigned> pos, end;
+  std::vector<std::pair<AllocOp *, ForOp *>> allocs; // with the enclosing loop (null: top)
+  unsigned next = 0;
+
+  void number(Block &block, ForOp *loop) {
+    for (auto &op : block.ops) {
+      unsigned p = next++;
+      pos[op.get()] = p;
+      if (auto *alloc = llvm::dyn_cast<AllocOp>(op.get()))
+        allocs.push_back({alloc, loop});
+      if (auto *inner = llvm::dyn_cast<ForOp>(op.get()))
+        number(inner->body, inner);
+      end[op.get()] = next - 1;
+    }
+  }
+};
+
+bool onChip(const AllocOp &alloc) { return alloc.result->type.space != MemSpace::HBM; }
+
+} // namespace
+
+std::vector<LiveRange> computeLiveRanges(Kernel &kernel) {
+  Numbering n;
+  n.number(kernel.body, nullptr);
+
+  // The last top-level op (whole loop nest) touching each buffer.
+  llvm::DenseMap<const Value *, unsigned> lastUse;
+  for (auto &top : kernel.body.ops) {
+    unsigned topEnd = n.end[top.get()];
+    std::vector<Op *> stack{top.get()};
+    while (!stack.empty()) {
+      Op *op = stack.back();
+      stack.pop_back();
+      if (auto *loop = llvm::dyn_cast<ForOp>(op)) {
+        for (auto &inner : loop->body.ops)
+          stack.push_back(inner.get());
+        continue;
+      }
+      llvm::SmallVector<Access *, 4> accesses = op->reads();
+      if (Access *w = op->write())
+        accesses.push_back(w);
+      for (Access *a : accesses)
+        if (a && a->base)
+          lastUse[a->base] = std::max(lastUse.lookup(a->base), topEnd);
+    }
+  }
+
+  std::vector<LiveRange> ranges;
+  for (auto [alloc, loop] : n.allocs) {
+    if (!onChip(*alloc))
+      continue;
+    LiveRange r;
+    r.alloc = alloc;
+    r.space = alloc->result->type.space;
+    r.bytes = alloc->result->type.bytesPerPartition() * alloc->bufs;
+    if (loop) {
+      r.start = n.pos[loop] + 1;
+      r.end = std::max(r.start, n.end[loop]);
+    } else {
+      r.topLevel = true;
+      r.start = n.pos[alloc];
+      r.end = std::max(r.start, lastUse.lookup(alloc->result));
+    }
+    ranges.push_back(r);
+  }
+  return ranges;
+}
+
+} // namespace tessel::passes

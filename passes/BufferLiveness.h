@@ -1,0 +1,41 @@
+//===- passes/BufferLiveness.h - Live ranges of on-chip buffers -*- C++ -*-===//
+//
+// The live range of every SBUF/PSUM alloc, as an interval of op positions
+// (pre-order numbering of the kernel's ops; a loop covers its whole body):
+//  - an alloc inside a loop body lives for the whole body: its rotating
+//    copies are in use across iterations, so it may share space only with
+//    buffers of sibling loops;
+//  - an alloc at the top of the kernel lives from its definition to the end
+//    of the last top-level op (loop nest) that uses it, so a buffer that is
+//    dead after the first nest leaves its space to the next nests.
+// Two buffers may share addresses iff their intervals are disjoint.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_PASSES_BUFFERLIVENESS_H
+#define TESSEL_PASSES_BUFFERLIVENESS_H
+
+#include "ir/Kernel.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tessel::passes {
+
+struct LiveRange {
+  ir::AllocOp *alloc = nullptr;
+  ir::MemSpace space = ir::MemSpace::SBUF;
+  int64_t bytes = 0;      // per partition, all `bufs` copies
+  unsigned start = 0;     // first op position it is live at
+  unsigned end = 0;       // last op position it is live at (inclusive)
+  bool topLevel = false;  // allocated in the kernel body, outside loops
+
+  bool overlaps(const LiveRange &o) const { return start <= o.end && o.start <= end; }
+  bool liveAt(unsigned pos) const { return start <= pos && pos <= end; }
+};
+
+/// Live ranges of every sbuf/psum alloc, in program order.
+std::vector<LiveRange> computeLiveRanges(ir::Kernel &kernel);
+
+} // namespace tessel::passes
+
+#endif

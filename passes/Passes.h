@@ -1,0 +1,22 @@
+//===- passes/Passes.h - Factories of the tile-IR passes --------*- C++ -*-===//
+//
+// One factory per pass, in the order of passes/PassRegistry.def; each is
+// defined in passes/<Name>.cpp next to the pass class (which stays in that
+// file's anonymous namespace).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_PASSES_PASSES_H
+#define TESSEL_PASSES_PASSES_H
+
+#include "passes/Pass.h"
+
+#include <memory>
+
+namespace tessel::passes {
+
+/// SBUF/PSUM addresses by liveness (passes/Allocate.cpp).
+std::unique_ptr<Pass> createAllocatePass();
+
+} // namespace tessel::passes
+
+#endif

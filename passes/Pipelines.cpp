@@ -1,0 +1,77 @@
+//===- passes/Pipelines.cpp - The named pipelines -------------------------===//
+//
+// Each pipeline is one function reading top to bottom. Only registered passes
+// may appear (tests/unit/passes/PipelinesTest.cpp checks every name); a pass
+// of DESIGN §4 that has not landed yet is a commented line in its place, so
+// adding it is uncommenting one line.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Pipelines.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+namespace tessel::passes {
+namespace {
+
+struct PassList {
+  std::vector<std::string> names;
+  void add(llvm::StringRef name) { names.push_back(name.str()); }
+};
+
+// -O0: the straightforward form as TileGen wrote it; the backend's scope-based
+// stack allocator places the buffers.
+PassList buildO0() { return {}; }
+
+// --pipeline=naive-fused: the paper's naive fused kernel (Algorithm 1), which
+// recomputes the intermediate once per output column block of width `n`.
+PassList buildNaiveFused() {
+  PassList pl;
+  // pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
+  // pl.add("fuse");
+  pl.add("allocate"); // after every pass that creates or resizes buffers
+  // pl.add("schedule");           // last: orders the allocated instructions
+  return pl;
+}
+
+// -O2: the NeuronMM fused kernel (DESIGN §4).
+PassList buildO2() {
+  PassList pl;
+  // pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
+  // pl.add("fuse");
+  // pl.add("strip-cache");        // needs a fused producer to hoist
+  // pl.add("select-blocks");      // after the structure is final, before buffers get sizes
+  pl.add("allocate"); // after every pass that creates or resizes buffers
+  // pl.add("schedule");           // last: orders the allocated instructions
+  return pl;
+}
+
+struct NamedPipeline {
+  const char *name;
+  PassList (*build)();
+};
+
+const NamedPipeline kPipelines[] = {
+    {"O0", buildO0},
+    {"O2", buildO2},
+    {"naive-fused", buildNaiveFused},
+};
+
+} // namespace
+
+std::vector<std::string> pipelineNames() {
+  std::vector<std::string> names;
+  for (const NamedPipeline &p : kPipelines)
+    names.push_back(p.name);
+  return names;
+}
+
+llvm::Expected<std::vector<std::string>> buildPipeline(llvm::StringRef name) {
+  for (const NamedPipeline &p : kPipelines)
+    if (name == p.name)
+      return p.build().names;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "unknown pipeline '" + name.str() +
+                                     "'; known pipelines: " + llvm::join(pipelineNames(), ", "));
+}
+
+} // namespace tessel::passes
