@@ -16,6 +16,7 @@ namespace tessel::passes {
 
 /// SBUF/PSUM addresses by liveness (passes/Allocate.cpp).
 std::unique_ptr<Pass> createAllocatePass();
+std::unique_ptr<Pass> createImplicitTransposePass();
 
 } // namespace tessel::passes
 

@@ -26,7 +26,7 @@ PassList buildO0() { return {}; }
 // recomputes the intermediate once per output column block of width `n`.
 PassList buildNaiveFused() {
   PassList pl;
-  // pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
+  pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
   // pl.add("fuse");
   pl.add("allocate"); // after every pass that creates or resizes buffers
   // pl.add("schedule");           // last: orders the allocated instructions
@@ -36,7 +36,7 @@ PassList buildNaiveFused() {
 // -O2: the NeuronMM fused kernel (DESIGN §4).
 PassList buildO2() {
   PassList pl;
-  // pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
+  pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
   // pl.add("fuse");
   // pl.add("strip-cache");        // needs a fused producer to hoist
   // pl.add("select-blocks");      // after the structure is final, before buffers get sizes

@@ -1,0 +1,377 @@
+//===- passes/ImplicitTranspose.cpp - Layouts without transposes ----------===//
+//
+// `implicit-transpose` removes the tensor-engine transposes of the
+// straightforward form (the paper's "implicit transposition"):
+//
+// 1. A tile loaded from HBM only to be transposed on the tensor engine and
+//    copied into SBUF (dma; transpose; copy) becomes one transposing DMA
+//    (nl.load_transpose2d): the I/O transposes move to the DMA engines.
+// 2. A matmul nest whose HBM result C is read only through transposing DMAs
+//    (its consumers want C^T on the partitions) computes C^T = B^T A^T
+//    instead: B's tile becomes the stationary operand and the transposed
+//    row strip A^T the moving one, so the result lands with C's columns on
+//    the partitions; it is stored to a scratch tensor C^T and the consumers'
+//    loads become plain DMAs. No transpose remains on that edge.
+// Both rewrites keep the kernel's numbers: every value is computed by the
+// same products and sums, only operand roles and layouts change.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Casting.h"
+
+#include <algorithm>
+
+namespace tessel::passes {
+namespace {
+
+using namespace ir;
+
+constexpr int64_t kMovingMax = 512; // moving free elements: one fp32 PSUM bank
+
+/// Counts the accesses that name each value.
+llvm::DenseMap<const Value *, unsigned> countUses(Kernel &kernel) {
+  llvm::DenseMap<const Value *, unsigned> uses;
+  walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
+    for (Access *a : op.reads())
+      ++uses[a->base];
+    if (Access *w = op.write())
+      ++uses[w->base];
+  });
+  return uses;
+}
+
+bool sameIndices(const Access &a, const Access &b) {
+  if (a.base != b.base || a.indices.size() != b.indices.size())
+    return false;
+  for (size_t i = 0; i < a.indices.size(); ++i) {
+    const Index &x = a.indices[i], &y = b.indices[i];
+    if (!x.start.structurallyEqual(y.start) || x.isRange() != y.isRange() ||
+        (x.isRange() && !x.extent->structurallyEqual(*y.extent)))
+      return false;
+  }
+  return true;
+}
+
+template <typename T> T *opAt(Block &b, size_t i) {
+  return i < b.ops.size() ? llvm::dyn_cast<T>(b.ops[i].get()) : nullptr;
+}
+
+// ---- 1. load + tensor-engine transpose + copy -> transposing DMA ----------
+
+bool foldLoadTransposes(Block &block, llvm::DenseMap<const Value *, unsigned> &uses) {
+  bool changed = false;
+  for (auto &op : block.ops)
+    if (auto *loop = llvm::dyn_cast<ForOp>(op.get()))
+      changed |= foldLoadTransposes(loop->body, uses);
+  for (size_t i = 0; i + 4 < block.ops.size(); ++i) {
+    auto *tileAlloc = opAt<AllocOp>(block, i);
+    auto *load = opAt<DmaOp>(block, i + 1);
+    auto *psumAlloc = opAt<AllocOp>(block, i + 2);
+    auto *tr = opAt<TransposeOp>(block, i + 3);
+    auto *copy = opAt<CopyOp>(block, i + 4);
+    if (!tileAlloc || !load || !psumAlloc || !tr || !copy)
+      continue;
+    Value *tile = tileAlloc->result, *psum = psumAlloc->result;
+    if (load->transpose || load->tag != DmaTag::None || load->dst.base != tile ||
+        load->src.base->type.space != MemSpace::HBM || tr->dst.base != psum ||
+        !sameIndices(tr->src, load->dst) || !sameIndices(copy->src, tr->dst) ||
+        uses[tile] != 2 || uses[psum] != 2 ||
+        copy->dst.base->type.dtype != load->src.base->type.dtype)
+      continue;
+    auto dma = std::make_unique<DmaOp>();
+    dma->loc = load->loc;
+    dma->transpose = true;
+    dma->dst = copy->dst;
+    dma->src = load->src;
+    block.ops.erase(block.ops.begin() + i, block.ops.begin() + i + 5);
+    block.ops.insert(block.ops.begin() + i, std::move(dma));
+    changed = true;
+  }
+  return changed;
+}
+
+// ---- 2. matmul nests that produce their consumers' transposed operand -----
+
+/// The pieces of a TileGen matmul column loop (see frontend/TileGen.cpp):
+///   for %n { %acc = alloc psum
+///            for %k { %B_tile = alloc; dma %B_tile <- %B; for %mi { matmul } }
+///            for %mi { %C_tile = alloc; copy %C_tile <- %acc; dma %C <- %C_tile } }
+struct MatmulColumnLoop {
+  ForOp *rowBlock, *column, *kLoop;
+  DmaOp *loadB;
+  MatmulOp *matmul;
+  AllocOp *acc;
+};
+
+std::optional<MatmulColumnLoop> matchColumnLoop(DmaOp &store, llvm::ArrayRef<ForOp *> loops) {
+  if (loops.size() < 3)
+    return std::nullopt;
+  ForOp *storeLoop = loops[loops.size() - 1], *column = loops[loops.size() - 2];
+  ForOp *rowBlock = loops[loops.size() - 3];
+  Block &nb = column->body, &sb = storeLoop->body;
+  auto *acc = opAt<AllocOp>(nb, 0);
+  auto *kLoop = opAt<ForOp>(nb, 1);
+  if (nb.ops.size() != 3 || !acc || !kLoop || opAt<ForOp>(nb, 2) != storeLoop || sb.ops.size() != 3 ||
+      opAt<DmaOp>(sb, 2) != &store)
+    return std::nullopt;
+  Block &kb = kLoop->body;
+  auto *bAlloc = opAt<AllocOp>(kb, 0);
+  auto *loadB = opAt<DmaOp>(kb, 1);
+  auto *miLoop = opAt<ForOp>(kb, 2);
+  if (kb.ops.size() != 3 || !bAlloc || !loadB || !miLoop || miLoop->body.ops.size() != 1)
+    return std::nullopt;
+  auto *mm = opAt<MatmulOp>(miLoop->body, 0);
+  if (!mm || mm->dst.base != acc->result || mm->moving.base != bAlloc->result ||
+      loadB->dst.base != bAlloc->result || loadB->transpose || !rowBlock->lo.isConst() ||
+      !rowBlock->hi.isConst())
+    return std::nullopt;
+  return MatmulColumnLoop{rowBlock, column, kLoop, loadB, mm, acc};
+}
+
+class TransposedColumnBuilder {
+public:
+  TransposedColumnBuilder(Kernel &k) : kernel(k) {}
+
+  /// Replaces `m.column` with the loop computing C^T[n, rows of the block].
+  void rewrite(const MatmulColumnLoop &m, Value *ct) {
+    Value *aT = m.matmul->stationary.base, *b = m.loadB->src.base;
+    const TensorType &accType = m.acc->result->type;
+    int64_t bm = accType.dims[0].size;
+    int64_t n = b->type.dims[1].size, kSize = b->type.dims[0].size;
+    const Dim &nDim = b->type.dims[1], &rowDim = accType.dims[0], &kDim = b->type.dims[0];
+    ForOp &rb = *m.rowBlock;
+    Value *mb = rb.iv;
+    int64_t span = rb.hi.constValue() - rb.lo.constValue();
+    IndexExpr rows = span % rb.step == 0 ? IndexExpr(bm)
+                                         : min(IndexExpr(bm), rb.hi - IndexExpr::var(mb));
+    llvm::SMLoc loc = m.column->loc;
+
+    auto column = std::make_unique<ForOp>();
+    column->loc = loc;
+    column->iv = m.column->iv;
+    column->iv->def = column.get();
+    column->lo = 0;
+    column->hi = n;
+    column->step = kPartitions;
+    IndexExpr en = n % kPartitions == 0 ? IndexExpr(kPartitions)
+                                        : min(IndexExpr(kPartitions), IndexExpr(n) - IndexExpr::var(column->iv));
+    Block &body = column->body;
+    Value *acc = alloc(body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, kPartitions}, {rowDim.label, bm}}, 2, loc);
+
+    auto kLoop = std::make_unique<ForOp>();
+    kLoop->loc = m.kLoop->loc;
+    kLoop->iv = m.kLoop->iv;
+    kLoop->iv->def = kLoop.get();
+    kLoop->lo = 0;
+    kLoop->hi = kSize;
+    kLoop->step = kPartitions;
+    IndexExpr ek = m.loadB->src.indices[0].extent.value_or(IndexExpr(kPartitions));
+    IndexExpr kStart = IndexExpr::var(kLoop->iv);
+    Value *bTile = alloc(kLoop->body, b->name + "_tile", MemSpace::SBUF, b->type.dtype, {{kDim.label, kPartitions}, {nDim.label, kPartitions}}, 2, loc);
+    auto load = std::make_unique<DmaOp>();
+    load->loc = m.loadB->loc;
+    load->dst = access(bTile, {{0, ek}, {0, en}});
+    load->src = access(b, {{kStart, ek}, {IndexExpr::var(column->iv), en}});
+    kLoop->body.ops.push_back(std::move(load));
+    auto mm = std::make_unique<MatmulOp>();
+    mm->loc = m.matmul->loc;
+    mm->dst = access(acc, {{0, en}, {0, rows}});
+    mm->stationary = access(bTile, {{0, ek}, {0, en}});
+    mm->moving = access(aT, {{kStart, ek}, {0, rows}});
+    mm->resetOn.push_back(kLoop->iv);
+    kLoop->body.ops.push_back(std::move(mm));
+    body.ops.push_back(std::move(kLoop));
+
+    Value *ctTile = alloc(body, ct->name + "_tile", MemSpace::SBUF, ct->type.dtype, {{nDim.label, kPartitions}, {rowDim.label, bm}}, 2, loc);
+    auto copy = std::make_unique<CopyOp>();
+    copy->loc = loc;
+    copy->dst = access(ctTile, {{0, en}, {0, rows}});
+    copy->src = access(acc, {{0, en}, {0, rows}});
+    body.ops.push_back(std::move(copy));
+    auto store = std::make_unique<DmaOp>();
+    store->loc = loc;
+    store->dst = access(ct, {{IndexExpr::var(column->iv), en}, {IndexExpr::var(mb), rows}});
+    store->src = access(ctTile, {{0, en}, {0, rows}});
+    body.ops.push_back(std::move(store));
+
+    for (auto &op : rb.body.ops)
+      if (op.get() == m.column) {
+        op = std::move(column);
+        break;
+      }
+  }
+
+private:
+  Value *alloc(Block &b, const std::string &hint, MemSpace space, DType dt,
+               std::initializer_list<Dim> dims, int64_t bufs, llvm::SMLoc loc) {
+    Value *v = kernel.newValue(ValueKind::Buffer, kernel.uniqueName(hint));
+    v->type.space = space;
+    v->type.dtype = dt;
+    v->type.dims.assign(dims.begin(), dims.end());
+    v->role = TensorRole::Scratch;
+    v->loc = loc;
+    auto op = std::make_unique<AllocOp>();
+    op->loc = loc;
+    op->result = v;
+    op->bufs = bufs;
+    v->def = op.get();
+    b.ops.push_back(std::move(op));
+    return v;
+  }
+
+  static Access access(Value *base, std::initializer_list<std::pair<IndexExpr, IndexExpr>> ranges) {
+    Access a;
+    a.base = base;
+    for (const auto &[start, ext] : ranges)
+      a.indices.push_back(Index{start, ext});
+    return a;
+  }
+
+  Kernel &kernel;
+};
+
+/// An explicit transpose nest of the straightforward form, D = C^T:
+///   for %m { for %n { %t = alloc; dma %t <- %C; %p = alloc psum;
+///                     transpose %p <- %t; %o = alloc; copy %o <- %p; dma %D <- %o } }
+struct TransposeNest {
+  ForOp *outer;
+  Value *source, *dest;
+};
+
+std::optional<TransposeNest> matchTransposeNest(Op &op) {
+  auto *outer = llvm::dyn_cast<ForOp>(&op);
+  if (!outer || outer->body.ops.size() != 1)
+    return std::nullopt;
+  auto *inner = opAt<ForOp>(outer->body, 0);
+  if (!inner || inner->body.ops.size() != 7)
+    return std::nullopt;
+  Block &b = inner->body;
+  auto *load = opAt<DmaOp>(b, 1);
+  auto *tr = opAt<TransposeOp>(b, 3);
+  auto *copy = opAt<CopyOp>(b, 5);
+  auto *store = opAt<DmaOp>(b, 6);
+  if (!opAt<AllocOp>(b, 0) || !load || !opAt<AllocOp>(b, 2) || !tr || !opAt<AllocOp>(b, 4) ||
+      !copy || !store || load->transpose || store->transpose ||
+      load->src.base->type.space != MemSpace::HBM || store->dst.base->type.space != MemSpace::HBM ||
+      tr->src.base != load->dst.base || copy->src.base != tr->dst.base ||
+      store->src.base != copy->dst.base)
+    return std::nullopt;
+  return TransposeNest{outer, load->src.base, store->dst.base};
+}
+
+/// Finds scratch tensors read only through transposing DMAs and written by
+/// one recognised matmul store; swaps those producers to compute C^T.
+bool transposeProducers(Kernel &kernel) {
+  struct Uses {
+    llvm::SmallVector<DmaOp *, 4> transposedLoads;
+    unsigned otherReads = 0;
+    llvm::SmallVector<std::pair<DmaOp *, llvm::SmallVector<ForOp *, 4>>, 2> stores;
+    unsigned otherWrites = 0;
+  };
+  llvm::DenseMap<Value *, Uses> uses;
+  walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *> loops) {
+    auto *dma = llvm::dyn_cast<DmaOp>(&op);
+    for (Access *a : op.reads()) {
+      if (a->base->type.space != MemSpace::HBM)
+        continue;
+      if (dma && dma->transpose)
+        uses[a->base].transposedLoads.push_back(dma);
+      else
+        ++uses[a->base].otherReads;
+    }
+    if (Access *w = op.write(); w && w->base->type.space == MemSpace::HBM) {
+      if (dma)
+        uses[w->base].stores.push_back({dma, llvm::SmallVector<ForOp *, 4>(loops.begin(), loops.end())});
+      else
+        ++uses[w->base].otherWrites;
+    }
+  });
+
+  // A scratch tensor read only by one explicit transpose nest D = C^T can be
+  // produced as D directly: the nest disappears.
+  llvm::DenseMap<Value *, TransposeNest> transposeNests;
+  llvm::SmallVector<Op *, 4> deadOps; // erased after the walk over kernel.body
+  for (auto &op : kernel.body.ops)
+    if (auto nest = matchTransposeNest(*op))
+      if (!transposeNests.count(nest->source))
+        transposeNests[nest->source] = *nest;
+      else
+        transposeNests[nest->source].outer = nullptr; // read twice: leave it
+
+  bool changed = false;
+  for (auto &op : kernel.body.ops) {
+    auto *alloc = llvm::dyn_cast<AllocOp>(op.get());
+    if (!alloc || alloc->result->type.space != MemSpace::HBM || alloc->result->role != TensorRole::Scratch)
+      continue;
+    Value *c = alloc->result;
+    Uses &u = uses[c];
+    auto nestIt = transposeNests.find(c);
+    bool viaNest = nestIt != transposeNests.end() && nestIt->second.outer && u.otherReads == 1 &&
+                   u.transposedLoads.empty();
+    if ((u.transposedLoads.empty() || u.otherReads) && !viaNest)
+      continue;
+    if (u.otherWrites || u.stores.empty())
+      continue;
+    llvm::SmallVector<MatmulColumnLoop, 2> producers;
+    for (auto &[store, loops] : u.stores)
+      if (auto m = matchColumnLoop(*store, loops))
+        producers.push_back(*m);
+    if (producers.size() != u.stores.size())
+      continue;
+
+    TransposedColumnBuilder builder(kernel);
+    if (viaNest) {
+      // The producers write the nest's destination; the nest and C go away.
+      for (const MatmulColumnLoop &m : producers)
+        builder.rewrite(m, nestIt->second.dest);
+      deadOps.push_back(nestIt->second.outer);
+      deadOps.push_back(alloc);
+      changed = true;
+      continue;
+    }
+    // C^T: the scratch tensor with C's dimensions swapped, in C's place.
+    Value *ct = kernel.newValue(ValueKind::Buffer, kernel.uniqueName(c->name + "T"));
+    ct->type = c->type;
+    std::swap(ct->type.dims[0], ct->type.dims[1]);
+    ct->role = TensorRole::Scratch;
+    ct->loc = c->loc;
+    alloc->result = ct;
+    ct->def = alloc;
+    for (const MatmulColumnLoop &m : producers)
+      builder.rewrite(m, ct);
+    for (DmaOp *load : u.transposedLoads) {
+      load->transpose = false;
+      load->src.base = ct;
+      std::swap(load->src.indices[0], load->src.indices[1]);
+    }
+    changed = true;
+  }
+  llvm::erase_if(kernel.body.ops, [&](const std::unique_ptr<Op> &o) {
+    return llvm::is_contained(deadOps, o.get());
+  });
+  return changed;
+}
+
+class ImplicitTransposePass : public Pass {
+public:
+  llvm::StringRef name() const override { return "implicit-transpose"; }
+  llvm::StringRef description() const override {
+    return "choose stationary/moving operands so intermediates are produced in the layout their "
+           "consumer needs; remaining I/O transposes become DMA transposes";
+  }
+  PassResult run(Kernel &kernel, PassContext &) override {
+    auto uses = countUses(kernel);
+    bool changed = foldLoadTransposes(kernel.body, uses);
+    changed |= transposeProducers(kernel);
+    return changed ? PassResult::Changed : PassResult::Unchanged;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createImplicitTransposePass() { return std::make_unique<ImplicitTransposePass>(); }
+
+} // namespace tessel::passes
