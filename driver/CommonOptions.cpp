@@ -1,5 +1,9 @@
 #include "driver/CommonOptions.h"
 
+#include "passes/PassRegistry.h"
+#include "passes/Pipelines.h"
+
+#include "llvm/ADT/Statistic.h"
 #include "llvm/Support/WithColor.h"
 
 namespace cl = llvm::cl;
@@ -25,6 +29,90 @@ bool SourceOptions::collectDefines(std::vector<Define> &out) const {
       return false;
     }
     out.push_back({d.substr(0, eq), d.substr(eq + 1)});
+  }
+  return true;
+}
+
+static bool reportError(const llvm::Twine &msg) {
+  llvm::WithColor::error(llvm::errs(), "tessel") << msg << "\n";
+  return false;
+}
+
+PipelineOptions::PipelineOptions() {
+  // LLVM Support registers -stats (its STATISTIC counters); show it with ours.
+  auto &registered = cl::getRegisteredOptions();
+  auto it = registered.find("stats");
+  if (it != registered.end()) {
+    it->second->addCategory(toolCategory());
+    it->second->setDescription("Print the passes' statistics (to stderr)");
+  }
+}
+
+bool PipelineOptions::resolvePasses(std::vector<std::string> &out) const {
+  int given = (optLevel.getNumOccurrences() > 0) + (pipeline.getNumOccurrences() > 0) +
+              (passes.getNumOccurrences() > 0);
+  if (given > 1)
+    return reportError("give only one of -O, --pipeline and --passes");
+  if (passes.getNumOccurrences()) {
+    auto names = tessel::passes::parsePassList(passes);
+    if (!names)
+      return reportError(llvm::toString(names.takeError()));
+    out = std::move(*names);
+    return true;
+  }
+  std::string name = pipeline.getNumOccurrences() ? pipeline.getValue() : "O0";
+  if (optLevel.getNumOccurrences()) {
+    if (optLevel != "0" && optLevel != "2")
+      return reportError("unknown optimization level -O" + optLevel + "; use -O0 or -O2");
+    name = "O" + optLevel;
+  }
+  auto names = tessel::passes::buildPipeline(name);
+  if (!names)
+    return reportError(llvm::toString(names.takeError()));
+  out = std::move(*names);
+  return true;
+}
+
+bool PipelineOptions::instrumentation(tessel::passes::InstrumentationOptions &out) const {
+  auto collect = [](const cl::list<std::string> &list, std::set<std::string> &into) {
+    for (const std::string &name : list) {
+      if (!tessel::passes::lookupPass(name))
+        return reportError("--" + list.ArgStr + ": " + tessel::passes::unknownPassMessage(name));
+      into.insert(name);
+    }
+    return true;
+  };
+  if (!collect(printIRBefore, out.printIRBefore) || !collect(printIRAfter, out.printIRAfter))
+    return false;
+  out.printIRAfterAll = printIRAfterAll;
+  out.printChanged = printChanged;
+  out.dumpDir = dumpDir;
+  out.verifyEach = verifyEach;
+  out.timePasses = timePasses;
+  out.stats = llvm::AreStatisticsEnabled();
+  return true;
+}
+
+bool PipelineOptions::blockOverrides(tessel::passes::BlockOverrides &out) const {
+  for (const std::string &item : block)
+    if (llvm::Error err = tessel::passes::parseBlockSpec(item, out))
+      return reportError(llvm::toString(std::move(err)));
+  return true;
+}
+
+bool PipelineOptions::handleInfoFlags(int &status) const {
+  if (!listPasses && !printPipeline)
+    return false;
+  status = 0;
+  if (listPasses)
+    tessel::passes::printPassList(llvm::outs());
+  if (printPipeline) {
+    std::vector<std::string> names;
+    if (!resolvePasses(names)) {
+      status = 1;
+      return true;
+    }
+    llvm::outs() << "--passes=" << tessel::passes::joinPassList(names) << "\n";
   }
   return true;
 }

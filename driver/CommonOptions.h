@@ -8,6 +8,8 @@
 #define TESSEL_DRIVER_COMMONOPTIONS_H
 
 #include "frontend/Frontend.h"
+#include "passes/BlockParams.h"
+#include "passes/PassManager.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -33,6 +35,77 @@ struct SourceOptions {
 
   /// Splits the -D flags into name/value pairs; reports a malformed one.
   bool collectDefines(std::vector<Define> &out) const;
+};
+
+/// The pass pipeline and its instrumentation (docs/passes.md), shared by
+/// `tessel compile`, `tessel run` and `tessel opt`.
+struct PipelineOptions {
+  llvm::cl::opt<std::string> optLevel{
+      "O",
+      llvm::cl::desc("Optimization level: -O0 = the straightforward form (the default until the "
+                     "fusion passes land), -O2 = the full pipeline (--print-pipeline shows it)"),
+      llvm::cl::value_desc("0|2"), llvm::cl::Prefix, llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<std::string> pipeline{
+      "pipeline", llvm::cl::desc("Run a named pipeline: O0, O2, naive-fused"),
+      llvm::cl::value_desc("NAME"), llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<std::string> passes{
+      "passes",
+      llvm::cl::desc("Run exactly these passes, in order (instead of -O/--pipeline); see "
+                     "--list-passes"),
+      llvm::cl::value_desc("a,b,c"), llvm::cl::cat(toolCategory())};
+  llvm::cl::list<std::string> block{
+      "block",
+      llvm::cl::desc("Override block (tiling) parameters: m = row-strip height (the paper's bs), "
+                     "n = output column block; multiples of 128 (docs/passes.md)"),
+      llvm::cl::value_desc("NAME=INT,..."), llvm::cl::CommaSeparated, llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<bool> printIRAfterAll{
+      "print-ir-after-all", llvm::cl::desc("Print the IR (to stderr) after every pass"),
+      llvm::cl::cat(toolCategory())};
+  llvm::cl::list<std::string> printIRBefore{
+      "print-ir-before", llvm::cl::desc("Print the IR (to stderr) before the named passes"),
+      llvm::cl::value_desc("PASS,..."), llvm::cl::CommaSeparated, llvm::cl::cat(toolCategory())};
+  llvm::cl::list<std::string> printIRAfter{
+      "print-ir-after", llvm::cl::desc("Print the IR (to stderr) after the named passes"),
+      llvm::cl::value_desc("PASS,..."), llvm::cl::CommaSeparated, llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<bool> printChanged{
+      "print-changed",
+      llvm::cl::desc("Print the input IR, then the IR after each pass that changed it; a pass "
+                     "that changed nothing prints one '(unchanged)' banner line"),
+      llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<std::string> dumpDir{
+      "dump-dir",
+      llvm::cl::desc("Write DIR/00-input.tir and one numbered file per pass (01-allocate.tir, "
+                     "...), each valid input for tessel opt"),
+      llvm::cl::value_desc("DIR"), llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<bool> verifyEach{
+      "verify-each",
+      llvm::cl::desc("Verify the IR after every pass that changed it (default: on; "
+                     "--verify-each=false turns it off)"),
+      llvm::cl::init(true), llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<bool> printPipeline{
+      "print-pipeline",
+      llvm::cl::desc("Print the selected pipeline as a --passes= value and exit"),
+      llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<bool> listPasses{
+      "list-passes", llvm::cl::desc("List the registered passes and exit"),
+      llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<bool> timePasses{
+      "time-passes", llvm::cl::desc("Print the time each pass took (to stderr)"),
+      llvm::cl::cat(toolCategory())};
+
+  /// Also shows LLVM's own -stats flag (the passes' statistics, to stderr).
+  PipelineOptions();
+
+  /// The passes to run: --passes, else --pipeline, else -O (default O0).
+  /// Reports conflicting flags or unknown names and returns false.
+  bool resolvePasses(std::vector<std::string> &out) const;
+  /// The dump/verify/timing options; an unknown pass in --print-ir-* is an error.
+  bool instrumentation(passes::InstrumentationOptions &out) const;
+  /// Parses --block (syntax only; see passes::validateBlockOverrides).
+  bool blockOverrides(passes::BlockOverrides &out) const;
+  /// --list-passes and --print-pipeline print to stdout; returns true when
+  /// one was given (the command then exits with `status`).
+  bool handleInfoFlags(int &status) const;
 };
 
 } // namespace tessel::driver

@@ -2,6 +2,9 @@
 
 #include "backend/Backend.h"
 #include "ir/Verifier.h"
+#include "passes/PassManager.h"
+
+#include "llvm/Support/Path.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
@@ -70,6 +73,78 @@ TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
   TileGenOptions options;
   options.stripBudgetBytes = target.sbuf_bytes_per_partition / 2;
   return options;
+}
+
+bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
+                 const runtime::Target &target, DiagnosticEngine &diags,
+                 llvm::StringRef dumpSubdir) {
+  std::vector<std::string> names;
+  passes::InstrumentationOptions instr;
+  passes::BlockOverrides overrides;
+  if (!options.resolvePasses(names) || !options.instrumentation(instr) ||
+      !options.blockOverrides(overrides))
+    return false;
+  if (!overrides.empty()) {
+    if (llvm::Error err = passes::validateBlockOverrides(overrides, kernel.blockParams,
+                                                        /*rows=*/0, target)) {
+      diags.error(kernel.loc, llvm::toString(std::move(err)));
+      return false;
+    }
+  }
+  if (!instr.dumpDir.empty() && !dumpSubdir.empty()) {
+    llvm::SmallString<128> dir(instr.dumpDir);
+    llvm::sys::path::append(dir, dumpSubdir);
+    instr.dumpDir = std::string(dir);
+  }
+  bool timings = instr.timePasses, stats = instr.stats;
+  passes::PassManager pm(instr);
+  for (const std::string &name : names)
+    pm.addPass(name); // resolvePasses checked every name
+  passes::PassContext ctx{target, diags, overrides};
+  bool ok = pm.run(kernel, ctx);
+  if (timings)
+    pm.printTimings(llvm::errs());
+  if (stats)
+    pm.statistics().print(llvm::errs());
+  return ok;
+}
+
+/// Rows of the kernel's row strip: the result's rows, under any transposes
+/// of the returned expression (TileGen's block `m` tiles them).
+static int64_t stripRows(const ast::Kernel &kernel) {
+  const ast::Expr *e = kernel.returnStmt().value.get();
+  while (e->kind == ast::ExprKind::Transpose)
+    e = e->lhs.get();
+  return e->type.rows;
+}
+
+std::unique_ptr<ir::Kernel> compileToTileIR(Frontend &fe, const PipelineOptions &options,
+                                            const runtime::Target &target) {
+  passes::BlockOverrides overrides;
+  if (!options.blockOverrides(overrides))
+    return nullptr;
+  TileGenOptions tg = tileGenOptionsFor(target);
+  auto kernel = lowerToTileIR(fe, tg);
+  if (!kernel)
+    return nullptr;
+  if (!overrides.empty()) {
+    // The kernel's own parameters name what may be overridden.
+    if (llvm::Error err = passes::validateBlockOverrides(overrides, kernel->blockParams,
+                                                        stripRows(*fe.kernel), target)) {
+      fe.diags->error(fe.kernel->loc, llvm::toString(std::move(err)));
+      return nullptr;
+    }
+    if (overrides.count("m"))
+      tg.blockM = overrides["m"];
+    if (overrides.count("n"))
+      tg.blockN = overrides["n"];
+    kernel = lowerToTileIR(fe, tg);
+    if (!kernel)
+      return nullptr;
+  }
+  if (!runPipeline(*kernel, options, target, *fe.diags))
+    return nullptr;
+  return kernel;
 }
 
 llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target) {

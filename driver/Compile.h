@@ -2,6 +2,7 @@
 #ifndef TESSEL_DRIVER_COMPILE_H
 #define TESSEL_DRIVER_COMPILE_H
 
+#include "driver/CommonOptions.h"
 #include "frontend/AST.h"
 #include "frontend/Frontend.h"
 #include "frontend/TileGen.h"
@@ -42,7 +43,23 @@ std::unique_ptr<ir::Kernel> lowerToTileIR(Frontend &fe, const TileGenOptions &op
 /// transposed strip may take half of a partition's SBUF).
 TileGenOptions tileGenOptionsFor(const runtime::Target &target);
 
-/// The backend: addresses for on-chip buffers, then the simulator program.
+/// Runs the passes `options` selects (-O, --pipeline, --passes) on `kernel`
+/// with its dumps, --verify-each, --time-passes and -stats; --block values
+/// reach the passes through PassContext::blockOverrides (their names checked
+/// against the kernel's block parameters). `dumpSubdir` (for modules of
+/// several kernels) is appended to --dump-dir. Returns false after reporting.
+bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
+                 const runtime::Target &target, DiagnosticEngine &diags,
+                 llvm::StringRef dumpSubdir = "");
+
+/// lowerToTileIR with the --block overrides applied (checked against the
+/// kernel's block parameters, its rows and the target), then runPipeline.
+/// Returns null after reporting.
+std::unique_ptr<ir::Kernel> compileToTileIR(Frontend &fe, const PipelineOptions &options,
+                                            const runtime::Target &target);
+
+/// The backend: addresses for on-chip buffers the pipeline did not place
+/// (all of them at -O0), then the simulator program.
 /// Returns an error naming what does not fit or cannot be lowered.
 llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target);
 

@@ -19,8 +19,9 @@ enum class EmitKind { AST, TIR, TASM };
 
 int runCompileCommand(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::desc("<kernel source .tsl ('-' for stdin)>"),
-                             cl::Required, cl::cat(toolCategory()));
+                             cl::cat(toolCategory()));
   SourceOptions source;
+  PipelineOptions pipeline;
   cl::opt<EmitKind> emit(
       "emit", cl::desc("What to print (default: tir)"), cl::init(EmitKind::TIR),
       cl::values(clEnumValN(EmitKind::AST, "ast", "the typed AST, with shapes and locations"),
@@ -36,8 +37,17 @@ int runCompileCommand(int argc, char **argv) {
   if (!parseCommandLine(argc, argv,
                         "tessel compile: compile a .tsl kernel description\n\n"
                         "Parses and type-checks the source, binds constants (-D), and lowers the\n"
-                        "selected kernel to tile IR in the straightforward form (DESIGN §4).\n"))
+                        "selected kernel to tile IR in the straightforward form (DESIGN §4), then\n"
+                        "runs the pass pipeline (-O0 by default: no passes; docs/passes.md).\n"))
     return 1;
+  int status = 0;
+  if (pipeline.handleInfoFlags(status))
+    return status;
+  if (input.empty()) {
+    llvm::WithColor::error(llvm::errs(), "tessel")
+        << "no input file (usage: tessel compile [options] FILE.tsl; see tessel compile --help)\n";
+    return 1;
+  }
 
   std::vector<Define> defines;
   if (!source.collectDefines(defines))
@@ -61,7 +71,7 @@ int runCompileCommand(int argc, char **argv) {
       llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(target.takeError()) << "\n";
       return 1;
     }
-    auto kernel = lowerToTileIR(fe, tileGenOptionsFor(*target));
+    auto kernel = compileToTileIR(fe, pipeline, *target);
     if (!kernel)
       return 1;
     if (emit == EmitKind::TIR) {

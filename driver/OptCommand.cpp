@@ -1,11 +1,13 @@
 //===- driver/OptCommand.cpp - `tessel opt`: read, verify, print tile IR ---===//
 //
-// tessel opt FILE.tir [-o OUT] [--verify-roundtrip] [--verify-diagnostics]
-//                     [--no-verify]
+// tessel opt FILE.tir [-o OUT] [--passes=a,b | --pipeline=NAME | -O0|-O2]
+//                     [--verify-roundtrip] [--verify-diagnostics] [--no-verify]
+//                     [IR dump flags: docs/passes.md]
 //
 // 1. Read FILE (`-` = stdin) into a SourceMgr and parse it (ir/Parser.h).
 // 2. Verify every kernel (ir/Verifier.h) unless --no-verify.
-// 3. (Passes will run here.)
+// 3. Run the pass pipeline on each kernel (none unless asked for: opt runs
+//    exactly the passes it is given).
 // 4. Print the module. --verify-roundtrip re-parses and re-prints the printed
 //    text and fails if the two prints differ.
 //
@@ -20,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
+#include "driver/Compile.h"
 
 #include "ir/Diagnostics.h"
 #include "ir/Parser.h"
@@ -227,8 +230,25 @@ int runOptCommand(int argc, char **argv) {
                "instead of printing them"),
       cl::cat(toolCategory()));
   cl::opt<bool> noVerify("no-verify", cl::desc("Skip the IR verifier"), cl::cat(toolCategory()));
-  if (!parseCommandLine(argc, argv, "tessel opt: read tile IR (.tir), verify it and print it\n"))
+  cl::opt<std::string> targetName("target",
+                                  cl::desc("Hardware description the passes read: trn1 (default), "
+                                           "trn2, or a JSON file"),
+                                  cl::value_desc("trn1|trn2|FILE.json"), cl::init("trn1"),
+                                  cl::cat(toolCategory()));
+  PipelineOptions pipeline;
+  if (!parseCommandLine(argc, argv,
+                        "tessel opt: read tile IR (.tir), verify it, run passes on it and print it\n\n"
+                        "Runs no passes unless given --passes=a,b,c, --pipeline=NAME or -O2\n"
+                        "(docs/passes.md); the IR dump flags print to stderr.\n"))
     return 1;
+  int status = 0;
+  if (pipeline.handleInfoFlags(status))
+    return status;
+  auto target = runtime::loadTarget(targetName);
+  if (!target) {
+    llvm::WithColor::error(llvm::errs(), "tessel opt") << llvm::toString(target.takeError()) << "\n";
+    return 1;
+  }
 
   auto bufOrErr = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
   if (!bufOrErr) {
@@ -254,7 +274,15 @@ int runOptCommand(int argc, char **argv) {
   if (ok && !noVerify)
     ok = ir::verifyModule(*module, diags);
 
-  // Passes (--passes=) run here, each followed by the verifier.
+  if (ok) {
+    bool several = module->kernels.size() > 1;
+    for (auto &kernel : module->kernels) {
+      if (!runPipeline(*kernel, pipeline, *target, diags, several ? kernel->name : ""))
+        ok = false;
+      if (!ok)
+        break;
+    }
+  }
 
   std::string printed;
   if (ok) {

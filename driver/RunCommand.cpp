@@ -103,6 +103,7 @@ int runRunCommand(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::desc("<program: .tasm, or a .tsl kernel compiled first; '-' for stdin>"),
                              cl::cat(toolCategory()));
   SourceOptions source;
+  PipelineOptions pipeline;
   cl::opt<bool> checkFlag("check",
                           cl::desc("Compare the outputs with a plain fp32 reference of the kernel's DSL "
                                    "semantics (.tsl only); fails when the error normalised by the "
@@ -155,7 +156,8 @@ int runRunCommand(int argc, char **argv) {
                         "tessel run: run a kernel on the NeuronCore simulator\n\n"
                         "Executes the program functionally (bf16 storage, fp32 PSUM accumulation) and with\n"
                         "the discrete-event timing model of the target, then prints the profile report.\n"
-                        "Program format: docs/tasm.md.\n"))
+                        "Program format: docs/tasm.md. A .tsl source is compiled first, through the\n"
+                        "pass pipeline (-O0 by default; docs/passes.md).\n"))
     return 1;
 
   auto loadTargetOrReport = [&](llvm::StringRef name, Target &t) {
@@ -168,6 +170,9 @@ int runRunCommand(int argc, char **argv) {
     return true;
   };
 
+  int status = 0;
+  if (pipeline.handleInfoFlags(status))
+    return status;
   if (dumpTarget) {
     Target t;
     if (!loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), t))
@@ -189,6 +194,12 @@ int runRunCommand(int argc, char **argv) {
     reportError("-k and -D apply to .tsl sources only");
     return 1;
   }
+  if (!isSource && (pipeline.optLevel.getNumOccurrences() || pipeline.pipeline.getNumOccurrences() ||
+                    pipeline.passes.getNumOccurrences() || !pipeline.block.empty())) {
+    reportError("-O, --pipeline, --passes and --block apply to .tsl sources only (a .tasm program "
+                "is already compiled)");
+    return 1;
+  }
   Frontend fe;
   std::string outputName;
   // A .tsl is compiled (frontend errors are reported here and yield null).
@@ -199,7 +210,7 @@ int runRunCommand(int argc, char **argv) {
     if (!source.collectDefines(defines) || !runFrontend(fe, input, defines, source.kernel) ||
         !loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), target))
       return nullptr;
-    return lowerToTileIR(fe, tileGenOptionsFor(target));
+    return compileToTileIR(fe, pipeline, target);
   };
   std::unique_ptr<ir::Kernel> kernel;
   if (isSource) {
