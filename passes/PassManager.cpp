@@ -104,7 +104,7 @@ bool PassManager::run(ir::Kernel &kernel, PassContext &ctx) {
 
     if (result == PassResult::Failed) {
       if (ctx.diags.errorCount() == errorsBefore)
-        ctx.diags.error(llvm::SMLoc(), "pass '" + name + "' failed on kernel @" + kernel.name);
+        ctx.diags.error(kernel.loc, "pass '" + name + "' failed on kernel @" + kernel.name);
       return false;
     }
     bool changed = result == PassResult::Changed;
@@ -121,7 +121,7 @@ bool PassManager::run(ir::Kernel &kernel, PassContext &ctx) {
       return false;
     // An unchanged kernel was valid before the pass, so it needs no check.
     if (o.verifyEach && changed && !ir::verifyKernel(kernel, ctx.diags)) {
-      ctx.diags.error(llvm::SMLoc(), "pass '" + name + "' produced invalid IR for kernel @" +
+      ctx.diags.error(kernel.loc, "pass '" + name + "' produced invalid IR for kernel @" +
                                          kernel.name + " (verifier errors above)");
       return false;
     }
