@@ -303,7 +303,9 @@ void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c
   const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
   const Dim &rowDim = a->type.dims[0], &kDim = a->type.dims[1], &nDim = b->type.dims[1];
   ir::DType dt = a->type.dtype;
-  int64_t bn = std::min(blockN, kMovingTile);
+  // Column tiles no wider than the (128-rounded) columns, so a narrow N
+  // gets one exact tile rather than a clamped 512-wide one.
+  int64_t bn = std::min({blockN, kMovingTile, roundUp(N, kTile)});
   llvm::SMLoc loc = e.opLoc;
   std::string aName = a->name, bName = b->name, cName = c->name;
 

@@ -109,6 +109,56 @@ bool IndexExpr::structurallyEqual(const IndexExpr &other) const {
   }
 }
 
+namespace {
+/// Accumulates `scale * e` into a linear form; false when `e` holds a min().
+bool linearize(const IndexExpr &e, int64_t scale, int64_t &constant,
+               llvm::SmallVectorImpl<std::pair<const Value *, int64_t>> &terms) {
+  switch (e.kind()) {
+  case IndexExpr::Kind::Const: constant += scale * e.constValue(); return true;
+  case IndexExpr::Kind::Var: {
+    for (auto &t : terms)
+      if (t.first == e.varValue()) {
+        t.second += scale;
+        return true;
+      }
+    terms.push_back({e.varValue(), scale});
+    return true;
+  }
+  case IndexExpr::Kind::Add:
+    return linearize(e.lhs(), scale, constant, terms) && linearize(e.rhs(), scale, constant, terms);
+  case IndexExpr::Kind::Sub:
+    return linearize(e.lhs(), scale, constant, terms) && linearize(e.rhs(), -scale, constant, terms);
+  case IndexExpr::Kind::Mul:
+    return linearize(e.lhs(), scale * e.rhs().constValue(), constant, terms);
+  case IndexExpr::Kind::Min: return false;
+  }
+  return false;
+}
+} // namespace
+
+IndexExpr IndexExpr::simplified() const {
+  if (kind() == Kind::Min)
+    return min(lhs().simplified(), rhs().simplified());
+  int64_t constant = 0;
+  llvm::SmallVector<std::pair<const Value *, int64_t>, 4> terms;
+  if (!linearize(*this, 1, constant, terms))
+    return make(kind(), lhs().simplified(), rhs().simplified());
+  IndexExpr out = 0;
+  for (const auto &[v, coeff] : terms) {
+    if (coeff == 0)
+      continue;
+    if (coeff < 0 && !out.isConst())
+      out = out - IndexExpr::var(v) * -coeff;
+    else
+      out = out + IndexExpr::var(v) * coeff;
+  }
+  if (constant > 0)
+    out = out + constant;
+  else if (constant < 0)
+    out = out.isConst() ? IndexExpr(out.constValue() + constant) : out - (-constant);
+  return out;
+}
+
 // Precedence: 1 = additive, 2 = multiplicative, 3 = atom.
 void IndexExpr::printPrec(llvm::raw_ostream &os, int prec) const {
   switch (node->kind) {

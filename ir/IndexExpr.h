@@ -49,6 +49,9 @@ public:
   /// Rewrites variable `from` into `to` everywhere.
   IndexExpr substitute(const Value *from, const IndexExpr &to) const;
   bool structurallyEqual(const IndexExpr &other) const;
+  /// Collects affine sums into `c + a*%x + b*%y` (variables in order of first
+  /// appearance), so `%mb + %mi - %mb` becomes `%mi`; min() operands likewise.
+  IndexExpr simplified() const;
 
   void print(llvm::raw_ostream &os) const;
   std::string str() const;

@@ -110,6 +110,13 @@ std::string Kernel::uniqueName(llvm::StringRef hint) const {
   }
 }
 
+void walkOp(Op &op, const std::function<void(Op &)> &fn) {
+  fn(op);
+  if (auto *loop = llvm::dyn_cast<ForOp>(&op))
+    for (auto &inner : loop->body.ops)
+      walkOp(*inner, fn);
+}
+
 static void walkImpl(Block &block, llvm::SmallVectorImpl<ForOp *> &loops,
                      const std::function<void(Op &, llvm::ArrayRef<ForOp *>)> &fn) {
   for (auto &op : block.ops) {

@@ -228,6 +228,9 @@ struct Module {
   std::vector<std::unique_ptr<Kernel>> kernels;
 };
 
+/// Calls `fn` on `op` and every op nested in it, in pre-order.
+void walkOp(Op &op, const std::function<void(Op &)> &fn);
+
 /// Calls `fn(op, enclosingLoops)` for every op in pre-order.
 void walk(Block &block, const std::function<void(Op &, llvm::ArrayRef<ForOp *>)> &fn);
 

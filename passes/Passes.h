@@ -16,7 +16,9 @@ namespace tessel::passes {
 
 /// SBUF/PSUM addresses by liveness (passes/Allocate.cpp).
 std::unique_ptr<Pass> createAllocatePass();
+std::unique_ptr<Pass> createFusePass();
 std::unique_ptr<Pass> createImplicitTransposePass();
+std::unique_ptr<Pass> createStripCachePass();
 
 } // namespace tessel::passes
 

@@ -1,9 +1,10 @@
 //===- passes/Pipelines.cpp - The named pipelines -------------------------===//
 //
 // Each pipeline is one function reading top to bottom. Only registered passes
-// may appear (tests/unit/passes/PipelinesTest.cpp checks every name); a pass
-// of DESIGN §4 that has not landed yet is a commented line in its place, so
-// adding it is uncommenting one line.
+// may appear (tests/unit/passes/PipelinesTest.cpp checks every name). Not yet
+// written: `select-blocks` (after strip-cache, before allocate: the structure
+// is final, buffers get their sizes) and `schedule` (last: orders the
+// allocated instructions so DMA overlaps compute).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Pipelines.h"
@@ -27,9 +28,8 @@ PassList buildO0() { return {}; }
 PassList buildNaiveFused() {
   PassList pl;
   pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
-  // pl.add("fuse");
-  pl.add("allocate"); // after every pass that creates or resizes buffers
-  // pl.add("schedule");           // last: orders the allocated instructions
+  pl.add("fuse");               // the strip is recomputed in every column block
+  pl.add("allocate");           // after every pass that creates or resizes buffers
   return pl;
 }
 
@@ -37,11 +37,9 @@ PassList buildNaiveFused() {
 PassList buildO2() {
   PassList pl;
   pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
-  // pl.add("fuse");
-  // pl.add("strip-cache");        // needs a fused producer to hoist
-  // pl.add("select-blocks");      // after the structure is final, before buffers get sizes
-  pl.add("allocate"); // after every pass that creates or resizes buffers
-  // pl.add("schedule");           // last: orders the allocated instructions
+  pl.add("fuse");
+  pl.add("strip-cache");        // hoists what fuse placed in the column loop
+  pl.add("allocate");           // after every pass that creates or resizes buffers
   return pl;
 }
 

@@ -1,0 +1,343 @@
+#include "passes/Fusion.h"
+
+#include "ir/Clone.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Casting.h"
+
+namespace tessel::passes {
+namespace {
+
+using namespace ir;
+
+/// Whether `op` (recursively) reads / writes `v`, or mentions loop var `iv`.
+bool reads(Op &op, const Value *v) {
+  bool found = false;
+  walkOp(op, [&](Op &o) {
+    for (Access *a : o.reads())
+      found |= a->base == v;
+  });
+  return found;
+}
+
+bool writes(Op &op, const Value *v) {
+  bool found = false;
+  walkOp(op, [&](Op &o) {
+    if (Access *w = o.write())
+      found |= w->base == v;
+  });
+  return found;
+}
+
+bool mentionsVar(Op &op, const Value *iv) {
+  bool found = false;
+  auto check = [&](const Access &a) {
+    for (const Index &idx : a.indices)
+      found |= idx.start.mentions(iv) || (idx.extent && idx.extent->mentions(iv));
+  };
+  walkOp(op, [&](Op &o) {
+    if (auto *f = llvm::dyn_cast<ForOp>(&o))
+      found |= f->lo.mentions(iv) || f->hi.mentions(iv);
+    for (Access *a : o.reads())
+      check(*a);
+    if (Access *w = o.write())
+      check(*w);
+  });
+  return found;
+}
+
+struct ConsumerSite {
+  ForOp *rowLoop;  // Q's row-block loop
+  size_t stripPos; // index of `alloc S` in its body; the fill loop follows
+  Value *strip;
+};
+
+/// Q's body: [..., %S = alloc sbuf, fill loop (reads C, writes S), ...]
+/// with no other read of C.
+std::optional<ConsumerSite> matchConsumer(ForOp &q, Value *c) {
+  Block &b = q.body;
+  for (size_t i = 0; i + 1 < b.ops.size(); ++i) {
+    auto *alloc = llvm::dyn_cast<AllocOp>(b.ops[i].get());
+    auto *fill = llvm::dyn_cast<ForOp>(b.ops[i + 1].get());
+    if (!alloc || !fill || alloc->result->type.space != MemSpace::SBUF || !reads(*fill, c) ||
+        !writes(*fill, alloc->result))
+      continue;
+    bool elsewhere = false;
+    for (size_t j = 0; j < b.ops.size(); ++j)
+      if (j != i + 1)
+        elsewhere |= reads(*b.ops[j], c);
+    // The fill loop may write only S and its own tiles.
+    bool pure = true;
+    walkOp(*fill, [&](Op &o) {
+      if (Access *w = o.write())
+        pure &= w->base == alloc->result || w->base->type.space != MemSpace::HBM;
+    });
+    if (elsewhere || !pure)
+      return std::nullopt;
+    return ConsumerSite{&q, i, alloc->result};
+  }
+  return std::nullopt;
+}
+
+bool sameRowBlocks(const ForOp &a, const ForOp &b) {
+  return a.lo.isConst() && a.hi.isConst() && b.lo.isConst() && b.hi.isConst() &&
+         a.lo.constValue() == b.lo.constValue() && a.hi.constValue() == b.hi.constValue() &&
+         a.step == b.step;
+}
+
+Access makeAccess(Value *base, std::initializer_list<std::pair<IndexExpr, IndexExpr>> ranges) {
+  Access a;
+  a.base = base;
+  for (const auto &[start, ext] : ranges)
+    a.indices.push_back(Index{start, ext});
+  return a;
+}
+
+/// Replaces the stores into `c` within `block` (recursively) by writes into
+/// the strip `s` of the row block starting at `rowIv`. Returns false when a
+/// store has a shape it cannot retarget.
+bool retargetStores(Kernel &kernel, Block &block, Value *c, Value *s, Value *rowIv,
+                    bool &addedTransposes) {
+  for (size_t i = 0; i < block.ops.size(); ++i) {
+    Op *op = block.ops[i].get();
+    if (auto *loop = llvm::dyn_cast<ForOp>(op)) {
+      if (!retargetStores(kernel, loop->body, c, s, rowIv, addedTransposes))
+        return false;
+      continue;
+    }
+    auto *store = llvm::dyn_cast<DmaOp>(op);
+    if (!store || store->dst.base != c)
+      continue;
+    if (store->transpose || store->dst.indices.size() != 2 || !store->dst.indices[0].isRange() ||
+        !store->dst.indices[1].isRange() || s->type.dims.size() != 2)
+      return false;
+    // C's index along each dimension, as an index into the strip: the
+    // row-blocked dimension (the strip is shorter) becomes block-relative.
+    auto stripIndex = [&](unsigned cDim) -> std::optional<std::pair<unsigned, Index>> {
+      const Dim &d = c->type.dims[cDim];
+      for (unsigned e = 0; e < 2; ++e)
+        if (s->type.dims[e].label == d.label) {
+          Index idx = store->dst.indices[cDim];
+          if (s->type.dims[e].size < d.size)
+            idx.start = (idx.start - IndexExpr::var(rowIv)).simplified();
+          return std::make_pair(e, idx);
+        }
+      return std::nullopt;
+    };
+    auto i0 = stripIndex(0), i1 = stripIndex(1);
+    if (!i0 || !i1 || i0->first == i1->first)
+      return false;
+    if (i0->first == 0) {
+      // Same layout: a vector-engine copy of the tile into the strip.
+      auto copy = std::make_unique<CopyOp>();
+      copy->loc = store->loc;
+      copy->dst.base = s;
+      copy->dst.indices = {i0->second, i1->second};
+      copy->src = store->src;
+      block.ops[i] = std::move(copy);
+      continue;
+    }
+    // Swapped layout: transpose 128 x 128 pieces of the tile on the tensor
+    // engine into the strip. The tile's column extent must be constant.
+    const Access &src = store->src;
+    if (!src.indices[1].extent || !src.indices[1].extent->isConst() || !src.indices[0].extent)
+      return false;
+    int64_t width = src.indices[1].extent->constValue();
+    IndexExpr rows = *src.indices[0].extent;
+    const Dim &rowDim = src.base->type.dims[0], &colDim = src.base->type.dims[1];
+    auto loop = std::make_unique<ForOp>();
+    loop->loc = store->loc;
+    loop->iv = kernel.newValue(ValueKind::LoopVar, kernel.uniqueName("j"));
+    loop->iv->def = loop.get();
+    loop->lo = 0;
+    loop->hi = width;
+    loop->step = kPartitions;
+    IndexExpr j = IndexExpr::var(loop->iv);
+    IndexExpr ej = width % kPartitions == 0 ? IndexExpr(kPartitions) : min(IndexExpr(kPartitions), IndexExpr(width) - j);
+    Value *p = kernel.newValue(ValueKind::Buffer, kernel.uniqueName(s->name + "_psum"));
+    p->type.space = MemSpace::PSUM;
+    p->type.dtype = DType::F32;
+    p->type.dims = {Dim{colDim.label, kPartitions}, Dim{rowDim.label, kPartitions}};
+    p->role = TensorRole::Scratch;
+    auto alloc = std::make_unique<AllocOp>();
+    alloc->loc = store->loc;
+    alloc->result = p;
+    alloc->bufs = 2;
+    p->def = alloc.get();
+    loop->body.ops.push_back(std::move(alloc));
+    auto tr = std::make_unique<TransposeOp>();
+    tr->loc = store->loc;
+    tr->dst = makeAccess(p, {{0, ej}, {0, rows}});
+    tr->src = makeAccess(src.base, {{src.indices[0].start, rows}, {(src.indices[1].start + j).simplified(), ej}});
+    loop->body.ops.push_back(std::move(tr));
+    auto copy = std::make_unique<CopyOp>();
+    copy->loc = store->loc;
+    copy->dst.base = s;
+    // i1 is the strip's partition dim (C's column dimension), i0 its free dim.
+    copy->dst.indices = {Index{(i1->second.start + j).simplified(), ej}, Index{i0->second.start, rows}};
+    copy->src = makeAccess(p, {{0, ej}, {0, rows}});
+    loop->body.ops.push_back(std::move(copy));
+    block.ops[i] = std::move(loop);
+    addedTransposes = true;
+  }
+  return true;
+}
+
+/// The transposes added into a strip need a PSUM bank next to the
+/// producer's accumulators, which double-buffering may already fill (8 banks):
+/// multi-bank accumulators of the fused copy give up their second buffer.
+void makeRoomForTransposes(Block &block) {
+  for (auto &op : block.ops) {
+    if (auto *alloc = llvm::dyn_cast<AllocOp>(op.get())) {
+      const TensorType &t = alloc->result->type;
+      if (t.space == MemSpace::PSUM && t.partitionFolds() > 1)
+        alloc->bufs = 1;
+    } else if (auto *loop = llvm::dyn_cast<ForOp>(op.get())) {
+      makeRoomForTransposes(loop->body);
+    }
+  }
+}
+
+} // namespace
+
+
+bool fuseProducers(Kernel &kernel, StripPlacement placement) {
+  bool changed = false;
+  Block &top = kernel.body;
+  for (size_t ci = 0; ci < top.ops.size(); ++ci) {
+    auto *cAlloc = llvm::dyn_cast<AllocOp>(top.ops[ci].get());
+    if (!cAlloc || cAlloc->result->type.space != MemSpace::HBM ||
+        cAlloc->result->role != TensorRole::Scratch)
+      continue;
+    Value *c = cAlloc->result;
+    llvm::SmallVector<ForOp *, 2> producers, consumers;
+    bool other = false;
+    for (auto &op : top.ops) {
+      if (op.get() == cAlloc)
+        continue;
+      bool r = reads(*op, c), w = writes(*op, c);
+      auto *loop = llvm::dyn_cast<ForOp>(op.get());
+      if ((r || w) && !loop)
+        other = true;
+      else if (r && w)
+        other = true;
+      else if (w)
+        producers.push_back(loop);
+      else if (r)
+        consumers.push_back(loop);
+    }
+    if (other || producers.empty() || producers.size() != consumers.size())
+      continue;
+    // Pair every consumer row-block loop with the producer loop over the same rows.
+    llvm::SmallVector<std::pair<ForOp *, ConsumerSite>, 2> pairs;
+    for (ForOp *q : consumers) {
+      auto site = matchConsumer(*q, c);
+      auto p = llvm::find_if(producers, [&](ForOp *p) { return sameRowBlocks(*p, *q); });
+      if (!site || p == producers.end())
+        break;
+      pairs.push_back({*p, *site});
+    }
+    if (pairs.size() != consumers.size())
+      continue;
+
+    // Build every fused body first; commit only if all retarget cleanly.
+    struct Fused {
+      ConsumerSite site;
+      std::vector<std::unique_ptr<Op>> ops;
+      ForOp *column = nullptr;
+    };
+    std::vector<Fused> fused;
+    bool ok = true;
+    for (auto &[p, site] : pairs) {
+      Fused f{site, {}, nullptr};
+      ValueMap map;
+      map[p->iv] = site.rowLoop->iv;
+      Block clone;
+      for (const auto &op : p->body.ops)
+        clone.ops.push_back(cloneOp(*op, kernel, map));
+      bool addedTransposes = false;
+      ok &= retargetStores(kernel, clone, c, site.strip, site.rowLoop->iv, addedTransposes);
+      if (addedTransposes)
+        makeRoomForTransposes(clone);
+      f.ops = std::move(clone.ops);
+      if (placement == StripPlacement::PerColumnBlock) {
+        Block &qb = site.rowLoop->body;
+        for (size_t j = site.stripPos + 2; j < qb.ops.size() && !f.column; ++j)
+          if (auto *col = llvm::dyn_cast<ForOp>(qb.ops[j].get()); col && reads(*col, site.strip))
+            f.column = col;
+        ok &= f.column != nullptr;
+      }
+      fused.push_back(std::move(f));
+    }
+    if (!ok)
+      continue;
+
+    for (Fused &f : fused) {
+      Block &qb = f.site.rowLoop->body;
+      std::unique_ptr<Op> stripAlloc = std::move(qb.ops[f.site.stripPos]);
+      qb.ops.erase(qb.ops.begin() + f.site.stripPos, qb.ops.begin() + f.site.stripPos + 2);
+      Block &dest = placement == StripPlacement::PerRowBlock ? qb : f.column->body;
+      size_t at = placement == StripPlacement::PerRowBlock ? f.site.stripPos : 0;
+      std::vector<std::unique_ptr<Op>> insert;
+      insert.push_back(std::move(stripAlloc));
+      for (auto &op : f.ops)
+        insert.push_back(std::move(op));
+      dest.ops.insert(dest.ops.begin() + at, std::make_move_iterator(insert.begin()),
+                      std::make_move_iterator(insert.end()));
+    }
+    llvm::erase_if(top.ops, [&](const std::unique_ptr<Op> &op) {
+      return op.get() == cAlloc || llvm::is_contained(producers, op.get());
+    });
+    changed = true;
+    ci = 0; // the top level changed: rescan from the start
+  }
+  return changed;
+}
+
+bool hoistFusedStrips(Kernel &kernel) {
+  bool changed = false;
+  for (auto &topOp : kernel.body.ops) {
+    auto *row = llvm::dyn_cast<ForOp>(topOp.get());
+    if (!row)
+      continue;
+    Block &rb = row->body;
+    for (size_t ci = 0; ci < rb.ops.size(); ++ci) {
+      auto *column = llvm::dyn_cast<ForOp>(rb.ops[ci].get());
+      if (!column || column->body.ops.empty())
+        continue;
+      Block &cb = column->body;
+      auto *stripAlloc = llvm::dyn_cast<AllocOp>(cb.ops[0].get());
+      if (!stripAlloc || stripAlloc->result->type.space != MemSpace::SBUF)
+        continue;
+      Value *strip = stripAlloc->result;
+      // The strip's computation: the ops up to the first reader of the strip,
+      // less trailing allocs (they belong to the column block's own work).
+      size_t end = 1;
+      while (end < cb.ops.size() && !reads(*cb.ops[end], strip))
+        ++end;
+      while (end > 1 && llvm::isa<AllocOp>(cb.ops[end - 1].get()))
+        --end;
+      if (end == 1 || end == cb.ops.size())
+        continue;
+      bool writesStrip = false, invariant = true;
+      for (size_t j = 1; j < end; ++j) {
+        writesStrip |= writes(*cb.ops[j], strip);
+        invariant &= !mentionsVar(*cb.ops[j], column->iv);
+      }
+      if (!writesStrip || !invariant)
+        continue;
+      std::vector<std::unique_ptr<Op>> hoisted;
+      for (size_t j = 0; j < end; ++j)
+        hoisted.push_back(std::move(cb.ops[j]));
+      cb.ops.erase(cb.ops.begin(), cb.ops.begin() + end);
+      rb.ops.insert(rb.ops.begin() + ci, std::make_move_iterator(hoisted.begin()),
+                    std::make_move_iterator(hoisted.end()));
+      ci += hoisted.size();
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+} // namespace tessel::passes
