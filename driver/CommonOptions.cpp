@@ -45,6 +45,7 @@ PipelineOptions::PipelineOptions() {
   if (it != registered.end()) {
     it->second->addCategory(toolCategory());
     it->second->setDescription("Print the passes' statistics (to stderr)");
+    it->second->setHiddenFlag(cl::NotHidden);
   }
 }
 

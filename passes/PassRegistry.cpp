@@ -37,10 +37,10 @@ std::string unknownPassMessage(llvm::StringRef name) {
   }
   // Suggest only a plausible typo: at most a third of the name edited.
   if (!best.empty() && bestDistance <= std::max<size_t>(2, best.size() / 3))
-    msg += ("; did you mean '" + best + "'?").str();
-  msg += " Known passes:";
+    msg += (" (did you mean '" + best + "'?)").str();
+  msg += "; known passes:";
   for (const PassInfo &p : registeredPasses())
-    msg += (" " + p.name).str();
+    msg += (p.name == registeredPasses().front().name ? " " : ", ") + p.name.str();
   return msg;
 }
 
