@@ -10,8 +10,10 @@
 //     uses it.
 //  2. Alignment: SBUF buffers start on kSbufAlignBytes. A PSUM buffer starts
 //     on its fold size (the bytes one 128-partition group of one copy takes)
-//     when that divides the bank, else on a bank: either way no fold -- one
-//     accumulation tile -- straddles two banks (target psum_bank_bytes).
+//     when that divides the bank, else at the first offset within a bank
+//     from which none of its folds (copies included) crosses a bank: either
+//     way no fold -- one accumulation tile -- straddles two banks (target
+//     psum_bank_bytes).
 //  3. Placement, per memory space: greedy by decreasing size (TFLite's arena
 //     planner), each buffer at the lowest aligned offset clear of every
 //     overlapping buffer already placed; also tried in program order, and
@@ -44,11 +46,16 @@ using namespace ir;
 /// readable. The simulator has no SBUF alignment requirement.
 constexpr int64_t kSbufAlignBytes = 64;
 
-int64_t alignUp(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+/// The smallest t >= v with t = offset (mod align).
+int64_t alignUp(int64_t v, int64_t align, int64_t offset = 0) {
+  int64_t over = std::max<int64_t>(v - offset, 0);
+  return offset + (over + align - 1) / align * align;
+}
 
 struct Item {
   LiveRange range;
-  int64_t align = 1;
+  int64_t align = 1;  // the address is offset modulo align
+  int64_t offset = 0;
   int64_t address = 0;
 };
 
@@ -64,11 +71,11 @@ int64_t placeInOrder(std::vector<Item> &all, const std::vector<size_t> &order) {
         conflicts.push_back(&all[j]);
     std::sort(conflicts.begin(), conflicts.end(),
               [](const Item *a, const Item *b) { return a->address < b->address; });
-    int64_t candidate = 0;
+    int64_t candidate = alignUp(0, it.align, it.offset);
     for (const Item *c : conflicts) {
       if (candidate + it.range.bytes <= c->address)
         break;
-      candidate = std::max(candidate, alignUp(c->address + c->range.bytes, it.align));
+      candidate = std::max(candidate, alignUp(c->address + c->range.bytes, it.align, it.offset));
     }
     it.address = candidate;
     placed.push_back(i);
@@ -106,29 +113,38 @@ public:
   PassResult run(Kernel &kernel, PassContext &ctx) override;
 
 private:
-  bool psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &align);
+  bool psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &align, int64_t &offset);
   void reportOverflow(Kernel &kernel, const std::vector<Item> &items, MemSpace space,
                       int64_t peak, int64_t capacity, PassContext &ctx);
 };
 
-bool AllocatePass::psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &align) {
+bool AllocatePass::psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &align,
+                                 int64_t &offset) {
   const TensorType &t = r.alloc->result->type;
   const int64_t bank = ctx.target.psum_bank_bytes;
   const int64_t folds = t.partitionFolds();
   const int64_t fold = t.bytesPerPartition() / folds;
   const int64_t count = folds * r.alloc->bufs;
+  offset = 0;
   if (fold <= bank && bank % fold == 0) {
     align = fold;
     return true;
   }
-  // A fold that does not divide the bank starts each group on a bank; the
-  // copies and folds that follow it at `fold` strides must not cross one.
+  // Folds follow each other at `fold` strides from the start: find a start
+  // within a bank (in steps of the largest power of two dividing the fold)
+  // from which none of them crosses a bank boundary. E.g. two 1536-byte
+  // copies fit from 512: [512, 2048) and [2048, 3584).
   align = bank;
-  bool fits = fold <= bank;
-  for (int64_t k = 0; fits && k < count; ++k)
-    fits = (k * fold) / bank == ((k + 1) * fold - 1) / bank;
-  if (fits)
-    return true;
+  int64_t step = fold & -fold;
+  for (int64_t start = 0; fold <= bank && start < bank; start += step) {
+    bool fits = true;
+    for (int64_t k = 0; fits && k < count; ++k)
+      fits = (start + k * fold) / bank == (start + (k + 1) * fold - 1) / bank;
+    if (fits) {
+      offset = start;
+      return true;
+    }
+  }
   ctx.diags.error(r.alloc->loc,
                   llvm::formatv("psum buffer %{0} cannot be placed: its {1} folds/copies of {2} "
                                 "bytes each cannot all stay inside one {3}-byte PSUM bank of "
@@ -196,7 +212,7 @@ PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
       Item it;
       it.range = r;
       it.align = kSbufAlignBytes;
-      if (space == MemSpace::PSUM && !psumAlignment(r, ctx, it.align)) {
+      if (space == MemSpace::PSUM && !psumAlignment(r, ctx, it.align, it.offset)) {
         ok = false;
         continue;
       }
