@@ -338,7 +338,9 @@ void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c
   }
   Value *n = openLoop("n", 0, N, bn, loc);
   IndexExpr en = extent(N, bn, IndexExpr::var(n));
-  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, bm}, {nDim.label, bn}}, 2, loc);
+  // Each 128-row fold of the accumulator is a whole PSUM bank (512 fp32), so
+  // no accumulation group straddles two banks whatever the tile width.
+  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, bm}, {nDim.label, kMovingTile}}, 2, loc);
   {
     Value *k = openLoop("k", 0, K, kTile, loc);
     IndexExpr ek = extent(K, kTile, IndexExpr::var(k));

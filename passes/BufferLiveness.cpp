@@ -65,7 +65,10 @@ std::vector<LiveRange> computeLiveRanges(Kernel &kernel) {
     r.space = alloc->result->type.space;
     r.bytes = alloc->result->type.bytesPerPartition() * alloc->bufs;
     if (loop) {
-      r.start = n.pos[loop] + 1;
+      // From the alloc to the end of the loop body: nothing earlier in the
+      // body can touch it (the simulator orders any reuse of the space by
+      // its address hazards, so sharing is always safe).
+      r.start = n.pos[alloc];
       r.end = std::max(r.start, n.end[loop]);
     } else {
       r.topLevel = true;

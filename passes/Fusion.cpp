@@ -67,9 +67,13 @@ std::optional<ConsumerSite> matchConsumer(ForOp &q, Value *c) {
     for (size_t j = 0; j < b.ops.size(); ++j)
       if (j != i + 1)
         elsewhere |= reads(*b.ops[j], c);
-    // The fill loop may write only S and its own tiles.
+    // The fill loop only moves C into S: loads of C, transposes and copies
+    // through its own tiles -- no computation, no other tensor.
     bool pure = true;
     walkOp(*fill, [&](Op &o) {
+      pure &= llvm::isa<ForOp, AllocOp, DmaOp, TransposeOp, CopyOp>(o);
+      for (Access *a : o.reads())
+        pure &= a->base == c || a->base->type.space != MemSpace::HBM;
       if (Access *w = o.write())
         pure &= w->base == alloc->result || w->base->type.space != MemSpace::HBM;
     });
@@ -113,13 +117,14 @@ bool retargetStores(Kernel &kernel, Block &block, Value *c, Value *s, Value *row
         !store->dst.indices[1].isRange() || s->type.dims.size() != 2)
       return false;
     // C's index along each dimension, as an index into the strip: the
-    // row-blocked dimension (the strip is shorter) becomes block-relative.
+    // row-blocked dimension (its start moves with the row block) becomes
+    // block-relative.
     auto stripIndex = [&](unsigned cDim) -> std::optional<std::pair<unsigned, Index>> {
       const Dim &d = c->type.dims[cDim];
       for (unsigned e = 0; e < 2; ++e)
         if (s->type.dims[e].label == d.label) {
           Index idx = store->dst.indices[cDim];
-          if (s->type.dims[e].size < d.size)
+          if (idx.start.mentions(rowIv))
             idx.start = (idx.start - IndexExpr::var(rowIv)).simplified();
           return std::make_pair(e, idx);
         }
