@@ -11,6 +11,10 @@ namespace {
 using namespace ir;
 namespace rt = runtime;
 
+/// DMA queues each DMA statement rotates over (a scheduling choice of the
+/// backend, bounded by the target's queue count).
+constexpr int64_t kQueuesPerDma = 4;
+
 llvm::Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
@@ -255,7 +259,11 @@ private:
       in.tag = d.tag == DmaTag::SpillSave     ? rt::DmaTag::SpillSave
                : d.tag == DmaTag::SpillReload ? rt::DmaTag::SpillReload
                                               : rt::DmaTag::None;
-      in.queue = nextQueue++ % uint32_t(target.dma_queues);
+      // Each DMA statement gets its own group of queues and rotates over
+      // it, so a load in a loop keeps several transfers (and their fixed
+      // latency) in flight instead of queueing behind itself.
+      in.queueSpan = uint32_t(std::min<int64_t>(kQueuesPerDma, target.dma_queues));
+      in.queue = (nextQueueGroup++ % uint32_t(target.dma_queues / in.queueSpan)) * in.queueSpan;
       dst = &d.dst;
       srcs = {&d.src};
       break;
@@ -375,7 +383,7 @@ private:
   rt::Program prog;
   llvm::DenseMap<const Value *, LoopInfo> loops;
   llvm::DenseMap<const Value *, Target> targets;
-  uint32_t nextQueue = 0;
+  uint32_t nextQueueGroup = 0;
 };
 
 } // namespace

@@ -160,6 +160,10 @@ struct Instr {
   uint8_t func = 0; ///< ActFunc for activation, AluOp for tensor_tensor / tensor_scalar
   // dma
   uint32_t queue = 0;
+  /// Executions rotate over queues [queue, queue + queueSpan): the k-th
+  /// execution uses queue + k mod queueSpan, so one DMA statement in a loop
+  /// can keep several transfers in flight (`queues=N` in the text form).
+  uint32_t queueSpan = 1;
   bool transpose = false;
   DmaTag tag = DmaTag::None;
   // matmul

@@ -645,6 +645,15 @@ private:
         in.queue = uint32_t(q);
         if (in.op != Opcode::Dma)
           return error(l, "`queue` applies to `dma` only");
+      } else if (key == "queues") {
+        int64_t n;
+        if (!expect(Tok::Equal, "'='") || !parseInt(n, "a queue count"))
+          return false;
+        if (n < 1 || n > 4096)
+          return error(l, "queue count out of range (1 to 4096)");
+        in.queueSpan = uint32_t(n);
+        if (in.op != Opcode::Dma)
+          return error(l, "`queues` applies to `dma` only");
       } else if (key == "transpose") {
         if (in.op != Opcode::Dma)
           return error(l, "`transpose` attribute applies to `dma` only");

@@ -79,6 +79,8 @@ std::string printInstruction(const Program &p, const Instr &in) {
   switch (in.op) {
   case Opcode::Dma:
     s += " queue=" + std::to_string(in.queue);
+    if (in.queueSpan > 1)
+      s += " queues=" + std::to_string(in.queueSpan);
     if (in.transpose)
       s += " transpose";
     if (in.tag == DmaTag::SpillSave)

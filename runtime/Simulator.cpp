@@ -356,9 +356,9 @@ bool Machine::checkStatic() {
   }
   for (const Instr &in : P.instrs) {
     cur = &in;
-    if (in.op == Opcode::Dma && in.queue >= uint32_t(T.dma_queues))
-      return fail(formatv("DMA queue {0} does not exist: target {1} has {2} queues (0-{3})", in.queue, T.name,
-                          T.dma_queues, T.dma_queues - 1));
+    if (in.op == Opcode::Dma && in.queue + in.queueSpan > uint32_t(T.dma_queues))
+      return fail(formatv("DMA queue {0} does not exist: target {1} has {2} queues (0-{3})",
+                          in.queue + in.queueSpan - 1, T.name, T.dma_queues, T.dma_queues - 1));
     if (in.op == Opcode::Matmul && P.buffers[in.dst.id].dtype != DType::F32)
       return fail(formatv("matmul output %{0} must be an f32 PSUM buffer (TensorE accumulates in fp32)",
                           P.buffers[in.dst.id].name));
@@ -700,7 +700,8 @@ void Machine::schedule(const Instr &in, uint32_t id, int unit, unsigned nsrc, do
 }
 
 void Machine::scheduleDma(const Instr &in, uint32_t id, const TileView &hbm, const TileView &sb, bool load) {
-  int unit = NumComputeUnits + int(in.queue);
+  uint32_t queue = in.queue + uint32_t(perInstr[id].count % in.queueSpan);
+  int unit = NumComputeUnits + int(queue);
   const TensorDecl &t = P.tensors[hbm.id];
   int64_t bytes = hbm.P * hbm.F * dtypeBytes(t.dtype);
   int64_t chunk = std::min(hbm.contig * int64_t(dtypeBytes(t.dtype)),
@@ -720,7 +721,7 @@ void Machine::scheduleDma(const Instr &in, uint32_t id, const TileView &hbm, con
   unitFree[unit] = end;
   unitBusy[unit] += end - start;
   ++unitCount[unit];
-  queueBytes[in.queue] += uint64_t(bytes);
+  queueBytes[queue] += uint64_t(bytes);
   dmaIntervals.push_back({start, end});
   if (src.isBuffer || trackTensor[src.id])
     trackers[src.obj].recordRead(src.rect, end, unit);

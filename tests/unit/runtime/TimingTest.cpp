@@ -311,3 +311,32 @@ for %i = 0 to 50 {
 }
 
 } // namespace
+
+namespace {
+
+// One DMA statement in a loop: with `queues=4` its executions rotate over
+// four queues, so their fixed latencies overlap; with one queue they queue.
+TEST(Timing, DmaRotatingOverQueuesOverlapsFixedLatency) {
+  const char *text = R"(
+tensor %A : bf16[1024, 512] input
+buffer %a : sbuf bf16[128, 512] bufs=8 addr=0
+for %i = 0 to 8 {
+  alloc %a
+  dma %a <- %A[%i*128 : 128, 0:512] queue=0QUEUES
+}
+)";
+  std::string one = text, four = text;
+  one.replace(one.find("QUEUES"), 6, "");
+  four.replace(four.find("QUEUES"), 6, " queues=4");
+  SimResult r1 = timed(one), r4 = timed(four);
+  const Target &t = trn1Target();
+  EXPECT_GE(r1.report.latencyNs, 8 * t.dma_fixed_latency_ns);
+  EXPECT_LT(r4.report.latencyNs, 0.5 * r1.report.latencyNs);
+  EXPECT_GE(r4.report.latencyNs, 2 * t.dma_fixed_latency_ns); // two rounds of four
+  EXPECT_GE(r4.report.latencyNs, 8.0 * 128 * 512 * 2 / t.hbm_bandwidth_gbs);
+  EXPECT_EQ(r4.report.queues.size(), 4u);
+  Program p = parseOrFail(four);
+  EXPECT_NE(printProgramToString(p).find("queue=0 queues=4"), std::string::npos);
+}
+
+} // namespace
