@@ -3,6 +3,7 @@
 #include "passes/PassRegistry.h"
 #include "passes/Pipelines.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Support/WithColor.h"
 
@@ -42,7 +43,7 @@ PipelineOptions::PipelineOptions() {
   // LLVM Support registers -stats (its STATISTIC counters); show it with ours.
   auto &registered = cl::getRegisteredOptions();
   auto it = registered.find("stats");
-  if (it != registered.end()) {
+  if (it != registered.end() && !llvm::is_contained(it->second->Categories, &toolCategory())) {
     it->second->addCategory(toolCategory());
     it->second->setDescription("Print the passes' statistics (to stderr)");
     it->second->setHiddenFlag(cl::NotHidden);
