@@ -135,7 +135,9 @@ class TransposedColumnBuilder {
 public:
   TransposedColumnBuilder(Kernel &k) : kernel(k) {}
 
-  /// Replaces `m.column` with the loop computing C^T[n, rows of the block].
+  /// Replaces `m.column` with the loop computing C^T[n, rows of the block]:
+  /// per column tile, B's tile [K, tile] is loaded once per k and each of its
+  /// 128-column slices is a stationary operand against the row strip A^T.
   void rewrite(const MatmulColumnLoop &m, Value *ct) {
     Value *aT = m.matmul->stationary.base, *b = m.loadB->src.base;
     const TensorType &accType = m.acc->result->type;
@@ -149,17 +151,25 @@ public:
                                          : min(IndexExpr(bm), rb.hi - IndexExpr::var(mb));
     llvm::SMLoc loc = m.column->loc;
 
+    // Keep the original column tile when every tile has the same width (a
+    // multiple of 128); otherwise walk 128-column tiles, the last partial.
+    std::optional<IndexExpr> origExtent = m.loadB->src.indices[1].extent;
+    bool wide = origExtent && origExtent->isConst() && origExtent->constValue() % kPartitions == 0 &&
+                m.column->step == origExtent->constValue();
+    int64_t tileN = wide ? m.column->step : kPartitions;
+
     auto column = std::make_unique<ForOp>();
     column->loc = loc;
     column->iv = m.column->iv;
     column->iv->def = column.get();
     column->lo = 0;
     column->hi = n;
-    column->step = kPartitions;
-    IndexExpr en = n % kPartitions == 0 ? IndexExpr(kPartitions)
-                                        : min(IndexExpr(kPartitions), IndexExpr(n) - IndexExpr::var(column->iv));
+    column->step = tileN;
+    IndexExpr nStart = IndexExpr::var(column->iv);
+    IndexExpr colExt = wide || n % kPartitions == 0 ? IndexExpr(tileN) : min(IndexExpr(kPartitions), IndexExpr(n) - nStart);
+    IndexExpr sliceExt = wide ? IndexExpr(kPartitions) : colExt;
     Block &body = column->body;
-    Value *acc = alloc(body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, kPartitions}, {rowDim.label, bm}}, 2, loc);
+    Value *acc = alloc(body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, tileN}, {rowDim.label, bm}}, 2, loc);
 
     auto kLoop = std::make_unique<ForOp>();
     kLoop->loc = m.kLoop->loc;
@@ -170,32 +180,36 @@ public:
     kLoop->step = kPartitions;
     IndexExpr ek = m.loadB->src.indices[0].extent.value_or(IndexExpr(kPartitions));
     IndexExpr kStart = IndexExpr::var(kLoop->iv);
-    Value *bTile = alloc(kLoop->body, b->name + "_tile", MemSpace::SBUF, b->type.dtype, {{kDim.label, kPartitions}, {nDim.label, kPartitions}}, 2, loc);
+    Value *bTile = alloc(kLoop->body, b->name + "_tile", MemSpace::SBUF, b->type.dtype, {{kDim.label, kPartitions}, {nDim.label, tileN}}, 2, loc);
     auto load = std::make_unique<DmaOp>();
     load->loc = m.loadB->loc;
-    load->dst = access(bTile, {{0, ek}, {0, en}});
-    load->src = access(b, {{kStart, ek}, {IndexExpr::var(column->iv), en}});
+    load->dst = access(bTile, {{0, ek}, {0, colExt}});
+    load->src = access(b, {{kStart, ek}, {nStart, colExt}});
     kLoop->body.ops.push_back(std::move(load));
+    ForOp &slices = openLoop(kLoop->body, "ni", tileN, loc);
+    IndexExpr ni = IndexExpr::var(slices.iv);
     auto mm = std::make_unique<MatmulOp>();
     mm->loc = m.matmul->loc;
-    mm->dst = access(acc, {{0, en}, {0, rows}});
-    mm->stationary = access(bTile, {{0, ek}, {0, en}});
+    mm->dst = access(acc, {{ni, sliceExt}, {0, rows}});
+    mm->stationary = access(bTile, {{0, ek}, {ni, sliceExt}});
     mm->moving = access(aT, {{kStart, ek}, {0, rows}});
     mm->resetOn.push_back(kLoop->iv);
-    kLoop->body.ops.push_back(std::move(mm));
+    slices.body.ops.push_back(std::move(mm));
     body.ops.push_back(std::move(kLoop));
 
-    Value *ctTile = alloc(body, ct->name + "_tile", MemSpace::SBUF, ct->type.dtype, {{nDim.label, kPartitions}, {rowDim.label, bm}}, 2, loc);
+    ForOp &stores = openLoop(body, "ni", tileN, loc);
+    IndexExpr si = IndexExpr::var(stores.iv);
+    Value *ctTile = alloc(stores.body, ct->name + "_tile", MemSpace::SBUF, ct->type.dtype, {{nDim.label, kPartitions}, {rowDim.label, bm}}, 2, loc);
     auto copy = std::make_unique<CopyOp>();
     copy->loc = loc;
-    copy->dst = access(ctTile, {{0, en}, {0, rows}});
-    copy->src = access(acc, {{0, en}, {0, rows}});
-    body.ops.push_back(std::move(copy));
+    copy->dst = access(ctTile, {{0, sliceExt}, {0, rows}});
+    copy->src = access(acc, {{si, sliceExt}, {0, rows}});
+    stores.body.ops.push_back(std::move(copy));
     auto store = std::make_unique<DmaOp>();
     store->loc = loc;
-    store->dst = access(ct, {{IndexExpr::var(column->iv), en}, {IndexExpr::var(mb), rows}});
-    store->src = access(ctTile, {{0, en}, {0, rows}});
-    body.ops.push_back(std::move(store));
+    store->dst = access(ct, {{nStart + si, sliceExt}, {IndexExpr::var(mb), rows}});
+    store->src = access(ctTile, {{0, sliceExt}, {0, rows}});
+    stores.body.ops.push_back(std::move(store));
 
     for (auto &op : rb.body.ops)
       if (op.get() == m.column) {
@@ -205,6 +219,20 @@ public:
   }
 
 private:
+  /// Appends `for %hint = 0 to hi step 128` to `b` and returns it.
+  ForOp &openLoop(Block &b, const std::string &hint, int64_t hi, llvm::SMLoc loc) {
+    auto loop = std::make_unique<ForOp>();
+    loop->loc = loc;
+    loop->iv = kernel.newValue(ValueKind::LoopVar, kernel.uniqueName(hint));
+    loop->iv->def = loop.get();
+    loop->lo = 0;
+    loop->hi = hi;
+    loop->step = kPartitions;
+    ForOp &ref = *loop;
+    b.ops.push_back(std::move(loop));
+    return ref;
+  }
+
   Value *alloc(Block &b, const std::string &hint, MemSpace space, DType dt,
                std::initializer_list<Dim> dims, int64_t bufs, llvm::SMLoc loc) {
     Value *v = kernel.newValue(ValueKind::Buffer, kernel.uniqueName(hint));
