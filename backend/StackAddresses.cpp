@@ -20,11 +20,19 @@ constexpr int64_t kSbufAlign = 64;
 
 int64_t alignTo(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
-int64_t nextPow2(int64_t v) {
-  int64_t p = 1;
-  while (p < v)
-    p <<= 1;
-  return p;
+bool foldsFitBanks(int64_t base, int64_t fold, int64_t slot, int64_t bufs, int64_t bank) {
+  for (int64_t copy = 0; copy < bufs; ++copy)
+    for (int64_t f = copy * slot; f < (copy + 1) * slot; f += fold)
+      if ((base + f) / bank != (base + f + fold - 1) / bank)
+        return false;
+  return true;
+}
+
+int64_t firstBankSafeOffset(int64_t from, int64_t fold, int64_t slot, int64_t bufs, int64_t bank) {
+  for (int64_t candidate = alignTo(from, 4); candidate < from + bank; candidate += 4)
+    if (foldsFitBanks(candidate, fold, slot, bufs, bank))
+      return candidate;
+  return alignTo(from, bank); // a fold wider than a bank (the verifier rejects those)
 }
 
 struct StackState {
@@ -45,11 +53,10 @@ void place(Block &block, StackState &st, const runtime::Target &target) {
         st.sbufTop = *alloc->address + bytes;
         st.sbufPeak = std::max(st.sbufPeak, st.sbufTop);
       } else {
-        // Align to the fold size (a power of two up to a bank) so that no
-        // fold -- one accumulation tile -- straddles two PSUM banks.
-        int64_t fold = t.bytesPerPartition() / t.partitionFolds();
-        int64_t align = std::min<int64_t>(target.psum_bank_bytes, nextPow2(fold));
-        alloc->address = alignTo(st.psumTop, align);
+        // The lowest offset at which no fold of any copy -- one accumulation
+        // tile -- straddles two PSUM banks.
+        alloc->address = firstBankSafeOffset(st.psumTop, t.bytesPerPartition() / t.partitionFolds(),
+                                             t.bytesPerPartition(), alloc->bufs, target.psum_bank_bytes);
         st.psumTop = *alloc->address + bytes;
         st.psumPeak = std::max(st.psumPeak, st.psumTop);
       }

@@ -169,7 +169,8 @@ public:
     IndexExpr colExt = wide || n % kPartitions == 0 ? IndexExpr(tileN) : min(IndexExpr(kPartitions), IndexExpr(n) - nStart);
     IndexExpr sliceExt = wide ? IndexExpr(kPartitions) : colExt;
     Block &body = column->body;
-    Value *acc = alloc(body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, tileN}, {rowDim.label, bm}}, 2, loc);
+    // Whole-bank folds (512 fp32), so no accumulation tile straddles banks.
+    Value *acc = alloc(body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, tileN}, {rowDim.label, kMovingMax}}, 2, loc);
 
     auto kLoop = std::make_unique<ForOp>();
     kLoop->loc = m.kLoop->loc;
