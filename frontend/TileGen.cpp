@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/TileGen.h"
 
+#include "ir/Builder.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -134,7 +136,9 @@ private:
   /// Opens `for %hint = lo to hi step step`, making its body current; returns the iv.
   Value *openLoop(llvm::StringRef hint, IndexExpr lo, IndexExpr hi, int64_t step, llvm::SMLoc loc);
   void closeLoop() { cur = loopStack.back(); loopStack.pop_back(); }
-  static Access access(Value *base, llvm::ArrayRef<std::pair<IndexExpr, IndexExpr>> ranges);
+  static Access access(Value *base, llvm::ArrayRef<std::pair<IndexExpr, IndexExpr>> ranges) {
+    return makeAccess(base, ranges);
+  }
   /// The extent of the tile starting at `iv` along a dimension of `size`.
   static IndexExpr extent(int64_t size, int64_t tile, IndexExpr iv) {
     return size % tile == 0 ? IndexExpr(tile) : min(IndexExpr(tile), IndexExpr(size) - iv);
@@ -163,39 +167,15 @@ private:
 
 Value *TileGen::alloc(llvm::StringRef hint, MemSpace space, ir::DType dt, llvm::ArrayRef<Dim> dims,
                       int64_t bufs, llvm::SMLoc loc) {
-  Value *v = kernel->newValue(ValueKind::Buffer, kernel->uniqueName(hint));
-  v->type.space = space;
-  v->type.dtype = dt;
-  v->type.dims.assign(dims.begin(), dims.end());
-  v->role = TensorRole::Scratch;
-  v->loc = loc;
-  auto &op = emit<AllocOp>(loc);
-  op.result = v;
-  op.bufs = bufs;
-  v->def = &op;
-  return v;
+  return appendAlloc(*kernel, *cur, hint, space, dt, dims, bufs, loc);
 }
 
 Value *TileGen::openLoop(llvm::StringRef hint, IndexExpr lo, IndexExpr hi, int64_t step,
                          llvm::SMLoc loc) {
-  auto &loop = emit<ForOp>(loc);
-  loop.iv = kernel->newValue(ValueKind::LoopVar, kernel->uniqueName(hint));
-  loop.iv->def = &loop;
-  loop.iv->loc = loc;
-  loop.lo = lo;
-  loop.hi = hi;
-  loop.step = step;
+  ForOp &loop = appendLoop(*kernel, *cur, hint, lo, hi, step, loc);
   loopStack.push_back(cur);
   cur = &loop.body;
   return loop.iv;
-}
-
-Access TileGen::access(Value *base, llvm::ArrayRef<std::pair<IndexExpr, IndexExpr>> ranges) {
-  Access a;
-  a.base = base;
-  for (const auto &[start, ext] : ranges)
-    a.indices.push_back(Index{start, ext});
-  return a;
 }
 
 TensorType TileGen::hbmType(const ast::Expr &e) {

@@ -1,5 +1,6 @@
 #include "passes/Fusion.h"
 
+#include "ir/Builder.h"
 #include "ir/Clone.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -90,14 +91,6 @@ bool sameRowBlocks(const ForOp &a, const ForOp &b) {
          a.step == b.step;
 }
 
-Access makeAccess(Value *base, std::initializer_list<std::pair<IndexExpr, IndexExpr>> ranges) {
-  Access a;
-  a.base = base;
-  for (const auto &[start, ext] : ranges)
-    a.indices.push_back(Index{start, ext});
-  return a;
-}
-
 /// Replaces the stores into `c` within `block` (recursively) by writes into
 /// the strip `s` of the row block starting at `rowIv`. Returns false when a
 /// store has a shape it cannot retarget.
@@ -151,39 +144,25 @@ bool retargetStores(Kernel &kernel, Block &block, Value *c, Value *s, Value *row
     int64_t width = src.indices[1].extent->constValue();
     IndexExpr rows = *src.indices[0].extent;
     const Dim &rowDim = src.base->type.dims[0], &colDim = src.base->type.dims[1];
-    auto loop = std::make_unique<ForOp>();
-    loop->loc = store->loc;
-    loop->iv = kernel.newValue(ValueKind::LoopVar, kernel.uniqueName("j"));
-    loop->iv->def = loop.get();
-    loop->lo = 0;
-    loop->hi = width;
-    loop->step = kPartitions;
-    IndexExpr j = IndexExpr::var(loop->iv);
+    Block holder; // appendLoop/appendAlloc build into a block; the loop then replaces the store
+    ForOp &built = appendLoop(kernel, holder, "j", 0, width, kPartitions, store->loc);
+    IndexExpr j = IndexExpr::var(built.iv);
     IndexExpr ej = width % kPartitions == 0 ? IndexExpr(kPartitions) : min(IndexExpr(kPartitions), IndexExpr(width) - j);
-    Value *p = kernel.newValue(ValueKind::Buffer, kernel.uniqueName(s->name + "_psum"));
-    p->type.space = MemSpace::PSUM;
-    p->type.dtype = DType::F32;
-    p->type.dims = {Dim{colDim.label, kPartitions}, Dim{rowDim.label, kPartitions}};
-    p->role = TensorRole::Scratch;
-    auto alloc = std::make_unique<AllocOp>();
-    alloc->loc = store->loc;
-    alloc->result = p;
-    alloc->bufs = 2;
-    p->def = alloc.get();
-    loop->body.ops.push_back(std::move(alloc));
+    Value *p = appendAlloc(kernel, built.body, s->name + "_psum", MemSpace::PSUM, DType::F32,
+                           {Dim{colDim.label, kPartitions}, Dim{rowDim.label, kPartitions}}, 2, store->loc);
     auto tr = std::make_unique<TransposeOp>();
     tr->loc = store->loc;
     tr->dst = makeAccess(p, {{0, ej}, {0, rows}});
     tr->src = makeAccess(src.base, {{src.indices[0].start, rows}, {(src.indices[1].start + j).simplified(), ej}});
-    loop->body.ops.push_back(std::move(tr));
+    built.body.ops.push_back(std::move(tr));
     auto copy = std::make_unique<CopyOp>();
     copy->loc = store->loc;
     copy->dst.base = s;
     // i1 is the strip's partition dim (C's column dimension), i0 its free dim.
     copy->dst.indices = {Index{(i1->second.start + j).simplified(), ej}, Index{i0->second.start, rows}};
     copy->src = makeAccess(p, {{0, ej}, {0, rows}});
-    loop->body.ops.push_back(std::move(copy));
-    block.ops[i] = std::move(loop);
+    built.body.ops.push_back(std::move(copy));
+    block.ops[i] = std::move(holder.ops.front());
     addedTransposes = true;
   }
   return true;

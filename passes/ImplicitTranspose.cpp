@@ -18,6 +18,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
+#include "ir/Builder.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
@@ -220,43 +222,15 @@ public:
   }
 
 private:
-  /// Appends `for %hint = 0 to hi step 128` to `b` and returns it.
   ForOp &openLoop(Block &b, const std::string &hint, int64_t hi, llvm::SMLoc loc) {
-    auto loop = std::make_unique<ForOp>();
-    loop->loc = loc;
-    loop->iv = kernel.newValue(ValueKind::LoopVar, kernel.uniqueName(hint));
-    loop->iv->def = loop.get();
-    loop->lo = 0;
-    loop->hi = hi;
-    loop->step = kPartitions;
-    ForOp &ref = *loop;
-    b.ops.push_back(std::move(loop));
-    return ref;
+    return appendLoop(kernel, b, hint, 0, hi, kPartitions, loc);
   }
-
   Value *alloc(Block &b, const std::string &hint, MemSpace space, DType dt,
                std::initializer_list<Dim> dims, int64_t bufs, llvm::SMLoc loc) {
-    Value *v = kernel.newValue(ValueKind::Buffer, kernel.uniqueName(hint));
-    v->type.space = space;
-    v->type.dtype = dt;
-    v->type.dims.assign(dims.begin(), dims.end());
-    v->role = TensorRole::Scratch;
-    v->loc = loc;
-    auto op = std::make_unique<AllocOp>();
-    op->loc = loc;
-    op->result = v;
-    op->bufs = bufs;
-    v->def = op.get();
-    b.ops.push_back(std::move(op));
-    return v;
+    return appendAlloc(kernel, b, hint, space, dt, dims, bufs, loc);
   }
-
   static Access access(Value *base, std::initializer_list<std::pair<IndexExpr, IndexExpr>> ranges) {
-    Access a;
-    a.base = base;
-    for (const auto &[start, ext] : ranges)
-      a.indices.push_back(Index{start, ext});
-    return a;
+    return makeAccess(base, ranges);
   }
 
   Kernel &kernel;
