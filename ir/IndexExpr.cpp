@@ -143,19 +143,18 @@ IndexExpr IndexExpr::simplified() const {
   llvm::SmallVector<std::pair<const Value *, int64_t>, 4> terms;
   if (!linearize(*this, 1, constant, terms))
     return make(kind(), lhs().simplified(), rhs().simplified());
+  // Positive terms, then the constant, then the subtracted terms: `647 - %m`.
   IndexExpr out = 0;
-  for (const auto &[v, coeff] : terms) {
-    if (coeff == 0)
-      continue;
-    if (coeff < 0 && !out.isConst())
-      out = out - IndexExpr::var(v) * -coeff;
-    else
+  for (const auto &[v, coeff] : terms)
+    if (coeff > 0)
       out = out + IndexExpr::var(v) * coeff;
-  }
   if (constant > 0)
     out = out + constant;
-  else if (constant < 0)
-    out = out.isConst() ? IndexExpr(out.constValue() + constant) : out - (-constant);
+  for (const auto &[v, coeff] : terms)
+    if (coeff < 0)
+      out = out - IndexExpr::var(v) * -coeff;
+  if (constant < 0)
+    out = out - (-constant);
   return out;
 }
 

@@ -67,3 +67,23 @@ TEST(IndexExpr, CollectVarsAndSubstitute) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(IndexExpr, SimplifiedCollectsAffineSums) {
+  Vars v;
+  // The block-relative row of a fused store: (%m + %n) - %m == %n.
+  EXPECT_EQ(((v.M + v.N) - v.M).simplified().str(), "%n");
+  EXPECT_EQ(((v.M + 128) - (v.M - v.N) + v.N).simplified().str(), "%n*2 + 128");
+  EXPECT_EQ((v.M * 2 - v.M - v.M + 5).simplified().str(), "5");
+  // min() keeps its shape; its operands are simplified.
+  EXPECT_EQ(min(IndexExpr(128), IndexExpr(647) - (v.M + v.N - v.N)).simplified().str(),
+            "min(128, 647 - %m)");
+  std::vector<int64_t> env(v.k.numValues(), 0);
+  env[v.m->id] = 384;
+  env[v.n->id] = 3;
+  IndexExpr e = (v.M + 128) - (v.M - v.N) * 3;
+  EXPECT_EQ(e.simplified().eval(env), e.eval(env));
+}
+
+} // namespace

@@ -1,0 +1,49 @@
+//===- tests/unit/ir/CloneTest.cpp - Deep copies with value remapping -----===//
+#include "ir/Builder.h"
+#include "ir/Clone.h"
+#include "ir/Printer.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <gtest/gtest.h>
+
+using namespace tessel::ir;
+
+namespace {
+
+TEST(Clone, LoopsAndAllocsGetFreshValuesAndUsesFollowTheMap) {
+  Kernel k;
+  k.name = "k";
+  Value *x = k.newValue(ValueKind::Argument, "X");
+  x->type = TensorType{MemSpace::HBM, DType::BF16, {Dim{"M", 256}, Dim{"K", 128}}};
+  k.args.push_back(x);
+  ForOp &outer = appendLoop(k, k.body, "mb", 0, 256, 128, {});
+  ForOp &inner = appendLoop(k, outer.body, "kt", 0, 128, 128, {});
+  Value *t = appendAlloc(k, inner.body, "t", MemSpace::SBUF, DType::BF16, {Dim{"M", 128}, Dim{"K", 128}}, 2, {});
+  auto dma = std::make_unique<DmaOp>();
+  dma->dst = makeAccess(t, {{0, 128}, {0, 128}});
+  dma->src = makeAccess(x, {{IndexExpr::var(outer.iv), 128}, {IndexExpr::var(inner.iv), 128}});
+  inner.body.ops.push_back(std::move(dma));
+
+  // Clone the inner loop into another row loop: %mb is remapped to %mb2.
+  ForOp &other = appendLoop(k, k.body, "mb", 0, 256, 128, {});
+  ValueMap map;
+  map[outer.iv] = other.iv;
+  other.body.ops.push_back(cloneOp(inner, k, map));
+
+  auto &copy = llvm::cast<ForOp>(*other.body.ops.front());
+  EXPECT_NE(copy.iv, inner.iv);
+  auto &alloc = llvm::cast<AllocOp>(*copy.body.ops[0]);
+  EXPECT_NE(alloc.result, t);
+  EXPECT_EQ(alloc.bufs, 2);
+  auto &load = llvm::cast<DmaOp>(*copy.body.ops[1]);
+  EXPECT_EQ(load.dst.base, alloc.result);
+  EXPECT_EQ(load.src.base, x);
+  EXPECT_TRUE(load.src.indices[0].start.structurallyEqual(IndexExpr::var(other.iv)));
+  EXPECT_TRUE(load.src.indices[1].start.structurallyEqual(IndexExpr::var(copy.iv)));
+  // Names stay unique, so the kernel still prints and reads back.
+  EXPECT_NE(toString(k).find("for %mb1 = 0 to 256 step 128"), std::string::npos);
+  EXPECT_NE(toString(k).find("%t1 = alloc sbuf<bf16, [M:128, K:128]> bufs 2"), std::string::npos);
+}
+
+} // namespace
