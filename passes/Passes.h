@@ -18,6 +18,7 @@ namespace tessel::passes {
 std::unique_ptr<Pass> createAllocatePass();
 std::unique_ptr<Pass> createFusePass();
 std::unique_ptr<Pass> createImplicitTransposePass();
+std::unique_ptr<Pass> createSchedulePass();
 std::unique_ptr<Pass> createStripCachePass();
 
 } // namespace tessel::passes

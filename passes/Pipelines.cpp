@@ -3,8 +3,10 @@
 // Each pipeline is one function reading top to bottom. Only registered passes
 // may appear (tests/unit/passes/PipelinesTest.cpp checks every name). Not yet
 // written: `select-blocks` (after strip-cache, before allocate: the structure
-// is final, buffers get their sizes) and `schedule` (last: orders the
-// allocated instructions so DMA overlaps compute).
+// is final, buffers get their sizes). `schedule` runs before `allocate`, not
+// last as DESIGN §4 lists it: it sets prefetch depths (buffer counts), which
+// allocation must then place; instruction order stays program order, since
+// the engines run asynchronously and the simulator orders them by regions.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Pipelines.h"
@@ -29,6 +31,7 @@ PassList buildNaiveFused() {
   PassList pl;
   pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
   pl.add("fuse");               // the strip is recomputed in every column block
+  pl.add("schedule");           // prefetch depths: before allocate places the buffers
   pl.add("allocate");           // after every pass that creates or resizes buffers
   return pl;
 }
@@ -39,6 +42,7 @@ PassList buildO2() {
   pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
   pl.add("fuse");
   pl.add("strip-cache");        // hoists what fuse placed in the column loop
+  pl.add("schedule");           // prefetch depths: before allocate places the buffers
   pl.add("allocate");           // after every pass that creates or resizes buffers
   return pl;
 }

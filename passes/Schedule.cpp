@@ -1,0 +1,71 @@
+//===- passes/Schedule.cpp - Prefetch depth for streamed loads ------------===//
+//
+// `schedule` lets DMA run ahead of compute (software pipelining). The engines
+// already run asynchronously and the simulator orders them by the regions
+// they touch, so what bounds the overlap is how many copies a streamed tile
+// has: with 2, at most one load runs ahead of its consumer, and every load
+// pays the DMA fixed cost (TRN1.md: ~1.3 us) in series with the previous one.
+//
+// For each SBUF tile allocated inside a loop and filled by a DMA from HBM,
+// the pass raises its buffer count to the loads that must be in flight to
+// keep HBM busy: ceil((fixed cost + transfer) / transfer) with the transfer
+// at the target's HBM bandwidth, bounded by kMaxPrefetch. It runs before
+// `allocate`, which places the larger buffers (and reports if they do not fit).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Casting.h"
+
+#include <cmath>
+
+namespace tessel::passes {
+namespace {
+
+using namespace ir;
+
+/// Loads in flight per streamed tile: the backend rotates each DMA statement
+/// over 4 queues, so more copies than that cannot all be moving.
+constexpr int64_t kMaxPrefetch = 4;
+
+class SchedulePass : public Pass {
+public:
+  llvm::StringRef name() const override { return "schedule"; }
+  llvm::StringRef description() const override {
+    return "deepen the multi-buffering of streamed loads so DMA runs ahead of compute";
+  }
+
+  PassResult run(Kernel &kernel, PassContext &ctx) override {
+    // Loads from HBM into each buffer.
+    llvm::DenseMap<const Value *, DmaOp *> loads;
+    walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
+      if (auto *dma = llvm::dyn_cast<DmaOp>(&op))
+        if (dma->src.base->type.space == MemSpace::HBM && dma->tag == DmaTag::None)
+          loads[dma->dst.base] = dma;
+    });
+    bool changed = false;
+    walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *> loops) {
+      auto *alloc = llvm::dyn_cast<AllocOp>(&op);
+      if (!alloc || loops.empty() || alloc->result->type.space != MemSpace::SBUF ||
+          !loads.count(alloc->result) || alloc->bufs < 2)
+        return;
+      const TensorType &t = alloc->result->type;
+      double bytes = double(t.bytesPerPartition()) * double(std::min<int64_t>(t.dims[0].size, kPartitions));
+      double transferNs = bytes / ctx.target.hbm_bandwidth_gbs;
+      int64_t depth = int64_t(std::ceil((ctx.target.dma_fixed_latency_ns + transferNs) / transferNs));
+      depth = std::min(std::max<int64_t>(depth, 2), kMaxPrefetch);
+      if (depth > alloc->bufs) {
+        alloc->bufs = depth;
+        changed = true;
+      }
+    });
+    return changed ? PassResult::Changed : PassResult::Unchanged;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createSchedulePass() { return std::make_unique<SchedulePass>(); }
+
+} // namespace tessel::passes
