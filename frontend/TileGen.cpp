@@ -271,6 +271,8 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
     failed = true;
     return;
   }
+  // Record the row block actually used (it may have been halved to fit).
+  kernel->blockParams["m"] = std::min(kernel->blockParams["m"], bm);
   int64_t fullRows = M / bm * bm;
   if (fullRows > 0)
     lowerMatMulBlocks(e, a, b, c, 0, fullRows, bm);
