@@ -71,22 +71,23 @@ void place(Block &block, StackState &st, const runtime::Target &target) {
 
 } // namespace
 
+static llvm::Error checkCapacity(const Kernel &kernel, const runtime::Target &target,
+                                 llvm::StringRef space, int64_t peak, int64_t capacity) {
+  if (peak <= capacity)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      llvm::formatv("kernel '{0}' needs {1} bytes of {2} per partition, but target '{3}' has "
+                    "{4}; use a smaller row block (--block m=...)",
+                    kernel.name, peak, space, target.name, capacity));
+}
+
 llvm::Error assignStackAddresses(Kernel &kernel, const runtime::Target &target) {
   StackState st;
   place(kernel.body, st, target);
-  if (st.sbufPeak > target.sbuf_bytes_per_partition)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        llvm::formatv("kernel '{0}' needs {1} bytes of SBUF per partition, but target '{2}' has "
-                      "{3}; use a smaller row block (--block m=...)",
-                      kernel.name, st.sbufPeak, target.name, target.sbuf_bytes_per_partition));
-  if (st.psumPeak > target.psum_bytes_per_partition)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        llvm::formatv("kernel '{0}' needs {1} bytes of PSUM per partition, but target '{2}' has "
-                      "{3}; use a smaller row block (--block m=...)",
-                      kernel.name, st.psumPeak, target.name, target.psum_bytes_per_partition));
-  return llvm::Error::success();
+  if (auto err = checkCapacity(kernel, target, "SBUF", st.sbufPeak, target.sbuf_bytes_per_partition))
+    return err;
+  return checkCapacity(kernel, target, "PSUM", st.psumPeak, target.psum_bytes_per_partition);
 }
 
 } // namespace tessel::backend

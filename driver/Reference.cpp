@@ -76,14 +76,22 @@ public:
   }
 
 private:
-  llvm::Expected<Value> evalMatMul(const Expr &e) {
+  /// Both operands of a binary node, left then right.
+  llvm::Expected<std::pair<Value, Value>> evalOperands(const Expr &e) {
     auto a = eval(*e.lhs);
     if (!a)
       return a.takeError();
     auto b = eval(*e.rhs);
     if (!b)
       return b.takeError();
-    const HostTensor &x = **a, &y = **b;
+    return std::make_pair(*a, *b);
+  }
+
+  llvm::Expected<Value> evalMatMul(const Expr &e) {
+    auto ops = evalOperands(e);
+    if (!ops)
+      return ops.takeError();
+    const HostTensor &x = *ops->first, &y = *ops->second;
     int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
     if (y.shape[0] != k)
       return fail(fmt::format("reference: inner dimensions differ: {} @ {}", shapeText(x.shape),
@@ -97,13 +105,10 @@ private:
   }
 
   llvm::Expected<Value> evalBinary(const Expr &e) {
-    auto a = eval(*e.lhs);
-    if (!a)
-      return a.takeError();
-    auto b = eval(*e.rhs);
-    if (!b)
-      return b.takeError();
-    const HostTensor &x = **a, &y = **b;
+    auto ops = evalOperands(e);
+    if (!ops)
+      return ops.takeError();
+    const HostTensor &x = *ops->first, &y = *ops->second;
     if (x.shape != y.shape)
       return fail(fmt::format("reference: elementwise shapes differ: {} vs {}", shapeText(x.shape),
                               shapeText(y.shape)));

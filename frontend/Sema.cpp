@@ -98,6 +98,8 @@ private:
   bool resolveType(DType dtype, const DimExpr &rows, const DimExpr &cols, TensorType &out);
   void checkKernel(Kernel &k);
   bool checkExpr(Expr &e);
+  /// Checks both operands of a binary node and that their element types agree.
+  bool checkOperands(Expr &e, llvm::StringRef op);
   bool checkMatMul(Expr &e);
   bool checkBinary(Expr &e);
 
@@ -350,19 +352,25 @@ bool Sema::checkExpr(Expr &e) {
   return false;
 }
 
-bool Sema::checkMatMul(Expr &e) {
+bool Sema::checkOperands(Expr &e, llvm::StringRef op) {
   bool okL = checkExpr(*e.lhs);
   bool okR = checkExpr(*e.rhs);
   if (!okL || !okR)
     return false;
   const TensorType &l = e.lhs->type, &r = e.rhs->type;
-  std::string ln = exprText(*e.lhs), rn = exprText(*e.rhs);
-  if (l.dtype != r.dtype) {
-    error(e.opLoc, fmt::format("operands of '@' have different element types: {} is {}, {} is {}; "
-                               "declare both as bf16 or both as f32",
-                               ln, formatType(l), rn, formatType(r)));
+  if (l.dtype == r.dtype)
+    return true;
+  error(e.opLoc, fmt::format("operands of '{}' have different element types: {} is {}, {} is {}; "
+                             "declare both as bf16 or both as f32",
+                             op.str(), exprText(*e.lhs), formatType(l), exprText(*e.rhs), formatType(r)));
+  return false;
+}
+
+bool Sema::checkMatMul(Expr &e) {
+  if (!checkOperands(e, "@"))
     return false;
-  }
+  const TensorType &l = e.lhs->type, &r = e.rhs->type;
+  std::string ln = exprText(*e.lhs), rn = exprText(*e.rhs);
   if (l.cols != r.rows) {
     std::string hint;
     if (l.cols == r.cols)
@@ -378,19 +386,11 @@ bool Sema::checkMatMul(Expr &e) {
 }
 
 bool Sema::checkBinary(Expr &e) {
-  bool okL = checkExpr(*e.lhs);
-  bool okR = checkExpr(*e.rhs);
-  if (!okL || !okR)
+  const char *op = binaryOpName(e.binOp);
+  if (!checkOperands(e, op))
     return false;
   const TensorType &l = e.lhs->type, &r = e.rhs->type;
   std::string ln = exprText(*e.lhs), rn = exprText(*e.rhs);
-  const char *op = binaryOpName(e.binOp);
-  if (l.dtype != r.dtype) {
-    error(e.opLoc, fmt::format("operands of '{}' have different element types: {} is {}, {} is {}; "
-                               "declare both as bf16 or both as f32",
-                               op, ln, formatType(l), rn, formatType(r)));
-    return false;
-  }
   if (l.rows != r.rows || l.cols != r.cols) {
     std::string hint;
     if (l.rows == r.cols && l.cols == r.rows)

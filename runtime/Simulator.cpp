@@ -122,32 +122,12 @@ template <class Fn> inline void forEachRun(const TileView &v, Fn fn) {
 /// matrix with leading dimension pStride): BLAS can use it in place.
 inline bool isMatrix(const TileView &v) { return v.nf == 0 || (v.nf == 1 && v.fStride[0] == 1); }
 
+/// Calls fn(offset, linearIndex) for every element of the view, in order.
 template <class Fn> inline void forEachElem(const TileView &v, Fn fn) {
-  int64_t idx[MaxDims] = {};
-  int64_t lin = 0;
-  const int nf = v.nf;
-  const int64_t inner = nf ? v.fSize[nf - 1] : 1;
-  const int64_t innerStride = nf ? v.fStride[nf - 1] : 0;
-  for (int64_t p = 0; p < v.P; ++p) {
-    int64_t rowBase = v.base + p * v.pStride;
-    std::fill(idx, idx + MaxDims, 0);
-    for (;;) {
-      int64_t off = rowBase;
-      for (int d = 0; d + 1 < nf; ++d)
-        off += idx[d] * v.fStride[d];
-      for (int64_t i = 0; i < inner; ++i)
-        fn(off + i * innerStride, lin++);
-      int d = nf - 2;
-      while (d >= 0) {
-        if (++idx[d] < v.fSize[d])
-          break;
-        idx[d] = 0;
-        --d;
-      }
-      if (d < 0)
-        break;
-    }
-  }
+  forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+    for (int64_t i = 0; i < len; ++i)
+      fn(off + i * stride, lin + i);
+  });
 }
 
 double applyAct(ActFunc f, double x) {
