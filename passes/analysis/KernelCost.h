@@ -1,0 +1,43 @@
+//===- passes/analysis/KernelCost.h - Static cost of a tile-IR kernel -*- C++ -*-===//
+//
+// What a kernel costs, read off its tile IR without simulating it: every
+// instruction's work and every DMA's bytes weighted by the trip counts of the
+// loops around it, and the on-chip buffers live at the most crowded point.
+// General over any kernel the pipeline builds (any chain, SwiGLU, partial
+// tiles), so it describes the kernel "as the pipeline will build it". Used by
+// select-blocks and the tuner (pruning and the model's predicted latency).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_PASSES_ANALYSIS_KERNELCOST_H
+#define TESSEL_PASSES_ANALYSIS_KERNELCOST_H
+
+#include "ir/Kernel.h"
+#include "runtime/Target.h"
+
+#include <cstdint>
+
+namespace tessel::passes::analysis {
+
+struct KernelCost {
+  uint64_t flops = 0;             ///< 2*rows*cols*contraction over matmuls (as the simulator counts)
+  uint64_t transposeFlops = 0;    ///< TensorE transposes, counted as the simulator does
+  uint64_t hbmReadBytes = 0;      ///< all DMA reads of HBM, spill reloads included
+  uint64_t hbmWriteBytes = 0;     ///< all DMA writes to HBM, spill saves included
+  uint64_t spillSaveBytes = 0, spillReloadBytes = 0;
+  int64_t sbufPeakBytesPerPartition = 0;  ///< placed peak if allocated, else liveness peak
+  int64_t psumPeakBytesPerPartition = 0;
+
+  uint64_t hbmBytes() const { return hbmReadBytes + hbmWriteBytes; }
+  /// flops / HBM bytes (flop per byte); 0 when the kernel moves nothing.
+  double arithmeticIntensity() const;
+  /// max(flops / peak bf16 flops, HBM bytes / HBM bandwidth), in microseconds:
+  /// a lower bound on any simulated latency of this kernel on `target`.
+  double rooflineUs(const runtime::Target &target) const;
+};
+
+/// The static cost of `kernel` (allocated or not).
+KernelCost analyzeKernel(const ir::Kernel &kernel, const runtime::Target &target);
+
+} // namespace tessel::passes::analysis
+
+#endif
