@@ -72,6 +72,7 @@ std::unique_ptr<ir::Kernel> lowerToTileIR(Frontend &fe, const TileGenOptions &op
 TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
   TileGenOptions options;
   options.stripBudgetBytes = target.sbuf_bytes_per_partition / 2;
+  options.psumBytes = target.psum_bytes_per_partition;
   return options;
 }
 

@@ -16,6 +16,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
 #include <map>
 
 namespace tessel {
@@ -149,6 +150,10 @@ private:
   void lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c);
   void lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
                          int64_t rowHi, int64_t bm);
+  struct RowBlock;
+  void lowerStreamedColumn(const RowBlock &r, Value *n);
+  void lowerHeldColumn(const RowBlock &r, Value *n);
+  void storeRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, IndexExpr accRow);
   void lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c);
   void lowerTranspose(const ast::Expr &e, Value *a, Value *c);
   std::string labelOf(unsigned slot) { return labeler.label(slot); }
@@ -252,18 +257,20 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
 
 // C[M', N'] = A[M', K'] @ B[K', N'], blocked like AWS's NKI matmul tutorial:
 // per row block of `m` rows, A's block is transposed once into an SBUF strip
-// A^T[K', m] (K' on partitions); then for each column tile of B, the K' loop
-// streams B tiles against the strip, accumulating m/128 PSUM tiles. When `m`
-// does not divide M', the last (shorter) block is peeled into its own nest, so
-// every loop has constant bounds and only the last row tile is partial.
+// A^T[K', m] (K' on partitions); then each column tile of C is computed from
+// the strip and B (see the two column-loop forms below). When `m` does not
+// divide M', the last (shorter) block is peeled into its own nest, so every
+// loop has constant bounds and only the last row tile is partial.
 void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
   const int64_t M = e.type.rows, K = e.lhs->type.cols;
   ir::DType dt = a->type.dtype;
   int64_t bm = std::min(blockM, roundUp(M, kTile));
   auto stripBytes = [&](int64_t rows) { return roundUp(K, kTile) / kTile * rows * dtypeBytes(dt); };
-  while (bm > kTile && stripBytes(bm) > opts.stripBudgetBytes)
+  // A row block the user (or the tuner) gave is kept: allocation spills or
+  // reports when its strip does not fit. A default one is halved to fit.
+  while (!opts.blockM && bm > kTile && stripBytes(bm) > opts.stripBudgetBytes)
     bm /= 2;
-  if (stripBytes(bm) > opts.stripBudgetBytes) {
+  if (!opts.blockM && stripBytes(bm) > opts.stripBudgetBytes) {
     diags.error(e.opLoc, llvm::formatv("contraction dimension of {0} elements is too long for "
                                        "the straightforward form: its transposed strip needs {1} "
                                        "bytes per partition, over the {2} available",
@@ -280,21 +287,30 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
     lowerMatMulBlocks(e, a, b, c, fullRows, M, roundUp(M - fullRows, kTile));
 }
 
+/// The operands of one row block's column loop.
+struct TileGen::RowBlock {
+  Value *a, *b, *c, *aT, *mb;
+  int64_t bm, bn, K, N;
+  IndexExpr en;
+  std::function<IndexExpr(Value *)> rowExtent;
+  llvm::SMLoc loc;
+};
+
 void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
                                 int64_t rowHi, int64_t bm) {
   const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
-  const Dim &rowDim = a->type.dims[0], &kDim = a->type.dims[1], &nDim = b->type.dims[1];
+  const Dim &rowDim = a->type.dims[0], &kDim = a->type.dims[1];
   ir::DType dt = a->type.dtype;
   // Column tiles no wider than the (128-rounded) columns, so a narrow N
   // gets one exact tile rather than a clamped 512-wide one.
   int64_t bn = std::min({blockN, kMovingTile, roundUp(N, kTile)});
   llvm::SMLoc loc = e.opLoc;
-  std::string aName = a->name, bName = b->name, cName = c->name;
+  std::string aName = a->name;
 
   Value *mb = openLoop("mb", rowLo, rowHi, bm, loc);
   // Rows of the tile at offset %mi inside the block; only a block that ends
   // at M can hold a partial tile.
-  auto rowExtent = [&](Value *mi) {
+  auto rowExtent = [mb, rowHi, M](Value *mi) {
     IndexExpr row = IndexExpr::var(mb) + IndexExpr::var(mi);
     return rowHi == M && M % kTile != 0 ? min(IndexExpr(kTile), IndexExpr(M) - row) : IndexExpr(kTile);
   };
@@ -319,41 +335,95 @@ void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c
     closeLoop();
   }
   Value *n = openLoop("n", 0, N, bn, loc);
-  IndexExpr en = extent(N, bn, IndexExpr::var(n));
+  RowBlock rb{a, b, c, aT, mb, bm, bn, K, N, extent(N, bn, IndexExpr::var(n)), rowExtent, loc};
+  // The whole block's accumulators for one column tile, double-buffered,
+  // fit PSUM only up to a point (4 banks x 2 on trn1, m <= 512); past it B's
+  // column block is held in SBUF so B is still read once per row block.
+  int64_t accBytes = bm / kTile * kMovingTile * dtypeBytes(ir::DType::F32);
+  if (2 * accBytes <= opts.psumBytes)
+    lowerStreamedColumn(rb, n);
+  else
+    lowerHeldColumn(rb, n);
+  closeLoop();
+  closeLoop();
+}
+
+// Streamed B: acc[M:m, N:512] holds every row tile of the block; B's tiles
+// stream past the strip once each:
+//   for %k { B_tile <- B[k, n]; for %mi { matmul acc[mi] += A_T[k, mi] x B_tile } }
+//   for %mi { C_tile <- acc[mi]; C[mb + mi, n] <- C_tile }
+void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
+  const Dim &rowDim = r.a->type.dims[0], &kDim = r.a->type.dims[1], &nDim = r.b->type.dims[1];
+  llvm::SMLoc loc = r.loc;
   // Each 128-row fold of the accumulator is a whole PSUM bank (512 fp32), so
   // no accumulation group straddles two banks whatever the tile width.
-  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, bm}, {nDim.label, kMovingTile}}, 2, loc);
+  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, r.bm}, {nDim.label, kMovingTile}}, 2, loc);
   {
-    Value *k = openLoop("k", 0, K, kTile, loc);
-    IndexExpr ek = extent(K, kTile, IndexExpr::var(k));
-    Value *btile = alloc(bName + "_tile", MemSpace::SBUF, dt, {{kDim.label, kTile}, {nDim.label, bn}}, 2, loc);
+    Value *k = openLoop("k", 0, r.K, kTile, loc);
+    IndexExpr ek = extent(r.K, kTile, IndexExpr::var(k));
+    Value *btile = alloc(r.b->name + "_tile", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, kTile}, {nDim.label, r.bn}}, 2, loc);
     auto &load = emit<DmaOp>(loc);
-    load.dst = access(btile, {{0, ek}, {0, en}});
-    load.src = access(b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), en}});
-    Value *mi = openLoop("mi", 0, bm, kTile, loc);
-    IndexExpr em = rowExtent(mi);
+    load.dst = access(btile, {{0, ek}, {0, r.en}});
+    load.src = access(r.b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), r.en}});
+    Value *mi = openLoop("mi", 0, r.bm, kTile, loc);
+    IndexExpr em = r.rowExtent(mi);
     auto &mm = emit<MatmulOp>(loc);
-    mm.dst = access(acc, {{IndexExpr::var(mi), em}, {0, en}});
-    mm.stationary = access(aT, {{IndexExpr::var(k), ek}, {IndexExpr::var(mi), em}});
-    mm.moving = access(btile, {{0, ek}, {0, en}});
+    mm.dst = access(acc, {{IndexExpr::var(mi), em}, {0, r.en}});
+    mm.stationary = access(r.aT, {{IndexExpr::var(k), ek}, {IndexExpr::var(mi), em}});
+    mm.moving = access(btile, {{0, ek}, {0, r.en}});
     mm.resetOn.push_back(k);
     closeLoop();
     closeLoop();
   }
+  Value *mi = openLoop("mi", 0, r.bm, kTile, loc);
+  storeRowTile(r, n, mi, acc, IndexExpr::var(mi));
+  closeLoop();
+}
+
+// Held B: B's column block [K', n] is loaded into SBUF once, then each row
+// tile accumulates over k in its own PSUM bank:
+//   for %k { B_blk[k] <- B[k, n] }
+//   for %mi { acc <- 0; for %k { matmul acc += A_T[k, mi] x B_blk[k] }; C[mb + mi, n] <- acc }
+void TileGen::lowerHeldColumn(const RowBlock &r, Value *n) {
+  const Dim &rowDim = r.a->type.dims[0], &kDim = r.a->type.dims[1], &nDim = r.b->type.dims[1];
+  llvm::SMLoc loc = r.loc;
+  Value *bblk = alloc(r.b->name + "_blk", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, roundUp(r.K, kTile)}, {nDim.label, r.bn}}, 2, loc);
   {
-    Value *mi = openLoop("mi", 0, bm, kTile, loc);
-    IndexExpr em = rowExtent(mi);
-    Value *ctile = alloc(cName + "_tile", MemSpace::SBUF, c->type.dtype, {{rowDim.label, kTile}, {nDim.label, bn}}, 2, loc);
-    auto &cp = emit<CopyOp>(loc);
-    cp.dst = access(ctile, {{0, em}, {0, en}});
-    cp.src = access(acc, {{IndexExpr::var(mi), em}, {0, en}});
-    auto &store = emit<DmaOp>(loc);
-    store.dst = access(c, {{IndexExpr::var(mb) + IndexExpr::var(mi), em}, {IndexExpr::var(n), en}});
-    store.src = access(ctile, {{0, em}, {0, en}});
+    Value *k = openLoop("k", 0, r.K, kTile, loc);
+    IndexExpr ek = extent(r.K, kTile, IndexExpr::var(k));
+    auto &load = emit<DmaOp>(loc);
+    load.dst = access(bblk, {{IndexExpr::var(k), ek}, {0, r.en}});
+    load.src = access(r.b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), r.en}});
     closeLoop();
   }
+  Value *mi = openLoop("mi", 0, r.bm, kTile, loc);
+  IndexExpr em = r.rowExtent(mi);
+  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, kTile}, {nDim.label, kMovingTile}}, 2, loc);
+  {
+    Value *k = openLoop("k", 0, r.K, kTile, loc);
+    IndexExpr ek = extent(r.K, kTile, IndexExpr::var(k));
+    auto &mm = emit<MatmulOp>(loc);
+    mm.dst = access(acc, {{0, em}, {0, r.en}});
+    mm.stationary = access(r.aT, {{IndexExpr::var(k), ek}, {IndexExpr::var(mi), em}});
+    mm.moving = access(bblk, {{IndexExpr::var(k), ek}, {0, r.en}});
+    mm.resetOn.push_back(k);
+    closeLoop();
+  }
+  storeRowTile(r, n, mi, acc, IndexExpr(0));
   closeLoop();
-  closeLoop();
+}
+
+/// Evacuates one row tile of the accumulator (at row `accRow`) through SBUF to C.
+void TileGen::storeRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, IndexExpr accRow) {
+  const Dim &rowDim = r.a->type.dims[0], &nDim = r.b->type.dims[1];
+  IndexExpr em = r.rowExtent(mi);
+  Value *ctile = alloc(r.c->name + "_tile", MemSpace::SBUF, r.c->type.dtype, {{rowDim.label, kTile}, {nDim.label, r.bn}}, 2, r.loc);
+  auto &cp = emit<CopyOp>(r.loc);
+  cp.dst = access(ctile, {{0, em}, {0, r.en}});
+  cp.src = access(acc, {{accRow, em}, {0, r.en}});
+  auto &store = emit<DmaOp>(r.loc);
+  store.dst = access(r.c, {{IndexExpr::var(r.mb) + IndexExpr::var(mi), em}, {IndexExpr::var(n), r.en}});
+  store.src = access(ctile, {{0, em}, {0, r.en}});
 }
 
 // C = A op B (Binary), fn(A) (Unary) or a copy of A (Ref): 128 x 512 tiles.

@@ -23,7 +23,12 @@ struct TileGenOptions {
   /// SBUF bytes per partition the transposed row strip of a matmul's left
   /// operand may take; the driver derives it from the target description.
   int64_t stripBudgetBytes = 96 * 1024;
-  /// Row-block height (`m`) and output column tile (`n`); 0 = choose.
+  /// PSUM bytes per partition: whether a row block's accumulators for one
+  /// column tile fit PSUM (double-buffered) decides the matmul loop order.
+  int64_t psumBytes = 16 * 1024;
+  /// Row-block height (`m`) and output column tile (`n`); 0 = choose. A
+  /// given `m` is kept even when its strip exceeds the budget (allocation
+  /// then spills or reports); a chosen one is halved until it fits.
   int64_t blockM = 0;
   int64_t blockN = 0;
 };

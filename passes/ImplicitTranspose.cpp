@@ -97,22 +97,25 @@ bool foldLoadTransposes(Block &block, llvm::DenseMap<const Value *, unsigned> &u
 
 // ---- 2. matmul nests that produce their consumers' transposed operand -----
 
-/// The pieces of a TileGen matmul column loop (see frontend/TileGen.cpp):
+/// The pieces of a TileGen matmul column loop (see frontend/TileGen.cpp), in
+/// either of its two forms. Streamed B (a row block's accumulators fit PSUM):
 ///   for %n { %acc = alloc psum
 ///            for %k { %B_tile = alloc; dma %B_tile <- %B; for %mi { matmul } }
 ///            for %mi { %C_tile = alloc; copy %C_tile <- %acc; dma %C <- %C_tile } }
+/// Held B (taller row blocks):
+///   for %n { %B_blk = alloc; for %k { dma %B_blk[k] <- %B }
+///            for %mi { %acc = alloc psum; for %k { matmul }
+///                      %C_tile = alloc; copy %C_tile <- %acc; dma %C <- %C_tile } }
 struct MatmulColumnLoop {
   ForOp *rowBlock, *column, *kLoop;
   DmaOp *loadB;
   MatmulOp *matmul;
-  AllocOp *acc;
+  bool heldB = false;
+  int64_t rows = 0; // the row block's height (m)
 };
 
-std::optional<MatmulColumnLoop> matchColumnLoop(DmaOp &store, llvm::ArrayRef<ForOp *> loops) {
-  if (loops.size() < 3)
-    return std::nullopt;
-  ForOp *storeLoop = loops[loops.size() - 1], *column = loops[loops.size() - 2];
-  ForOp *rowBlock = loops[loops.size() - 3];
+std::optional<MatmulColumnLoop> matchStreamedColumn(DmaOp &store, ForOp *rowBlock, ForOp *column,
+                                                    ForOp *storeLoop) {
   Block &nb = column->body, &sb = storeLoop->body;
   auto *acc = opAt<AllocOp>(nb, 0);
   auto *kLoop = opAt<ForOp>(nb, 1);
@@ -127,10 +130,41 @@ std::optional<MatmulColumnLoop> matchColumnLoop(DmaOp &store, llvm::ArrayRef<For
     return std::nullopt;
   auto *mm = opAt<MatmulOp>(miLoop->body, 0);
   if (!mm || mm->dst.base != acc->result || mm->moving.base != bAlloc->result ||
-      loadB->dst.base != bAlloc->result || loadB->transpose || !rowBlock->lo.isConst() ||
-      !rowBlock->hi.isConst())
+      loadB->dst.base != bAlloc->result || loadB->transpose)
     return std::nullopt;
-  return MatmulColumnLoop{rowBlock, column, kLoop, loadB, mm, acc};
+  return MatmulColumnLoop{rowBlock, column, kLoop, loadB, mm, false, acc->result->type.dims[0].size};
+}
+
+std::optional<MatmulColumnLoop> matchHeldColumn(DmaOp &store, ForOp *rowBlock, ForOp *column,
+                                                ForOp *miLoop) {
+  Block &nb = column->body, &mb = miLoop->body;
+  auto *bAlloc = opAt<AllocOp>(nb, 0);
+  auto *fill = opAt<ForOp>(nb, 1);
+  if (nb.ops.size() != 3 || !bAlloc || !fill || opAt<ForOp>(nb, 2) != miLoop ||
+      fill->body.ops.size() != 1 || mb.ops.size() != 5 || opAt<DmaOp>(mb, 4) != &store)
+    return std::nullopt;
+  auto *loadB = opAt<DmaOp>(fill->body, 0);
+  auto *acc = opAt<AllocOp>(mb, 0);
+  auto *kLoop = opAt<ForOp>(mb, 1);
+  if (!loadB || !acc || !kLoop || kLoop->body.ops.size() != 1)
+    return std::nullopt;
+  auto *mm = opAt<MatmulOp>(kLoop->body, 0);
+  if (!mm || mm->dst.base != acc->result || mm->moving.base != bAlloc->result ||
+      loadB->dst.base != bAlloc->result || loadB->transpose)
+    return std::nullopt;
+  return MatmulColumnLoop{rowBlock, column, kLoop, loadB, mm, true, miLoop->hi.constValue()};
+}
+
+std::optional<MatmulColumnLoop> matchColumnLoop(DmaOp &store, llvm::ArrayRef<ForOp *> loops) {
+  if (loops.size() < 3)
+    return std::nullopt;
+  ForOp *inner = loops[loops.size() - 1], *column = loops[loops.size() - 2];
+  ForOp *rowBlock = loops[loops.size() - 3];
+  if (!rowBlock->lo.isConst() || !rowBlock->hi.isConst() || !inner->hi.isConst())
+    return std::nullopt;
+  if (auto m = matchStreamedColumn(store, rowBlock, column, inner))
+    return m;
+  return matchHeldColumn(store, rowBlock, column, inner);
 }
 
 class TransposedColumnBuilder {
@@ -141,16 +175,114 @@ public:
   /// per column tile, B's tile [K, tile] is loaded once per k and each of its
   /// 128-column slices is a stationary operand against the row strip A^T.
   void rewrite(const MatmulColumnLoop &m, Value *ct) {
-    Value *aT = m.matmul->stationary.base, *b = m.loadB->src.base;
-    const TensorType &accType = m.acc->result->type;
-    int64_t bm = accType.dims[0].size;
-    int64_t n = b->type.dims[1].size, kSize = b->type.dims[0].size;
-    const Dim &nDim = b->type.dims[1], &rowDim = accType.dims[0], &kDim = b->type.dims[0];
+    std::unique_ptr<ForOp> column = m.heldB ? buildHeld(m, ct) : buildStreamed(m, ct);
+    for (auto &op : m.rowBlock->body.ops)
+      if (op.get() == m.column) {
+        op = std::move(column);
+        break;
+      }
+  }
+
+private:
+  /// Rows of the row block at %mb: m, or what is left of the nest's range.
+  static IndexExpr blockRows(const MatmulColumnLoop &m) {
     ForOp &rb = *m.rowBlock;
-    Value *mb = rb.iv;
     int64_t span = rb.hi.constValue() - rb.lo.constValue();
-    IndexExpr rows = span % rb.step == 0 ? IndexExpr(bm)
-                                         : min(IndexExpr(bm), rb.hi - IndexExpr::var(mb));
+    return span % rb.step == 0 ? IndexExpr(m.rows)
+                               : min(IndexExpr(m.rows), rb.hi - IndexExpr::var(rb.iv));
+  }
+
+public:
+  /// The rows of a held-form row block: m, or the whole range of a
+  /// one-iteration (peeled) nest; 0 when neither (not rewritten).
+  static int64_t heldRows(const MatmulColumnLoop &m) {
+    ForOp &rb = *m.rowBlock;
+    int64_t span = rb.hi.constValue() - rb.lo.constValue();
+    return span % rb.step == 0 ? m.rows : span <= rb.step ? span : 0;
+  }
+
+private:
+  std::unique_ptr<ForOp> newLoop(Value *iv, int64_t hi, int64_t step, llvm::SMLoc loc) {
+    auto loop = std::make_unique<ForOp>();
+    loop->loc = loc;
+    loop->iv = iv;
+    iv->def = loop.get();
+    loop->lo = 0;
+    loop->hi = hi;
+    loop->step = step;
+    return loop;
+  }
+
+  /// Held B, transposed: B's column block [K, 128] is loaded once; each
+  /// 128-column slice of it is stationary against 512-row chunks of the
+  /// strip A^T, accumulating over k in one PSUM bank.
+  std::unique_ptr<ForOp> buildHeld(const MatmulColumnLoop &m, Value *ct) {
+    Value *aT = m.matmul->stationary.base, *b = m.loadB->src.base;
+    const Dim &kDim = b->type.dims[0], &nDim = b->type.dims[1], &rowDim = aT->type.dims[1];
+    int64_t n = nDim.size, kSize = kDim.size;
+    // TileGen peels a partial row block into a one-iteration nest, so the
+    // rows are a constant here (the matcher checked) and so are the chunks
+    // but the last.
+    int64_t rows = heldRows(m);
+    IndexExpr mbStart = IndexExpr::var(m.rowBlock->iv);
+    llvm::SMLoc loc = m.column->loc;
+    IndexExpr ek = m.loadB->src.indices[0].extent.value_or(IndexExpr(kPartitions));
+
+    auto column = newLoop(m.column->iv, n, kPartitions, loc);
+    IndexExpr nStart = IndexExpr::var(column->iv);
+    IndexExpr colExt = n % kPartitions == 0 ? IndexExpr(kPartitions) : min(IndexExpr(kPartitions), IndexExpr(n) - nStart);
+    Block &body = column->body;
+    int64_t kRounded = (kSize + kPartitions - 1) / kPartitions * kPartitions;
+    Value *bBlk = alloc(body, b->name + "_blk", MemSpace::SBUF, b->type.dtype, {{kDim.label, kRounded}, {nDim.label, kPartitions}}, 2, loc);
+    ForOp &fill = openLoop(body, "k", kSize, loc);
+    IndexExpr fk = IndexExpr::var(fill.iv);
+    IndexExpr fek = ek.substitute(m.kLoop->iv, IndexExpr::var(fill.iv));
+    auto load = std::make_unique<DmaOp>();
+    load->loc = m.loadB->loc;
+    load->dst = access(bBlk, {{fk, fek}, {0, colExt}});
+    load->src = access(b, {{fk, fek}, {nStart, colExt}});
+    fill.body.ops.push_back(std::move(load));
+
+    ForOp &chunks = appendLoop(kernel, body, "mc", 0, rows, kMovingMax, loc);
+    IndexExpr mc = IndexExpr::var(chunks.iv);
+    IndexExpr chunkRows = rows % kMovingMax == 0 ? IndexExpr(kMovingMax)
+                                                 : min(IndexExpr(kMovingMax), IndexExpr(rows) - mc);
+    Value *acc = alloc(chunks.body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, kPartitions}, {rowDim.label, kMovingMax}}, 2, loc);
+    auto kLoop = newLoop(m.kLoop->iv, kSize, kPartitions, m.kLoop->loc);
+    IndexExpr k = IndexExpr::var(kLoop->iv);
+    auto mm = std::make_unique<MatmulOp>();
+    mm->loc = m.matmul->loc;
+    mm->dst = access(acc, {{0, colExt}, {0, chunkRows}});
+    mm->stationary = access(bBlk, {{k, ek}, {0, colExt}});
+    mm->moving = access(aT, {{k, ek}, {mc, chunkRows}});
+    mm->resetOn.push_back(kLoop->iv);
+    kLoop->body.ops.push_back(std::move(mm));
+    chunks.body.ops.push_back(std::move(kLoop));
+    Value *ctTile = alloc(chunks.body, ct->name + "_tile", MemSpace::SBUF, ct->type.dtype, {{nDim.label, kPartitions}, {rowDim.label, kMovingMax}}, 2, loc);
+    auto copy = std::make_unique<CopyOp>();
+    copy->loc = loc;
+    copy->dst = access(ctTile, {{0, colExt}, {0, chunkRows}});
+    copy->src = access(acc, {{0, colExt}, {0, chunkRows}});
+    chunks.body.ops.push_back(std::move(copy));
+    auto store = std::make_unique<DmaOp>();
+    store->loc = loc;
+    store->dst = access(ct, {{nStart, colExt}, {mbStart + mc, chunkRows}});
+    store->src = access(ctTile, {{0, colExt}, {0, chunkRows}});
+    chunks.body.ops.push_back(std::move(store));
+    return column;
+  }
+
+  /// Streamed B, transposed: per column tile, B's tile [K, tile] is loaded
+  /// once per k and each of its 128-column slices is a stationary operand
+  /// against the row strip A^T.
+  std::unique_ptr<ForOp> buildStreamed(const MatmulColumnLoop &m, Value *ct) {
+    Value *aT = m.matmul->stationary.base, *b = m.loadB->src.base;
+    int64_t bm = m.rows;
+    const Dim &rowDim = aT->type.dims[1];
+    int64_t n = b->type.dims[1].size, kSize = b->type.dims[0].size;
+    const Dim &nDim = b->type.dims[1], &kDim = b->type.dims[0];
+    Value *mb = m.rowBlock->iv;
+    IndexExpr rows = blockRows(m);
     llvm::SMLoc loc = m.column->loc;
 
     // Keep the original column tile when every tile has the same width (a
@@ -213,15 +345,9 @@ public:
     store->dst = access(ct, {{nStart + si, sliceExt}, {IndexExpr::var(mb), rows}});
     store->src = access(ctTile, {{0, sliceExt}, {0, rows}});
     stores.body.ops.push_back(std::move(store));
-
-    for (auto &op : rb.body.ops)
-      if (op.get() == m.column) {
-        op = std::move(column);
-        break;
-      }
+    return column;
   }
 
-private:
   ForOp &openLoop(Block &b, const std::string &hint, int64_t hi, llvm::SMLoc loc) {
     return appendLoop(kernel, b, hint, 0, hi, kPartitions, loc);
   }
@@ -320,7 +446,7 @@ bool transposeProducers(Kernel &kernel) {
       continue;
     llvm::SmallVector<MatmulColumnLoop, 2> producers;
     for (auto &[store, loops] : u.stores)
-      if (auto m = matchColumnLoop(*store, loops))
+      if (auto m = matchColumnLoop(*store, loops); m && (!m->heldB || TransposedColumnBuilder::heldRows(*m)))
         producers.push_back(*m);
     if (producers.size() != u.stores.size())
       continue;
