@@ -1,0 +1,231 @@
+//===- passes/analysis/KernelCost.cpp - Static cost of a tile-IR kernel ---===//
+//
+// 1. Work and traffic. Each instruction contributes a per-execution amount
+//    that is a product of its tile extents (the simulator's accounting:
+//    runtime/Simulator.cpp, Machine::exec and scheduleDma):
+//      dma        hbm-side extents x element bytes, a read when it loads into
+//                 SBUF and a write when it stores to HBM; spill tags also
+//                 count as spill save/reload bytes;
+//      matmul     2 K M N (K, M: stationary partitions and free; N: moving free);
+//      transpose  2 P P F (source tile [P, F]).
+//    The amount is summed over every execution by enumerating only the loops
+//    its extents mention (the rest contribute their trip counts), so partial
+//    tiles (`min(128, 647 - %m)`) are exact while a loop nest costs about as
+//    many evaluations as its row blocks.
+// 2. On-chip peak per partition, per memory space: when every buffer has an
+//    address, the highest end address (address + bytes of all `bufs` copies),
+//    which is what the simulator reports; otherwise the most bytes live at one
+//    program point (passes/BufferLiveness.h), what `allocate` must place.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/analysis/KernelCost.h"
+
+#include "passes/BufferLiveness.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/Casting.h"
+
+#include <algorithm>
+
+namespace tessel::passes::analysis {
+namespace {
+
+using namespace ir;
+
+int64_t tripCount(int64_t lo, int64_t hi, int64_t step) {
+  return hi > lo ? (hi - lo + step - 1) / step : 0;
+}
+
+/// Sums a per-execution amount of one instruction over all its executions.
+class ExecutionSum {
+public:
+  ExecutionSum(llvm::ArrayRef<const ForOp *> loops, llvm::ArrayRef<const IndexExpr *> exprs,
+               unsigned numValues)
+      : loops(loops), enumerate(loops.size(), false), env(numValues, 0) {
+    // Inner to outer: a loop is enumerated when the amount (or the bounds of
+    // an enclosed loop) mentions its variable; a loop whose bounds are not
+    // constant needs the loops its bounds mention.
+    llvm::SmallVector<const Value *, 8> vars;
+    for (const IndexExpr *e : exprs)
+      e->collectVars(vars);
+    llvm::SmallPtrSet<const Value *, 8> needed(vars.begin(), vars.end());
+    for (size_t i = loops.size(); i-- > 0;) {
+      const ForOp &loop = *loops[i];
+      enumerate[i] = needed.count(loop.iv) > 0;
+      bool boundsVary = !loop.lo.isConst() || !loop.hi.isConst();
+      if (enumerate[i] || boundsVary) {
+        llvm::SmallVector<const Value *, 4> boundVars;
+        loop.lo.collectVars(boundVars);
+        loop.hi.collectVars(boundVars);
+        needed.insert(boundVars.begin(), boundVars.end());
+      }
+    }
+  }
+
+  /// Σ over executions of `amount(env)`, env[v->id] holding loop values.
+  template <typename Fn> uint64_t sum(Fn amount) {
+    total = 0;
+    visit(0, 1, amount);
+    return total;
+  }
+
+private:
+  template <typename Fn> void visit(size_t depth, uint64_t times, Fn &amount) {
+    if (times == 0)
+      return;
+    if (depth == loops.size()) {
+      total += times * uint64_t(amount(llvm::ArrayRef<int64_t>(env)));
+      return;
+    }
+    const ForOp &loop = *loops[depth];
+    int64_t lo = loop.lo.eval(env), hi = loop.hi.eval(env);
+    if (!enumerate[depth]) {
+      visit(depth + 1, times * uint64_t(tripCount(lo, hi, loop.step)), amount);
+      return;
+    }
+    for (int64_t v = lo; v < hi; v += loop.step) {
+      env[loop.iv->id] = v;
+      visit(depth + 1, times, amount);
+    }
+  }
+
+  llvm::ArrayRef<const ForOp *> loops;
+  std::vector<bool> enumerate;
+  std::vector<int64_t> env;
+  uint64_t total = 0;
+};
+
+/// The extents of an access's range dimensions, in order.
+llvm::SmallVector<const IndexExpr *, 2> rangeExtents(const Access &a) {
+  llvm::SmallVector<const IndexExpr *, 2> out;
+  for (const Index &idx : a.indices)
+    if (idx.isRange())
+      out.push_back(&*idx.extent);
+  return out;
+}
+
+/// Product of the extents at `env` (a tile's element count).
+int64_t elements(llvm::ArrayRef<const IndexExpr *> extents, llvm::ArrayRef<int64_t> env) {
+  int64_t n = 1;
+  for (const IndexExpr *e : extents)
+    n *= e->eval(env);
+  return n;
+}
+
+class CostWalker {
+public:
+  CostWalker(const Kernel &kernel, KernelCost &cost) : kernel(kernel), cost(cost) {}
+
+  void walk(const Block &block) {
+    for (const auto &op : block.ops) {
+      if (const auto *loop = llvm::dyn_cast<ForOp>(op.get())) {
+        loops.push_back(loop);
+        walk(loop->body);
+        loops.pop_back();
+        continue;
+      }
+      if (const auto *dma = llvm::dyn_cast<DmaOp>(op.get()))
+        countDma(*dma);
+      else if (const auto *mm = llvm::dyn_cast<MatmulOp>(op.get()))
+        countMatmul(*mm);
+      else if (const auto *tr = llvm::dyn_cast<TransposeOp>(op.get()))
+        countTranspose(*tr);
+    }
+  }
+
+private:
+  void countDma(const DmaOp &dma) {
+    bool load = dma.dst.base->type.space != MemSpace::HBM;
+    const Access &hbm = load ? dma.src : dma.dst;
+    auto extents = rangeExtents(hbm);
+    int64_t elemBytes = dtypeBytes(hbm.base->type.dtype);
+    uint64_t bytes = ExecutionSum(loops, extents, kernel.numValues()).sum([&](llvm::ArrayRef<int64_t> env) {
+      return elements(extents, env) * elemBytes;
+    });
+    (load ? cost.hbmReadBytes : cost.hbmWriteBytes) += bytes;
+    if (dma.tag == DmaTag::SpillSave)
+      cost.spillSaveBytes += bytes;
+    else if (dma.tag == DmaTag::SpillReload)
+      cost.spillReloadBytes += bytes;
+  }
+
+  void countMatmul(const MatmulOp &mm) {
+    auto stationary = rangeExtents(mm.stationary), moving = rangeExtents(mm.moving);
+    if (stationary.size() != 2 || moving.size() != 2)
+      return; // not a 2-D tile: the verifier rejects it, the simulator never runs it
+    llvm::SmallVector<const IndexExpr *, 3> extents{stationary[0], stationary[1], moving[1]};
+    cost.flops += ExecutionSum(loops, extents, kernel.numValues()).sum([&](llvm::ArrayRef<int64_t> env) {
+      return 2 * elements(extents, env);
+    });
+  }
+
+  void countTranspose(const TransposeOp &tr) {
+    auto src = rangeExtents(tr.src);
+    if (src.size() != 2)
+      return;
+    cost.transposeFlops += ExecutionSum(loops, src, kernel.numValues()).sum([&](llvm::ArrayRef<int64_t> env) {
+      int64_t p = src[0]->eval(env), f = src[1]->eval(env);
+      return 2 * p * p * f;
+    });
+  }
+
+  const Kernel &kernel;
+  KernelCost &cost;
+  llvm::SmallVector<const ForOp *, 8> loops;
+};
+
+/// Per-partition peak of one memory space: the placed peak when every buffer
+/// has an address, else the most bytes live at one program point.
+int64_t onChipPeak(llvm::ArrayRef<LiveRange> ranges, MemSpace space) {
+  bool placed = true;
+  int64_t placedPeak = 0;
+  for (const LiveRange &r : ranges) {
+    if (r.space != space)
+      continue;
+    if (!r.alloc->address) {
+      placed = false;
+      break;
+    }
+    placedPeak = std::max(placedPeak, *r.alloc->address + r.bytes);
+  }
+  if (placed)
+    return placedPeak;
+  int64_t livePeak = 0;
+  for (const LiveRange &at : ranges) {
+    if (at.space != space)
+      continue;
+    int64_t live = 0;
+    for (const LiveRange &r : ranges)
+      if (r.space == space && r.liveAt(at.start))
+        live += r.bytes;
+    livePeak = std::max(livePeak, live);
+  }
+  return livePeak;
+}
+
+} // namespace
+
+double KernelCost::arithmeticIntensity() const {
+  uint64_t bytes = hbmBytes();
+  return bytes ? double(flops) / double(bytes) : 0.0;
+}
+
+double KernelCost::rooflineUs(const runtime::Target &target) const {
+  double computeSec = double(flops) / target.peakBf16Flops();
+  double memorySec = double(hbmBytes()) / (target.hbm_bandwidth_gbs * 1e9);
+  return std::max(computeSec, memorySec) * 1e6;
+}
+
+KernelCost analyzeKernel(const Kernel &kernel, const runtime::Target &target) {
+  (void)target; // every count is the IR's; the target enters through rooflineUs
+  KernelCost cost;
+  CostWalker(kernel, cost).walk(kernel.body);
+  // computeLiveRanges only reads the kernel; its ranges point at mutable ops.
+  std::vector<LiveRange> ranges = computeLiveRanges(const_cast<Kernel &>(kernel));
+  cost.sbufPeakBytesPerPartition = onChipPeak(ranges, MemSpace::SBUF);
+  cost.psumPeakBytesPerPartition = onChipPeak(ranges, MemSpace::PSUM);
+  return cost;
+}
+
+} // namespace tessel::passes::analysis
