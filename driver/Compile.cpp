@@ -78,7 +78,7 @@ TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
 
 bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
                  const runtime::Target &target, DiagnosticEngine &diags,
-                 llvm::StringRef dumpSubdir) {
+                 llvm::StringRef dumpSubdir, passes::RetileFn retile) {
   std::vector<std::string> names;
   passes::InstrumentationOptions instr;
   passes::BlockOverrides overrides;
@@ -101,7 +101,7 @@ bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
   passes::PassManager pm(instr);
   for (const std::string &name : names)
     pm.addPass(name); // resolvePasses checked every name
-  passes::PassContext ctx{target, diags, overrides};
+  passes::PassContext ctx{target, diags, overrides, names, std::move(retile)};
   bool ok = pm.run(kernel, ctx);
   if (timings)
     pm.printTimings(llvm::errs());
@@ -143,7 +143,18 @@ std::unique_ptr<ir::Kernel> compileToTileIR(Frontend &fe, const PipelineOptions 
     if (!kernel)
       return nullptr;
   }
-  if (!runPipeline(*kernel, options, target, *fe.diags))
+  // select-blocks re-tiles from the source; its trial builds report nothing.
+  passes::RetileFn retile = [&fe, tg](const std::map<std::string, int64_t> &blocks) {
+    TileGenOptions options = tg;
+    if (auto m = blocks.find("m"); m != blocks.end())
+      options.blockM = m->second;
+    if (auto n = blocks.find("n"); n != blocks.end())
+      options.blockN = n->second;
+    DiagnosticEngine quiet = DiagnosticEngine::quiet(fe.sourceMgr);
+    auto kernel = generateTileIR(*fe.kernel, options, quiet);
+    return kernel && ir::verifyKernel(*kernel, quiet) ? std::move(kernel) : nullptr;
+  };
+  if (!runPipeline(*kernel, options, target, *fe.diags, "", std::move(retile)))
     return nullptr;
   return kernel;
 }

@@ -8,6 +8,7 @@
 #include "frontend/TileGen.h"
 #include "ir/Diagnostics.h"
 #include "ir/Kernel.h"
+#include "passes/Pass.h"
 #include "runtime/Program.h"
 #include "runtime/Target.h"
 
@@ -50,7 +51,7 @@ TileGenOptions tileGenOptionsFor(const runtime::Target &target);
 /// several kernels) is appended to --dump-dir. Returns false after reporting.
 bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
                  const runtime::Target &target, DiagnosticEngine &diags,
-                 llvm::StringRef dumpSubdir = "");
+                 llvm::StringRef dumpSubdir = "", passes::RetileFn retile = nullptr);
 
 /// lowerToTileIR with the --block overrides applied (checked against the
 /// kernel's block parameters, its rows and the target), then runPipeline.

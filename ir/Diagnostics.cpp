@@ -9,6 +9,8 @@ void DiagnosticEngine::report(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
                               const llvm::Twine &msg) {
   if (kind == llvm::SourceMgr::DK_Error)
     ++numErrors;
+  if (silent)
+    return;
   if (loc.isValid() && sm.FindBufferContainingLoc(loc) != 0) {
     sm.PrintMessage(llvm::errs(), loc, kind, msg);
     return;

@@ -17,6 +17,13 @@ namespace tessel {
 class DiagnosticEngine {
 public:
   explicit DiagnosticEngine(llvm::SourceMgr &sm) : sm(sm) {}
+  /// A quiet engine counts errors without printing them: for trial
+  /// compilations (select-blocks' candidates) whose failures are expected.
+  static DiagnosticEngine quiet(llvm::SourceMgr &sm) {
+    DiagnosticEngine d(sm);
+    d.silent = true;
+    return d;
+  }
 
   /// Reports an error at `loc` (an invalid loc prints `tessel: error: ...`).
   void error(llvm::SMLoc loc, const llvm::Twine &msg);
@@ -31,6 +38,7 @@ private:
   void report(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind, const llvm::Twine &msg);
   llvm::SourceMgr &sm;
   unsigned numErrors = 0;
+  bool silent = false;
 };
 
 } // namespace tessel

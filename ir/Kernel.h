@@ -211,6 +211,9 @@ public:
   /// Tiling parameters (`block = {m = 512, n = 512}`), set by TileGen or
   /// select-blocks, overridable with --block.
   std::map<std::string, int64_t> blockParams;
+  /// What passes recorded for the reader ("[select-blocks] m = 1024: ..."):
+  /// printed as `// [pass] text` lines above the kernel, kept by the parser.
+  std::vector<std::string> notes;
   Block body;
 
   Value *newValue(ValueKind kind, std::string name);

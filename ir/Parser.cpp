@@ -64,6 +64,8 @@ struct Token {
   Tok kind = Tok::Eof;
   llvm::StringRef text; // spelling (without sigil for ValueRef/Symbol)
   llvm::SMLoc loc;
+  /// Pass notes (`// [pass] text` comment lines) just before this token.
+  std::vector<std::string> notes;
   bool is(Tok k) const { return kind == k; }
   bool isKeyword(llvm::StringRef kw) const { return kind == Tok::Ident && text == kw; }
 };
@@ -76,8 +78,10 @@ public:
       : cur(buf->getBufferStart()), end(buf->getBufferEnd()) {}
 
   Token next() {
+    notes.clear();
     skipTrivia();
     Token t;
+    t.notes = std::move(notes);
     t.loc = llvm::SMLoc::getFromPointer(cur);
     if (cur >= end) {
       t.kind = Tok::Eof;
@@ -173,8 +177,12 @@ private:
       if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
         ++cur;
       } else if (c == '/' && cur + 1 < end && cur[1] == '/') {
+        const char *start = cur;
         while (cur < end && *cur != '\n')
           ++cur;
+        llvm::StringRef text = llvm::StringRef(start, cur - start).drop_front(2).trim();
+        if (text.startswith("["))
+          notes.push_back(text.str());
       } else {
         break;
       }
@@ -183,6 +191,7 @@ private:
 
   const char *cur;
   const char *end;
+  std::vector<std::string> notes;
 };
 
 std::string describe(const Token &t) {
@@ -357,6 +366,7 @@ private:
     scopes.clear();
     scopes.emplace_back();
     k->loc = tok.loc;
+    k->notes = tok.notes;
     consume(); // 'kernel'
     if (!tok.is(Tok::Symbol)) {
       error(tok.loc, "expected kernel name '@name' after 'kernel', found " + describe(tok));

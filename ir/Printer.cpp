@@ -15,6 +15,8 @@ public:
   explicit Printer(llvm::raw_ostream &os) : os(os) {}
 
   void printKernel(const Kernel &k) {
+    for (const std::string &note : k.notes)
+      os << "// " << note << '\n';
     os << "kernel @" << k.name << '(';
     printArgs(k, TensorRole::Input);
     os << ") -> (";

@@ -295,21 +295,21 @@ bool hoistFusedStrips(Kernel &kernel) {
       if (!stripAlloc || stripAlloc->result->type.space != MemSpace::SBUF)
         continue;
       Value *strip = stripAlloc->result;
-      // The strip's computation: the ops up to the first reader of the strip,
-      // less trailing allocs (they belong to the column block's own work).
-      size_t end = 1;
-      while (end < cb.ops.size() && !reads(*cb.ops[end], strip))
-        ++end;
-      while (end > 1 && llvm::isa<AllocOp>(cb.ops[end - 1].get()))
-        --end;
-      if (end == 1 || end == cb.ops.size())
+      // The strip's computation: the ops up to the last writer of the strip
+      // before its first reader (what follows, such as the load of B's
+      // column block in TileGen's held form, is the column block's own work).
+      size_t firstReader = 1, end = 1;
+      while (firstReader < cb.ops.size() && !reads(*cb.ops[firstReader], strip))
+        ++firstReader;
+      for (size_t j = 1; j < firstReader; ++j)
+        if (writes(*cb.ops[j], strip))
+          end = j + 1;
+      if (end == 1 || firstReader == cb.ops.size())
         continue;
-      bool writesStrip = false, invariant = true;
-      for (size_t j = 1; j < end; ++j) {
-        writesStrip |= writes(*cb.ops[j], strip);
+      bool invariant = true;
+      for (size_t j = 1; j < end; ++j)
         invariant &= !mentionsVar(*cb.ops[j], column->iv);
-      }
-      if (!writesStrip || !invariant)
+      if (!invariant)
         continue;
       std::vector<std::unique_ptr<Op>> hoisted;
       for (size_t j = 0; j < end; ++j)

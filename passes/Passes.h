@@ -19,6 +19,7 @@ std::unique_ptr<Pass> createAllocatePass();
 std::unique_ptr<Pass> createFusePass();
 std::unique_ptr<Pass> createImplicitTransposePass();
 std::unique_ptr<Pass> createSchedulePass();
+std::unique_ptr<Pass> createSelectBlocksPass();
 std::unique_ptr<Pass> createStripCachePass();
 
 } // namespace tessel::passes

@@ -1,9 +1,10 @@
 //===- passes/Pipelines.cpp - The named pipelines -------------------------===//
 //
 // Each pipeline is one function reading top to bottom. Only registered passes
-// may appear (tests/unit/passes/PipelinesTest.cpp checks every name). Not yet
-// written: `select-blocks` (after strip-cache, before allocate: the structure
-// is final, buffers get their sizes). `schedule` runs before `allocate`, not
+// may appear (tests/unit/passes/PipelinesTest.cpp checks every name).
+// `select-blocks` runs first, not after strip-cache as DESIGN §4 lists it:
+// block sizes shape TileGen's loop nests, so it re-tiles the kernel and
+// measures each candidate through the passes after it. `schedule` runs before `allocate`, not
 // last as DESIGN §4 lists it: it sets prefetch depths (buffer counts), which
 // allocation must then place; instruction order stays program order, since
 // the engines run asynchronously and the simulator orders them by regions.
@@ -39,6 +40,7 @@ PassList buildNaiveFused() {
 // -O2: the NeuronMM fused kernel (DESIGN §4).
 PassList buildO2() {
   PassList pl;
+  pl.add("select-blocks");      // first: candidates are built through the passes below
   pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
   pl.add("fuse");
   pl.add("strip-cache");        // hoists what fuse placed in the column loop
