@@ -12,8 +12,15 @@
 // at the target's HBM bandwidth, bounded by kMaxPrefetch. It runs before
 // `allocate`, which places the larger buffers (and reports if they do not fit).
 //
+// A strip filled by DMA once per iteration of its loop (an operand's row
+// strip, bufs 1) is double-buffered when the kernel's SBUF peak still fits
+// the target afterwards: the next row block's strip then loads while the
+// current one is being used, instead of after it (the fill -- DMA transposes
+// at -O2 -- would otherwise stall the tensor engine at every row block).
+//
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "passes/analysis/KernelCost.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Casting.h"
@@ -60,7 +67,37 @@ public:
         changed = true;
       }
     });
+    changed |= doubleBufferStrips(kernel, ctx, loads);
     return changed ? PassResult::Changed : PassResult::Unchanged;
+  }
+
+private:
+  /// Iterations of a loop with constant bounds (0 when they are not constant).
+  static int64_t trips(const ForOp &loop) {
+    if (!loop.lo.isConst() || !loop.hi.isConst())
+      return 0;
+    return (loop.hi.constValue() - loop.lo.constValue() + loop.step - 1) / loop.step;
+  }
+
+  static bool doubleBufferStrips(Kernel &kernel, PassContext &ctx,
+                                 const llvm::DenseMap<const Value *, DmaOp *> &loads) {
+    llvm::SmallVector<AllocOp *, 4> strips;
+    walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *> loops) {
+      auto *alloc = llvm::dyn_cast<AllocOp>(&op);
+      if (alloc && !loops.empty() && alloc->bufs == 1 && trips(*loops.back()) > 1 &&
+          alloc->result->type.space == MemSpace::SBUF && loads.count(alloc->result))
+        strips.push_back(alloc);
+    });
+    bool changed = false;
+    for (AllocOp *alloc : strips) {
+      alloc->bufs = 2;
+      if (analysis::analyzeKernel(kernel, ctx.target).sbufPeakBytesPerPartition >
+          ctx.target.sbuf_bytes_per_partition)
+        alloc->bufs = 1;
+      else
+        changed = true;
+    }
+    return changed;
   }
 };
 
