@@ -12,6 +12,7 @@ struct Numbering {
   llvm::DenseMap<const Op *, unsigned> pos, end;
   std::vector<std::pair<AllocOp *, ForOp *>> allocs; // with the enclosing loop (null: top)
   unsigned next = 0;
+  llvm::DenseMap<const ForOp *, ForOp *> parentOf;
 
   void number(Block &block, ForOp *loop) {
     for (auto &op : block.ops) {
@@ -19,8 +20,10 @@ struct Numbering {
       pos[op.get()] = p;
       if (auto *alloc = llvm::dyn_cast<AllocOp>(op.get()))
         allocs.push_back({alloc, loop});
-      if (auto *inner = llvm::dyn_cast<ForOp>(op.get()))
+      if (auto *inner = llvm::dyn_cast<ForOp>(op.get())) {
+        parentOf[inner] = loop;
         number(inner->body, inner);
+      }
       end[op.get()] = next - 1;
     }
   }
@@ -67,9 +70,19 @@ std::vector<LiveRange> computeLiveRanges(Kernel &kernel) {
     if (loop) {
       // From the alloc to the end of the loop body: nothing earlier in the
       // body can touch it (the simulator orders any reuse of the space by
-      // its address hazards, so sharing is always safe).
-      r.start = n.pos[alloc];
-      r.end = std::max(r.start, n.end[loop]);
+      // its address hazards, so sharing is always safe). An SBUF tile of a
+      // loop nested in another loop lives for the whole body of that outer
+      // loop: the outer loop's next iteration (the next column block's
+      // loads) runs ahead while this one's sibling loops (its stores) drain,
+      // and a shared address would serialise them.
+      ForOp *outer = n.parentOf.lookup(loop);
+      if (outer && !outer->body.ops.empty() && r.space == MemSpace::SBUF) {
+        r.start = n.pos[outer->body.ops.front().get()];
+        r.end = n.end[outer];
+      } else {
+        r.start = n.pos[alloc];
+        r.end = std::max(r.start, n.end[loop]);
+      }
     } else {
       r.topLevel = true;
       r.start = n.pos[alloc];

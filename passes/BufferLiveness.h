@@ -4,7 +4,10 @@
 // (pre-order numbering of the kernel's ops; a loop covers its whole body):
 //  - an alloc inside a loop body lives for the whole body: its rotating
 //    copies are in use across iterations, so it may share space only with
-//    buffers of sibling loops;
+//    buffers of sibling loops; an SBUF alloc of a loop nested in another
+//    loop lives for the whole outer body, so the streamed tiles of one
+//    iteration's loops do not share space with the next iteration's (which
+//    would serialise the software pipeline across iterations);
 //  - an alloc at the top of the kernel lives from its definition to the end
 //    of the last top-level op (loop nest) that uses it, so a buffer that is
 //    dead after the first nest leaves its space to the next nests.
