@@ -18,18 +18,31 @@
 //     planner), each buffer at the lowest aligned offset clear of every
 //     overlapping buffer already placed; also tried in program order, and
 //     the order with the lower peak wins.
-//  4. A peak over the target's capacity is an error at the most crowded
-//     point, naming every buffer live there with its size and suggesting a
-//     smaller row block. (Spilling to HBM is not implemented yet.)
+//  4. Spilling: while the SBUF peak is over the target's capacity, one SBUF
+//     buffer live at the most crowded point moves to HBM (passes/Spill.h:
+//     a spill slot, staging tiles, spill_save/spill_reload DMAs) and
+//     placement starts again. The victim frees the most SBUF there per byte
+//     of spill traffic it adds: freed = its bytes minus the staging tiles
+//     live there; traffic = its saved and reloaded regions times the trip
+//     counts of the loops around the DMAs. That picks a large strip filled
+//     and read in outer loops (a cached row strip: many KiB per partition
+//     for a few passes over it) and never a streaming tile, whose staging
+//     tile would be as large as itself (freed <= 0 rules it out).
+//  5. A peak still over capacity (nothing worth spilling is live there, or
+//     PSUM, which is never spilled) is an error at the most crowded point,
+//     naming every buffer live there with its size and suggesting a smaller
+//     row block.
 //
 // The pass re-places every on-chip buffer (addresses already in the input
 // are recomputed), so running it twice changes nothing the second time.
 // Statistics (--stats): sbuf/psum peak bytes per partition, bytes saved by
-// sharing.
+// sharing, buffers spilled, the SBUF bytes they freed, the staging bytes and
+// the spill traffic they cost.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/BufferLiveness.h"
 #include "passes/Passes.h"
+#include "passes/Spill.h"
 #include "passes/Statistics.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -104,19 +117,66 @@ int64_t placeAll(std::vector<Item> &items) {
   return peakSize;
 }
 
+/// The most crowded program point of `items` (an item's start) and the
+/// bytes live there: a lower bound every placement pays.
+unsigned crowdedPoint(const std::vector<Item> &items, int64_t &bytes) {
+  unsigned worstPos = 0;
+  bytes = -1;
+  for (const Item &it : items) {
+    int64_t live = 0;
+    for (const Item &o : items)
+      if (o.range.liveAt(it.range.start))
+        live += o.range.bytes;
+    if (live > bytes) {
+      bytes = live;
+      worstPos = it.range.start;
+    }
+  }
+  return worstPos;
+}
+
+/// What this run's spills added up to (--stats).
+struct SpillTotals {
+  int64_t buffers = 0, freedBytes = 0, stagingBytes = 0;
+  double trafficBytes = 0;
+};
+
 class AllocatePass : public Pass {
 public:
   llvm::StringRef name() const override { return "allocate"; }
   llvm::StringRef description() const override {
-    return "SBUF/PSUM addresses by liveness; siblings share space; PSUM folds stay in one bank";
+    return "SBUF/PSUM addresses by liveness; siblings share space; PSUM folds stay in one bank; "
+           "spills to HBM when SBUF overflows";
   }
   PassResult run(Kernel &kernel, PassContext &ctx) override;
 
 private:
+  bool collectItems(Kernel &kernel, MemSpace space, PassContext &ctx, std::vector<Item> &items);
   bool psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &align, int64_t &offset);
+  AllocOp *chooseVictim(Kernel &kernel, const std::vector<Item> &items, SpillEstimate &chosen);
   void reportOverflow(Kernel &kernel, const std::vector<Item> &items, MemSpace space,
-                      int64_t peak, int64_t capacity, PassContext &ctx);
+                      int64_t peak, int64_t capacity, const SpillTotals &spills,
+                      PassContext &ctx);
 };
+
+bool AllocatePass::collectItems(Kernel &kernel, MemSpace space, PassContext &ctx,
+                                std::vector<Item> &items) {
+  items.clear();
+  bool ok = true;
+  for (const LiveRange &r : computeLiveRanges(kernel)) {
+    if (r.space != space)
+      continue;
+    Item it;
+    it.range = r;
+    it.align = kSbufAlignBytes;
+    if (space == MemSpace::PSUM && !psumAlignment(r, ctx, it.align, it.offset)) {
+      ok = false;
+      continue;
+    }
+    items.push_back(it);
+  }
+  return ok;
+}
 
 bool AllocatePass::psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &align,
                                  int64_t &offset) {
@@ -153,21 +213,36 @@ bool AllocatePass::psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &
   return false;
 }
 
-void AllocatePass::reportOverflow(Kernel &kernel, const std::vector<Item> &items, MemSpace space,
-                                  int64_t peak, int64_t capacity, PassContext &ctx) {
-  // The most crowded program point: a lower bound every placement pays.
-  unsigned worstPos = 0;
-  int64_t worstBytes = -1;
+AllocOp *AllocatePass::chooseVictim(Kernel &kernel, const std::vector<Item> &items,
+                                    SpillEstimate &chosen) {
+  int64_t crowdedBytes;
+  unsigned at = crowdedPoint(items, crowdedBytes);
+  OpPositions positions = numberOps(kernel);
+  AllocOp *best = nullptr;
+  double bestScore = 0;
   for (const Item &it : items) {
-    int64_t live = 0;
-    for (const Item &o : items)
-      if (o.range.liveAt(it.range.start))
-        live += o.range.bytes;
-    if (live > worstBytes) {
-      worstBytes = live;
-      worstPos = it.range.start;
+    if (!it.range.liveAt(at))
+      continue;
+    SpillEstimate est = estimateSpill(kernel, *it.range.alloc, positions, at);
+    if (!est.spillable || est.freedBytes <= 0)
+      continue;
+    // Bytes freed per byte of traffic; a buffer nothing reads or writes
+    // costs no traffic at all.
+    double score = double(est.freedBytes) / std::max(est.trafficBytes, 1.0);
+    if (!best || score > bestScore || (score == bestScore && est.freedBytes > chosen.freedBytes)) {
+      best = it.range.alloc;
+      bestScore = score;
+      chosen = est;
     }
   }
+  return best;
+}
+
+void AllocatePass::reportOverflow(Kernel &kernel, const std::vector<Item> &items, MemSpace space,
+                                  int64_t peak, int64_t capacity, const SpillTotals &spills,
+                                  PassContext &ctx) {
+  int64_t worstBytes;
+  unsigned worstPos = crowdedPoint(items, worstBytes);
   std::vector<const Item *> live;
   for (const Item &o : items)
     if (o.range.liveAt(worstPos))
@@ -188,10 +263,20 @@ void AllocatePass::reportOverflow(Kernel &kernel, const std::vector<Item> &items
                           "partition (at most {2} are live at once)",
                           spaceName, peak, worstBytes)
                 .str();
+  std::string why =
+      space == MemSpace::PSUM
+          ? std::string("PSUM is never spilled")
+          : llvm::formatv("{0}nothing live there can be spilled to HBM: staging a buffer's "
+                          "accesses would take as much SBUF as spilling it frees",
+                          spills.buffers ? llvm::formatv("after spilling {0} buffer{1}, ", spills.buffers,
+                                                         spills.buffers == 1 ? "" : "s")
+                                               .str()
+                                         : std::string())
+                .str();
   ctx.diags.error(live.front()->range.alloc->loc,
                   llvm::formatv("kernel @{0} does not fit {1}: {2}, over the {3} bytes of target "
-                                "'{4}'; {5} (spilling is not implemented yet)",
-                                kernel.name, spaceName, what, capacity, ctx.target.name, hint));
+                                "'{4}'; {5} ({6})",
+                                kernel.name, spaceName, what, capacity, ctx.target.name, hint, why));
   for (const Item *it : live) {
     const AllocOp &a = *it->range.alloc;
     ctx.diags.note(a.loc, llvm::formatv("%{0}: {1} bufs {2} = {3} bytes per partition",
@@ -201,37 +286,47 @@ void AllocatePass::reportOverflow(Kernel &kernel, const std::vector<Item> &items
 }
 
 PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
-  std::vector<LiveRange> ranges = computeLiveRanges(kernel);
   bool changed = false, ok = true;
+  SpillTotals spills;
+  size_t placed = 0;
   for (MemSpace space : {MemSpace::SBUF, MemSpace::PSUM}) {
-    std::vector<Item> items;
-    int64_t total = 0;
-    for (const LiveRange &r : ranges) {
-      if (r.space != space)
-        continue;
-      Item it;
-      it.range = r;
-      it.align = kSbufAlignBytes;
-      if (space == MemSpace::PSUM && !psumAlignment(r, ctx, it.align, it.offset)) {
-        ok = false;
-        continue;
-      }
-      total += r.bytes;
-      items.push_back(it);
-    }
-    if (!ok)
-      continue;
-    int64_t peak = placeAll(items);
-    int64_t capacity = space == MemSpace::SBUF ? ctx.target.sbuf_bytes_per_partition
-                                               : ctx.target.psum_bytes_per_partition;
     bool sbuf = space == MemSpace::SBUF;
+    int64_t capacity = sbuf ? ctx.target.sbuf_bytes_per_partition : ctx.target.psum_bytes_per_partition;
+    std::vector<Item> items;
+    int64_t peak = 0;
+    bool collected;
+    for (;;) {
+      if (!(collected = collectItems(kernel, space, ctx, items)))
+        break;
+      peak = placeAll(items);
+      if (peak <= capacity || !sbuf)
+        break;
+      SpillEstimate est;
+      AllocOp *victim = chooseVictim(kernel, items, est);
+      if (!victim)
+        break;
+      spills.buffers += 1;
+      spills.freedBytes += victim->result->type.bytesPerPartition() * victim->bufs;
+      spills.stagingBytes += est.stagingBytes;
+      spills.trafficBytes += est.trafficBytes;
+      spillToHbm(kernel, *victim);
+      changed = true;
+    }
+    if (!collected) {
+      ok = false;
+      continue;
+    }
+    int64_t total = 0;
+    for (const Item &it : items)
+      total += it.range.bytes;
+    placed += items.size();
     noteStatistic(sbuf ? "sbuf-peak-bytes" : "psum-peak-bytes", peak,
                   sbuf ? "SBUF bytes per partition at the peak" : "PSUM bytes per partition at the peak");
     noteStatistic(sbuf ? "sbuf-bytes-shared" : "psum-bytes-shared", total - peak,
                   sbuf ? "SBUF bytes per partition saved by sharing addresses"
                        : "PSUM bytes per partition saved by sharing addresses");
     if (peak > capacity) {
-      reportOverflow(kernel, items, space, peak, capacity, ctx);
+      reportOverflow(kernel, items, space, peak, capacity, spills, ctx);
       ok = false;
       continue;
     }
@@ -242,7 +337,14 @@ PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
       a.address = it.address;
     }
   }
-  noteStatistic("buffers-placed", ranges.size(), "on-chip buffers given an address");
+  noteStatistic("buffers-placed", placed, "on-chip buffers given an address");
+  noteStatistic("buffers-spilled", spills.buffers, "SBUF buffers moved to HBM spill slots");
+  noteStatistic("spill-bytes-freed", spills.freedBytes,
+                "SBUF bytes per partition the spilled buffers took");
+  noteStatistic("spill-staging-bytes", spills.stagingBytes,
+                "SBUF bytes per partition of the staging tiles spilling added");
+  noteStatistic("spill-traffic-bytes", int64_t(spills.trafficBytes),
+                "bytes the spill saves and reloads move (static estimate)");
   if (!ok)
     return PassResult::Failed;
   return changed ? PassResult::Changed : PassResult::Unchanged;

@@ -8,8 +8,7 @@ namespace {
 
 using namespace ir;
 
-struct Numbering {
-  llvm::DenseMap<const Op *, unsigned> pos, end;
+struct Numbering : OpPositions {
   std::vector<std::pair<AllocOp *, ForOp *>> allocs; // with the enclosing loop (null: top)
   unsigned next = 0;
   llvm::DenseMap<const ForOp *, ForOp *> parentOf;
@@ -32,6 +31,12 @@ struct Numbering {
 bool onChip(const AllocOp &alloc) { return alloc.result->type.space != MemSpace::HBM; }
 
 } // namespace
+
+OpPositions numberOps(Kernel &kernel) {
+  Numbering n;
+  n.number(kernel.body, nullptr);
+  return std::move(static_cast<OpPositions &>(n));
+}
 
 std::vector<LiveRange> computeLiveRanges(Kernel &kernel) {
   Numbering n;

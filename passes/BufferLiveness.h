@@ -19,6 +19,8 @@
 
 #include "ir/Kernel.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -35,6 +37,13 @@ struct LiveRange {
   bool overlaps(const LiveRange &o) const { return start <= o.end && o.start <= end; }
   bool liveAt(unsigned pos) const { return start <= pos && pos <= end; }
 };
+
+/// Pre-order positions of a kernel's ops: `pos[op]`, and `end[op]`, the last
+/// position inside it (a loop covers its body). Live ranges use these.
+struct OpPositions {
+  llvm::DenseMap<const ir::Op *, unsigned> pos, end;
+};
+OpPositions numberOps(ir::Kernel &kernel);
 
 /// Live ranges of every sbuf/psum alloc, in program order.
 std::vector<LiveRange> computeLiveRanges(ir::Kernel &kernel);
