@@ -131,11 +131,10 @@ public:
       const Candidate *pick = nullptr;
       std::optional<int64_t> firstClearing;
       for (const Candidate &c : strips) {
-        if (!c.fits)
-          continue;
         if (!firstClearing && c.cost.arithmeticIntensity() >= ridge)
           firstClearing = c.blocks.at("m");
-        pick = &c; // candidates ascend: the last that fits is the largest
+        if (c.fits)
+          pick = &c; // candidates ascend: the last that fits is the largest
       }
       for (const Candidate &c : strips)
         note(llvm::formatv("{0} m = {1}: {2}", &c == pick ? "*" : " ", c.blocks.at("m"),
@@ -146,14 +145,18 @@ public:
         return PassResult::Failed;
       }
       chosen["m"] = pick->blocks.at("m");
-      note(firstClearing ? llvm::formatv("m = {0} is the smallest strip clearing the ridge; "
-                                         "m = {1} the largest that fits",
-                                         *firstClearing, chosen["m"])
-                               .str()
-                         : llvm::formatv("no strip clears the ridge; m = {0} (the largest that "
-                                         "fits) has the highest AI",
-                                         chosen["m"])
-                               .str());
+      if (!firstClearing)
+        note(llvm::formatv("no strip clears the ridge; m = {0} (the largest that fits) has the "
+                           "highest AI",
+                           chosen["m"]));
+      else if (*firstClearing <= chosen["m"])
+        note(llvm::formatv("m = {0} is the smallest strip clearing the ridge; m = {1} the "
+                           "largest that fits",
+                           *firstClearing, chosen["m"]));
+      else
+        note(llvm::formatv("m = {0} is the smallest strip clearing the ridge but does not fit; "
+                           "m = {1} (the largest that fits) has the highest AI",
+                           *firstClearing, chosen["m"]));
     }
 
     // 2. The output column block, at the chosen strip.
