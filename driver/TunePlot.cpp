@@ -101,6 +101,8 @@ std::string plotScript(const TuneReport &report, llvm::StringRef dataPath,
      << "\n"
      << "set ylabel 'simulated latency (us)'\n"
      << "set logscale x 2\n"
+     // A margin around the first and last block, so their tics show.
+     << llvm::formatv("set xrange [{0}:{1}]\n", *xs.begin() / 1.25, *xs.rbegin() * 1.25)
      << "set xtics (" << tics << ")\n"
      << "set grid\n"
      << "set key outside right top\n"
