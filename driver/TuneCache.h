@@ -39,7 +39,8 @@ struct TuneKey {
 TuneKey makeTuneKey(const Frontend &fe, const runtime::Target &target,
                     llvm::ArrayRef<std::string> passes);
 
-/// The text of `kernel` in `sourceText`: from its name to its closing brace.
+/// The text of `kernel` in `sourceText` (the buffer its locations point
+/// into): from its name to its closing brace.
 llvm::StringRef kernelSourceText(const ast::Kernel &kernel, llvm::StringRef sourceText);
 
 struct CacheEntry {

@@ -247,6 +247,7 @@ bool prepareSubject(TuneSubject &s, const std::string &input, const SourceOption
   auto kernel = lowerToTileIR(s.fe, tileGenOptionsFor(s.job.target));
   if (!kernel)
     return false;
+  s.job.blockParams = kernel->blockParams;
   s.bounds = spaceBoundsOf(*s.fe.kernel, kernel->blockParams);
   return true;
 }

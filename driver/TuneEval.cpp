@@ -38,6 +38,9 @@ CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config) {
   if (!fe.module || fe.diags->hadError() || !(fe.kernel = fe.module->findKernel(job.kernelName)))
     return reject("the source no longer compiles");
 
+  if (llvm::Error err = passes::validateBlockOverrides(config, job.blockParams,
+                                                      stripRows(*fe.kernel), job.target))
+    return reject(llvm::toString(std::move(err)));
   TileGenOptions tg = tileGenOptionsFor(job.target);
   if (config.count("m"))
     tg.blockM = config.at("m");
@@ -46,9 +49,6 @@ CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config) {
   std::unique_ptr<ir::Kernel> kernel = lowerToTileIR(fe, tg);
   if (!kernel)
     return reject("");
-  if (llvm::Error err = passes::validateBlockOverrides(config, kernel->blockParams,
-                                                      stripRows(*fe.kernel), job.target))
-    return reject(llvm::toString(std::move(err)));
   // TileGen shrinks a block that cannot fit (a row strip over the SBUF
   // budget): that kernel is another configuration's, not this one.
   for (const auto &[name, value] : config) {

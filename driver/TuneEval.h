@@ -29,6 +29,7 @@ struct TuneJob {
   std::string sourceText;
   std::vector<Define> defines;
   std::string kernelName; ///< the selected kernel
+  BlockConfig blockParams; ///< the kernel's block parameters (their defaults)
   runtime::Target target;
   std::vector<std::string> passes;
 };
