@@ -27,9 +27,11 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace cl = llvm::cl;
@@ -199,6 +201,9 @@ int runTuneMerge(int argc, char **argv) {
   for (auto &kv : byConfig)
     merged.results.push_back(std::move(kv.second));
   merged.rank();
+  std::sort(merged.shards.begin(), merged.shards.end(), [](Shard a, Shard b) {
+    return std::tie(a.count, a.index) < std::tie(b.count, b.index);
+  });
 
   bool complete = merged.coversSpace() && !merged.interrupted;
   if (!merged.coversSpace())
