@@ -22,7 +22,6 @@
 
 #include "passes/BufferLiveness.h"
 
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Casting.h"
 

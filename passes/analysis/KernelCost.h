@@ -6,6 +6,7 @@
 // General over any kernel the pipeline builds (any chain, SwiGLU, partial
 // tiles), so it describes the kernel "as the pipeline will build it". Used by
 // select-blocks and the tuner (pruning and the model's predicted latency).
+// Definitions, and what is exact and what is a bound: docs/cost-models.md.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_PASSES_ANALYSIS_KERNELCOST_H

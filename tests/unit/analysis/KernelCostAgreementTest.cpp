@@ -12,6 +12,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+
 using namespace tessel;
 using namespace tessel::passes::analysis;
 
@@ -23,6 +25,10 @@ struct Case {
   int64_t blockM; // 0: TileGen's choice
   const char *pipeline;
 };
+
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << c.file << " -D M=" << c.rows << " --block m=" << c.blockM << " --pipeline=" << c.pipeline;
+}
 
 std::vector<Case> allCases() {
   const char *files[] = {"deepseek_v3_up_proj.tsl", "dense_xw.tsl", "llama32_1b_swiglu_mlp.tsl",
