@@ -244,6 +244,7 @@ bool prepareSubject(TuneSubject &s, const std::string &input, const SourceOption
   s.job.target = std::move(*target);
   if (!pipeline.resolvePasses(s.job.passes, /*defaultPipeline=*/"O2"))
     return false;
+  s.job.verifyEach = pipeline.verifyEach;
   s.job.path = input;
   s.job.sourceText =
       s.fe.sourceMgr.getMemoryBuffer(s.fe.sourceMgr.getMainFileID())->getBuffer().str();

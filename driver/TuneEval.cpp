@@ -59,7 +59,9 @@ CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config) {
                                   name, value, used->second));
   }
 
-  passes::PassManager pm;
+  passes::InstrumentationOptions instrumentation;
+  instrumentation.verifyEach = job.verifyEach;
+  passes::PassManager pm(instrumentation);
   for (const std::string &name : job.passes)
     pm.addPass(name);
   passes::PassContext ctx{job.target, *fe.diags, config};

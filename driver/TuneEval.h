@@ -32,6 +32,7 @@ struct TuneJob {
   BlockConfig blockParams; ///< the kernel's block parameters (their defaults)
   runtime::Target target;
   std::vector<std::string> passes;
+  bool verifyEach = true; ///< --verify-each
 };
 
 /// What the static cost model (passes/analysis/KernelCost.h) says.
