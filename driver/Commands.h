@@ -17,6 +17,8 @@ namespace tessel::driver {
 int runCompileCommand(int argc, char **argv);
 int runOptCommand(int argc, char **argv);
 int runRunCommand(int argc, char **argv);
+/// `tessel tune` (and `tessel tune merge`, dispatched on argv[1]).
+int runTuneCommand(int argc, char **argv);
 
 } // namespace tessel::driver
 

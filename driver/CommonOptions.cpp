@@ -50,7 +50,13 @@ PipelineOptions::PipelineOptions() {
   }
 }
 
-bool PipelineOptions::resolvePasses(std::vector<std::string> &out) const {
+bool PipelineOptions::pipelineGiven() const {
+  return optLevel.getNumOccurrences() || pipeline.getNumOccurrences() ||
+         passes.getNumOccurrences();
+}
+
+bool PipelineOptions::resolvePasses(std::vector<std::string> &out,
+                                    llvm::StringRef defaultPipeline) const {
   int given = (optLevel.getNumOccurrences() > 0) + (pipeline.getNumOccurrences() > 0) +
               (passes.getNumOccurrences() > 0);
   if (given > 1)
@@ -62,7 +68,10 @@ bool PipelineOptions::resolvePasses(std::vector<std::string> &out) const {
     out = std::move(*names);
     return true;
   }
-  std::string name = pipeline.getNumOccurrences() ? pipeline.getValue() : "O0";
+  // The blocks `tessel tune` found are those of its default pipeline.
+  std::string name = pipeline.getNumOccurrences() ? pipeline.getValue()
+                     : tuned                      ? std::string("O2")
+                                                  : defaultPipeline.str();
   if (optLevel.getNumOccurrences()) {
     if (optLevel != "0" && optLevel != "2")
       return reportError("unknown optimization level -O" + optLevel + "; use -O0 or -O2");

@@ -58,6 +58,17 @@ struct PipelineOptions {
       llvm::cl::desc("Override block (tiling) parameters: m = row-strip height (the paper's bs), "
                      "n = output column block; multiples of 128 (docs/passes.md)"),
       llvm::cl::value_desc("NAME=INT,..."), llvm::cl::CommaSeparated, llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<bool> tuned{
+      "tuned",
+      llvm::cl::desc("Use the block parameters `tessel tune` found for this kernel, its shapes and "
+                     "the target (read from the tune cache; implies -O2 unless a pipeline is "
+                     "given, as tessel tune does)"),
+      llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<std::string> tuneCache{
+      "tune-cache",
+      llvm::cl::desc("The tune cache --tuned reads (default: $XDG_CACHE_HOME/tessel/tune.json, "
+                     "else ~/.cache/tessel/tune.json)"),
+      llvm::cl::value_desc("FILE"), llvm::cl::cat(toolCategory())};
   llvm::cl::opt<bool> printIRAfterAll{
       "print-ir-after-all", llvm::cl::desc("Print the IR (to stderr) after every pass"),
       llvm::cl::cat(toolCategory())};
@@ -96,9 +107,12 @@ struct PipelineOptions {
   /// Also shows LLVM's own -stats flag (the passes' statistics, to stderr).
   PipelineOptions();
 
-  /// The passes to run: --passes, else --pipeline, else -O (default O0).
-  /// Reports conflicting flags or unknown names and returns false.
-  bool resolvePasses(std::vector<std::string> &out) const;
+  /// The passes to run: --passes, else --pipeline, else -O, else
+  /// `defaultPipeline` (O2 under --tuned). Reports conflicting flags or
+  /// unknown names and returns false.
+  bool resolvePasses(std::vector<std::string> &out, llvm::StringRef defaultPipeline = "O0") const;
+  /// Whether -O, --pipeline or --passes was given.
+  bool pipelineGiven() const;
   /// The dump/verify/timing options; an unknown pass in --print-ir-* is an error.
   bool instrumentation(passes::InstrumentationOptions &out) const;
   /// Parses --block (syntax only; see passes::validateBlockOverrides).

@@ -1,4 +1,5 @@
 #include "driver/Compile.h"
+#include "driver/TuneCache.h"
 
 #include "backend/Backend.h"
 #include "ir/Verifier.h"
@@ -78,13 +79,21 @@ TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
 
 bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
                  const runtime::Target &target, DiagnosticEngine &diags,
-                 llvm::StringRef dumpSubdir, passes::RetileFn retile) {
+                 llvm::StringRef dumpSubdir, const passes::BlockOverrides *blocks,
+                 passes::RetileFn retile) {
   std::vector<std::string> names;
   passes::InstrumentationOptions instr;
   passes::BlockOverrides overrides;
   if (!options.resolvePasses(names) || !options.instrumentation(instr) ||
       !options.blockOverrides(overrides))
     return false;
+  if (blocks) {
+    overrides = *blocks;
+  } else if (options.tuned) {
+    diags.error(kernel.loc, "--tuned needs the kernel's .tsl source (tessel compile or tessel "
+                            "run): tile IR has no tuning of its own");
+    return false;
+  }
   if (!overrides.empty()) {
     if (llvm::Error err = passes::validateBlockOverrides(overrides, kernel.blockParams,
                                                         /*rows=*/0, target)) {
@@ -110,9 +119,7 @@ bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
   return ok;
 }
 
-/// Rows of the kernel's row strip: the result's rows, under any transposes
-/// of the returned expression (TileGen's block `m` tiles them).
-static int64_t stripRows(const ast::Kernel &kernel) {
+int64_t stripRows(const ast::Kernel &kernel) {
   const ast::Expr *e = kernel.returnStmt().value.get();
   while (e->kind == ast::ExprKind::Transpose)
     e = e->lhs.get();
@@ -123,6 +130,8 @@ std::unique_ptr<ir::Kernel> compileToTileIR(Frontend &fe, const PipelineOptions 
                                             const runtime::Target &target) {
   passes::BlockOverrides overrides;
   if (!options.blockOverrides(overrides))
+    return nullptr;
+  if (options.tuned && !tunedBlockOverrides(fe, options, target, overrides))
     return nullptr;
   TileGenOptions tg = tileGenOptionsFor(target);
   auto kernel = lowerToTileIR(fe, tg);
@@ -154,7 +163,7 @@ std::unique_ptr<ir::Kernel> compileToTileIR(Frontend &fe, const PipelineOptions 
     auto kernel = generateTileIR(*fe.kernel, options, quiet);
     return kernel && ir::verifyKernel(*kernel, quiet) ? std::move(kernel) : nullptr;
   };
-  if (!runPipeline(*kernel, options, target, *fe.diags, "", std::move(retile)))
+  if (!runPipeline(*kernel, options, target, *fe.diags, "", &overrides, std::move(retile)))
     return nullptr;
   return kernel;
 }

@@ -48,13 +48,23 @@ TileGenOptions tileGenOptionsFor(const runtime::Target &target);
 /// with its dumps, --verify-each, --time-passes and -stats; --block values
 /// reach the passes through PassContext::blockOverrides (their names checked
 /// against the kernel's block parameters). `dumpSubdir` (for modules of
-/// several kernels) is appended to --dump-dir. Returns false after reporting.
+/// several kernels) is appended to --dump-dir. `blocks`, when given, are the
+/// block parameters compileToTileIR resolved (--block or --tuned) and replace
+/// --block. `retile` (when the kernel came from source) lets select-blocks
+/// build the kernel again with other blocks. Returns false after reporting.
 bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
                  const runtime::Target &target, DiagnosticEngine &diags,
-                 llvm::StringRef dumpSubdir = "", passes::RetileFn retile = nullptr);
+                 llvm::StringRef dumpSubdir = "",
+                 const passes::BlockOverrides *blocks = nullptr,
+                 passes::RetileFn retile = nullptr);
 
-/// lowerToTileIR with the --block overrides applied (checked against the
-/// kernel's block parameters, its rows and the target), then runPipeline.
+/// Rows of the kernel's row strip: the result's rows, under any transposes
+/// of the returned expression (TileGen's block `m` tiles them).
+int64_t stripRows(const ast::Kernel &kernel);
+
+/// lowerToTileIR with the --block overrides (or under --tuned, the block
+/// parameters `tessel tune` cached) applied (checked against the kernel's
+/// block parameters, its rows and the target), then runPipeline.
 /// Returns null after reporting.
 std::unique_ptr<ir::Kernel> compileToTileIR(Frontend &fe, const PipelineOptions &options,
                                             const runtime::Target &target);

@@ -20,6 +20,7 @@ static const char *kUsage =
     "  compile   compile a .tsl kernel to its AST, tile IR or simulator program\n"
     "  opt       read tile IR text (.tir), verify it and print it back\n"
     "  run       run a kernel (.tsl or .tasm) on the NeuronCore simulator\n"
+    "  tune      find a kernel's fastest block configuration (and `tune merge` of shards)\n"
     "\n"
     "  tessel <command> --help   lists a command's options\n"
     "  tessel --version          prints the version\n";
@@ -54,7 +55,9 @@ int main(int argc, char **argv) {
     return runOptCommand(subArgc, args.data());
   if (command == "run")
     return runRunCommand(subArgc, args.data());
+  if (command == "tune")
+    return runTuneCommand(subArgc, args.data());
   llvm::WithColor::error(llvm::errs(), "tessel")
-      << "unknown command '" << command << "'; expected compile, opt or run (see tessel --help)\n";
+      << "unknown command '" << command << "'; expected compile, opt, run or tune (see tessel --help)\n";
   return 1;
 }

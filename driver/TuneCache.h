@@ -1,0 +1,86 @@
+//===- driver/TuneCache.h - tessel tune's results on disk ------*- C++ -*-===//
+//
+// One JSON file (default: $XDG_CACHE_HOME/tessel/tune.json, else
+// ~/.cache/tessel/tune.json) holds the results of every tuning, one entry per
+// key. The key hashes what decides the answer: the selected kernel's source
+// text, its tensor shapes (after -D), the target description, the pass
+// pipeline and the tessel version. Results are stored per configuration, so
+// an interrupted or sharded run is reused; `best` is written by a run that
+// finished. A file that is corrupt, not a tune cache or from another tessel
+// version is never trusted: a warning, then it is ignored and rewritten.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_DRIVER_TUNECACHE_H
+#define TESSEL_DRIVER_TUNECACHE_H
+
+#include "driver/Compile.h"
+#include "driver/TuneResult.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace tessel::driver {
+
+/// What one tuning answers for, readable, and its hash.
+struct TuneKey {
+  std::string kernel;   ///< name
+  std::string shapes;   ///< "X: bf16[640 x 7168], ... -> bf16[640 x 18432]"
+  std::string target;   ///< name
+  std::string pipeline; ///< as a --passes= value
+  std::string hash;     ///< hex SHA-1 of the above, the kernel's text, the target's content, the version
+};
+
+/// The key of the frontend's selected kernel.
+TuneKey makeTuneKey(const Frontend &fe, const runtime::Target &target,
+                    llvm::ArrayRef<std::string> passes);
+
+/// The text of `kernel` in `sourceText` (the buffer its locations point
+/// into): from its name to its closing brace.
+llvm::StringRef kernelSourceText(const ast::Kernel &kernel, llvm::StringRef sourceText);
+
+struct CacheEntry {
+  TuneKey key;
+  std::map<std::string, ConfigResult> configs; ///< by formatBlock
+  std::optional<BlockConfig> best;             ///< the winner of the last finished run
+};
+
+class TuneCache {
+public:
+  explicit TuneCache(std::string path) : path(std::move(path)) {}
+
+  /// Reads the file (a missing one is an empty cache); untrusted content is
+  /// reported as a warning on stderr and ignored.
+  void load();
+  const std::string &filePath() const { return path; }
+  const CacheEntry *find(const std::string &hash) const;
+  const std::map<std::string, CacheEntry> &allEntries() const { return entries; }
+  /// The entry of `key`, created if absent; save() writes it back.
+  CacheEntry &update(const TuneKey &key);
+  /// Writes the file atomically, keeping the entries other processes added
+  /// since load() unless this one updated them.
+  llvm::Error save() const;
+
+private:
+  std::string path;
+  std::map<std::string, CacheEntry> entries;
+  std::set<std::string> updated;
+};
+
+/// $XDG_CACHE_HOME/tessel/tune.json, else ~/.cache/tessel/tune.json.
+std::string defaultTuneCachePath();
+
+/// --tuned: the best block configuration `tessel tune` cached for the
+/// frontend's kernel on `target` with the pipeline `options` select, from
+/// --tune-cache or the default cache. Reports a clear error (--block given
+/// too, no tuning yet, an unfinished one) and returns false.
+bool tunedBlockOverrides(Frontend &fe, const PipelineOptions &options,
+                         const runtime::Target &target, passes::BlockOverrides &out);
+
+} // namespace tessel::driver
+
+#endif

@@ -1,0 +1,435 @@
+//===- driver/TuneCommand.cpp - `tessel tune` and `tessel tune merge` -----===//
+//
+// tessel tune FILE.tsl: enumerate the kernel's block configurations
+// (TuneSpace.h), take what the cache knows (TuneCache.h), search the rest
+// (TuneSearch.h) with a progress display (TuneProgress.h), save to the cache,
+// print the ranked report (TuneReport.h) and optionally plot it (TunePlot.h).
+// tessel tune merge A.json B.json ...: combine the --report=json reports of
+// the shards of one tuning. docs/tuning.md is the user's guide.
+//
+//===----------------------------------------------------------------------===//
+#include "driver/Commands.h"
+#include "driver/CommonOptions.h"
+#include "driver/Compile.h"
+#include "driver/TuneCache.h"
+#include "driver/TuneEval.h"
+#include "driver/TunePlot.h"
+#include "driver/TuneProgress.h"
+#include "driver/TuneReport.h"
+#include "driver/TuneSearch.h"
+#include "driver/TuneSpace.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace cl = llvm::cl;
+
+namespace tessel::driver {
+namespace {
+
+/// Exit status after Ctrl-C, as a shell reports a SIGINT death (128 + 2).
+constexpr int kInterruptedStatus = 130;
+
+enum class TuneFormat { Text, JSON, CSV };
+
+bool error(const llvm::Twine &msg) {
+  llvm::WithColor::error(llvm::errs(), "tessel tune") << msg << "\n";
+  return false;
+}
+
+int fail(const llvm::Twine &msg) {
+  error(msg);
+  return 1;
+}
+
+void warning(const llvm::Twine &msg) {
+  llvm::WithColor::warning(llvm::errs(), "tessel tune") << msg << "\n";
+}
+
+/// Options `tune` and `tune merge` share.
+struct OutputOptions {
+  cl::opt<TuneFormat> format{
+      "report", cl::desc("Report format (default: text)"), cl::init(TuneFormat::Text),
+      cl::values(clEnumValN(TuneFormat::Text, "text", "a ranked table"),
+                 clEnumValN(TuneFormat::JSON, "json",
+                            "one JSON object: results, best, counts (docs/tuning.md); the input "
+                            "of tessel tune merge"),
+                 clEnumValN(TuneFormat::CSV, "csv", "one row per configuration")),
+      cl::cat(toolCategory())};
+  cl::opt<std::string> output{"o", cl::desc("Write the report to FILE ('-' for stdout, the default)"),
+                              cl::value_desc("FILE"), cl::init("-"), cl::cat(toolCategory())};
+  cl::opt<std::string> plot{
+      "plot",
+      cl::desc("Also write an SVG plot of the simulated latency against the row block m, one "
+               "line per output block n (needs gnuplot)"),
+      cl::value_desc("FILE.svg"), cl::cat(toolCategory())};
+  cl::opt<std::string> cache{
+      "cache",
+      cl::desc("The results cache (default: $XDG_CACHE_HOME/tessel/tune.json, else "
+               "~/.cache/tessel/tune.json)"),
+      cl::value_desc("FILE"), cl::cat(toolCategory())};
+  cl::opt<bool> noCache{"no-cache", cl::desc("Neither read nor write the results cache"),
+                        cl::cat(toolCategory())};
+
+  bool check() const {
+    if (noCache && cache.getNumOccurrences())
+      return error("give --cache or --no-cache, not both");
+    return true;
+  }
+  std::string cachePath() const { return cache.empty() ? defaultTuneCachePath() : cache.getValue(); }
+
+  bool write(const TuneReport &report) const {
+    std::error_code ec;
+    llvm::ToolOutputFile out(output, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return error("cannot write the report '" + output + "': " + ec.message());
+    switch (format) {
+    case TuneFormat::Text: printReportTable(report, out.os()); break;
+    case TuneFormat::JSON: out.os() << llvm::formatv("{0:2}", reportToJSON(report)) << "\n"; break;
+    case TuneFormat::CSV: printReportCSV(report, out.os()); break;
+    }
+    out.keep();
+    return true;
+  }
+
+  bool writePlot(const TuneReport &report) const {
+    if (plot.empty())
+      return true;
+    if (llvm::Error err = writeLatencyPlot(report, plot))
+      return error(llvm::toString(std::move(err)));
+    return true;
+  }
+};
+
+/// Stores `results` in the cache entry; a finished run also records its best.
+void recordInCache(CacheEntry &entry, const std::vector<ConfigResult> &results, bool finished) {
+  for (const ConfigResult &r : results) {
+    bool known = r.status == ConfigStatus::Illegal || r.model;
+    if (r.status == ConfigStatus::Failed || !known)
+      continue;
+    ConfigResult stored = r;
+    stored.fromCache = false;
+    entry.configs[formatBlock(r.block)] = std::move(stored);
+  }
+  if (finished)
+    if (const ConfigResult *best = bestResult(results))
+      entry.best = best->block;
+}
+
+bool saveCache(TuneCache &cache) {
+  if (llvm::Error err = cache.save()) {
+    warning(llvm::toString(std::move(err)));
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// tessel tune merge
+//===----------------------------------------------------------------------===//
+
+int runTuneMerge(int argc, char **argv) {
+  cl::list<std::string> inputs(cl::Positional, cl::OneOrMore,
+                               cl::desc("<reports of the shards (tessel tune --report=json)>"),
+                               cl::cat(toolCategory()));
+  OutputOptions out;
+  if (!parseCommandLine(argc, argv,
+                        "tessel tune merge: combine the JSON reports of the shards of one tuning\n\n"
+                        "Each input is the --report=json output of `tessel tune --shard I/N` on the\n"
+                        "same kernel, shapes, target and pipeline. Prints the combined ranked report\n"
+                        "(the same best as one unsharded run) and records it in the results cache,\n"
+                        "so that `tessel compile|run --tuned` can use it (docs/tuning.md).\n") ||
+      !out.check())
+    return 1;
+
+  TuneReport merged;
+  std::string firstName;
+  std::map<std::string, ConfigResult> byConfig;
+  std::set<std::pair<unsigned, unsigned>> shardsSeen;
+  for (const std::string &path : inputs) {
+    auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+    if (!buffer)
+      return fail("cannot read '" + path + "': " + buffer.getError().message());
+    llvm::Expected<TuneReport> report = parseReportJSON((*buffer)->getBuffer(), path);
+    if (!report)
+      return fail(llvm::toString(report.takeError()));
+    if (firstName.empty()) {
+      firstName = path;
+      merged.key = report->key;
+      merged.params = report->params;
+      merged.spaceSize = report->spaceSize;
+      merged.version = report->version;
+    } else if (report->key.hash != merged.key.hash || report->spaceSize != merged.spaceSize) {
+      return fail(llvm::formatv("'{0}' is the tuning of kernel '{1}' ({2}) on '{3}' with "
+                                 "--passes={4} (tessel {5}), '{6}' of kernel '{7}' ({8}) on "
+                                 "'{9}' with --passes={10} (tessel {11}); merge only the shards "
+                                 "of one tuning",
+                                 path, report->key.kernel, report->key.shapes, report->key.target,
+                                 report->key.pipeline, report->version, firstName,
+                                 merged.key.kernel, merged.key.shapes, merged.key.target,
+                                 merged.key.pipeline, merged.version));
+    }
+    for (Shard s : report->shards) {
+      if (!shardsSeen.insert({s.index, s.count}).second) {
+        warning(llvm::formatv("shard {0}/{1} is given twice ('{2}'); its results are merged once",
+                              s.index, s.count, path));
+        continue;
+      }
+      merged.shards.push_back(s);
+    }
+    merged.pruning &= report->pruning;
+    merged.interrupted |= report->interrupted;
+    for (ConfigResult &r : report->results) {
+      std::string name = formatBlock(r.block);
+      auto it = byConfig.find(name);
+      if (it == byConfig.end() || (!it->second.sim && r.sim))
+        byConfig[name] = std::move(r);
+    }
+  }
+  for (auto &kv : byConfig)
+    merged.results.push_back(std::move(kv.second));
+  merged.rank();
+  std::sort(merged.shards.begin(), merged.shards.end(), [](Shard a, Shard b) {
+    return std::tie(a.count, a.index) < std::tie(b.count, b.index);
+  });
+
+  bool complete = merged.coversSpace() && !merged.interrupted;
+  if (!merged.coversSpace())
+    warning("these reports do not cover every shard of the space; the best is only over the "
+            "shards given");
+  if (merged.interrupted)
+    warning("a shard was interrupted; its unfinished configurations are missing");
+  if (!out.noCache) {
+    TuneCache cache(out.cachePath());
+    cache.load();
+    recordInCache(cache.update(merged.key), merged.results, complete);
+    saveCache(cache);
+  }
+  if (!out.write(merged) || !out.writePlot(merged))
+    return 1;
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// tessel tune
+//===----------------------------------------------------------------------===//
+
+/// The kernel as the frontend and the default TileGen see it.
+struct TuneSubject {
+  Frontend fe;
+  TuneJob job;
+  SpaceBounds bounds;
+};
+
+bool prepareSubject(TuneSubject &s, const std::string &input, const SourceOptions &source,
+                    const PipelineOptions &pipeline, const std::string &targetName) {
+  if (!source.collectDefines(s.job.defines) ||
+      !runFrontend(s.fe, input, s.job.defines, source.kernel))
+    return false;
+  llvm::Expected<runtime::Target> target = runtime::loadTarget(targetName);
+  if (!target)
+    return error(llvm::toString(target.takeError()));
+  s.job.target = std::move(*target);
+  if (!pipeline.resolvePasses(s.job.passes, /*defaultPipeline=*/"O2"))
+    return false;
+  s.job.verifyEach = pipeline.verifyEach;
+  s.job.path = input;
+  s.job.sourceText =
+      s.fe.sourceMgr.getMemoryBuffer(s.fe.sourceMgr.getMainFileID())->getBuffer().str();
+  s.job.kernelName = s.fe.kernel->name;
+  // The default lowering names the block parameters.
+  auto kernel = lowerToTileIR(s.fe, tileGenOptionsFor(s.job.target));
+  if (!kernel)
+    return false;
+  s.job.blockParams = kernel->blockParams;
+  s.bounds = spaceBoundsOf(*s.fe.kernel, kernel->blockParams);
+  return true;
+}
+
+} // namespace
+
+int runTuneCommand(int argc, char **argv) {
+  if (argc >= 2 && llvm::StringRef(argv[1]) == "merge") {
+    std::string name = std::string(argv[0]) + " merge";
+    std::vector<char *> args{name.data()};
+    args.insert(args.end(), argv + 2, argv + argc);
+    args.push_back(nullptr);
+    return runTuneMerge(argc - 1, args.data());
+  }
+
+  cl::opt<std::string> input(cl::Positional, cl::desc("<kernel source .tsl ('-' for stdin)>"),
+                             cl::cat(toolCategory()));
+  SourceOptions source;
+  PipelineOptions pipeline;
+  cl::opt<std::string> targetName("target",
+                                  cl::desc("Hardware description: trn1 (default), trn2, or a JSON file"),
+                                  cl::value_desc("trn1|trn2|FILE.json"), cl::init("trn1"),
+                                  cl::cat(toolCategory()));
+  cl::list<std::string> spaceSpecs(
+      "space",
+      cl::desc("Try only these values of a block parameter, e.g. --space m=256,512 --space n=512 "
+               "(default: 128, 256, 512, ... up to the dimension it tiles, at most 4096)"),
+      cl::value_desc("NAME=INT,..."), cl::cat(toolCategory()));
+  cl::opt<uint64_t> budget("budget", cl::desc("Simulate at most N configurations (default: no limit)"),
+                           cl::value_desc("N"), cl::cat(toolCategory()));
+  cl::opt<unsigned> jobs("jobs",
+                         cl::desc("Compile and simulate N configurations at a time (default: the "
+                                  "number of hardware threads)"),
+                         cl::value_desc("N"),
+                         cl::init(llvm::hardware_concurrency().compute_thread_count()),
+                         cl::cat(toolCategory()));
+  cl::opt<std::string> shardSpec(
+      "shard",
+      cl::desc("Evaluate only shard I of N of the space (0-based; for array jobs: I = "
+               "$SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX); combine the shards' "
+               "--report=json with tessel tune merge"),
+      cl::value_desc("I/N"), cl::cat(toolCategory()));
+  cl::opt<bool> exhaustive("exhaustive",
+                           cl::desc("Simulate every legal configuration: no pruning by the cost "
+                                    "model (to check that pruning keeps the best)"),
+                           cl::cat(toolCategory()));
+  OutputOptions out;
+
+  // The pipeline's dump and instrumentation flags make no sense over many
+  // concurrent compiles; --block and --tuned are what tune computes.
+  // (cl::list overloads operator&, hence std::addressof.)
+  cl::Option *blockFlag = std::addressof(pipeline.block);
+  std::vector<cl::Option *> notForTune = {
+      blockFlag,
+      &pipeline.tuned,
+      &pipeline.tuneCache,
+      &pipeline.printIRAfterAll,
+      std::addressof(pipeline.printIRBefore),
+      std::addressof(pipeline.printIRAfter),
+      &pipeline.printChanged,
+      &pipeline.dumpDir,
+      &pipeline.printPipeline,
+      &pipeline.timePasses};
+  auto &registered = cl::getRegisteredOptions();
+  if (auto it = registered.find("stats"); it != registered.end())
+    notForTune.push_back(it->second);
+  for (cl::Option *o : notForTune)
+    o->setHiddenFlag(cl::ReallyHidden);
+
+  if (!parseCommandLine(argc, argv,
+                        "tessel tune: find the fastest block configuration of a kernel\n\n"
+                        "Enumerates the kernel's block parameters (m, n: docs/passes.md), compiles each\n"
+                        "configuration (-O2 unless -O/--pipeline/--passes say otherwise), ranks them by\n"
+                        "the cost model's latency lower bound and simulates them in that order, skipping\n"
+                        "any whose bound cannot beat the best simulated so far. Results are cached;\n"
+                        "`tessel compile|run --tuned` uses the best. Ctrl-C keeps what finished.\n"
+                        "Also: tessel tune merge SHARD.json... (see docs/tuning.md).\n"))
+    return 1;
+  int status = 0;
+  if (pipeline.handleInfoFlags(status))
+    return status;
+  for (cl::Option *o : notForTune)
+    if (o->getNumOccurrences())
+      return fail("--" + o->ArgStr + " does not apply to tessel tune" +
+                   (o == blockFlag ? ": it chooses the blocks (restrict them with --space "
+                                           "NAME=INT,...)"
+                                         : ""));
+  if (input.empty())
+    return fail("no input file (usage: tessel tune [options] FILE.tsl; see tessel tune --help)");
+  if (budget.getNumOccurrences() && budget == 0)
+    return fail("--budget 0: the budget must allow at least one simulation");
+  if (jobs == 0)
+    return fail("--jobs 0: at least one job is needed");
+  if (!out.check())
+    return 1;
+  Shard shard;
+  if (shardSpec.getNumOccurrences()) {
+    llvm::Expected<Shard> parsed = parseShard(shardSpec);
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    shard = *parsed;
+  }
+
+  TuneSubject subject;
+  if (!prepareSubject(subject, input, source, pipeline, targetName))
+    return 1;
+  const TuneJob &job = subject.job;
+  SpaceRestriction restriction;
+  for (const std::string &spec : spaceSpecs)
+    if (llvm::Error err = parseSpaceSpec(spec, restriction))
+      return fail(llvm::toString(std::move(err)));
+  if (llvm::Error err = validateSpace(restriction, subject.bounds, job.target))
+    return fail(llvm::toString(std::move(err)));
+  std::vector<BlockConfig> space = enumerateSpace(subject.bounds, restriction, job.target);
+  std::vector<BlockConfig> mine = selectShard(space, shard);
+  if (mine.empty())
+    return fail(llvm::formatv("empty search space: shard {0}/{1} of a space of {2} "
+                               "configurations holds none (use at most {2} shards)",
+                               shard.index, shard.count, space.size()));
+
+  TuneReport report;
+  report.key = makeTuneKey(subject.fe, job.target, job.passes);
+  report.params = subject.bounds.names;
+  report.spaceSize = space.size();
+  report.shards = {shard};
+  report.pruning = !exhaustive;
+
+  std::unique_ptr<TuneCache> cache;
+  CachedResults cached;
+  if (!out.noCache) {
+    cache = std::make_unique<TuneCache>(out.cachePath());
+    cache->load();
+    if (const CacheEntry *entry = cache->find(report.key.hash))
+      cached = entry->configs;
+  }
+
+  SearchOptions options;
+  options.jobs = jobs;
+  if (budget.getNumOccurrences())
+    options.budget = budget;
+  options.prune = !exhaustive;
+  SearchState state;
+  {
+    InterruptCatcher catcher;
+    TuneProgress progress(llvm::errs(), llvm::errs().is_displayed(), jobs);
+    report.results =
+        runSearch(job, mine, cached, options, InterruptCatcher::interrupted(),
+                  [&](const SearchState &s, const ConfigResult *r) { progress.update(s, r); }, state);
+    progress.finish();
+  }
+  report.interrupted = state.interrupted;
+  report.rank();
+  for (const std::string &w : state.warnings)
+    warning(w);
+
+  if (cache) {
+    recordInCache(cache->update(report.key), report.results,
+                  /*finished=*/!state.interrupted && shard.isWhole());
+    saveCache(*cache);
+  }
+  if (!out.write(report))
+    return 1;
+  if (state.interrupted) {
+    error(llvm::formatv("interrupted: {0} of {1} configurations were evaluated{2}; run the same "
+                        "command again to finish",
+                        state.decided - report.count(ConfigStatus::Interrupted), state.total,
+                        cache ? " and saved in '" + cache->filePath() + "'" : std::string()));
+    return kInterruptedStatus;
+  }
+  if (!bestResult(report.results))
+    return fail(llvm::formatv("no configuration could be simulated: of the {0} configurations{1}, "
+                              "the compiler rejected {2} and the simulator {3} (reasons above)",
+                              mine.size(), shard.isWhole() ? "" : " of this shard",
+                              report.count(ConfigStatus::Illegal),
+                              report.count(ConfigStatus::Failed)));
+  return out.writePlot(report) ? 0 : 1;
+}
+
+} // namespace tessel::driver

@@ -1,0 +1,100 @@
+#include "driver/TuneEval.h"
+
+#include "driver/Compile.h"
+#include "passes/PassManager.h"
+#include "passes/analysis/KernelCost.h"
+#include "runtime/Simulator.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace tessel::driver {
+namespace {
+
+/// Keeps the first error the compiler reports instead of printing it.
+void captureFirstError(const llvm::SMDiagnostic &diag, void *context) {
+  auto *first = static_cast<std::string *>(context);
+  if (diag.getKind() == llvm::SourceMgr::DK_Error && first->empty())
+    *first = diag.getMessage().str();
+}
+
+} // namespace
+
+CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config) {
+  CompiledConfig out;
+  Frontend fe;
+  fe.sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(job.sourceText, job.path),
+                                  llvm::SMLoc());
+  fe.sourceMgr.setDiagHandler(captureFirstError, &out.error);
+  fe.diags = std::make_unique<DiagnosticEngine>(fe.sourceMgr);
+  auto reject = [&](const std::string &why) {
+    if (out.error.empty())
+      out.error = why.empty() ? "rejected by the compiler" : why;
+    out.program.reset();
+    return std::move(out);
+  };
+  fe.module = parseAndCheck(*fe.diags, job.defines);
+  if (!fe.module || fe.diags->hadError() || !(fe.kernel = fe.module->findKernel(job.kernelName)))
+    return reject("the source no longer compiles");
+
+  if (llvm::Error err = passes::validateBlockOverrides(config, job.blockParams,
+                                                      stripRows(*fe.kernel), job.target))
+    return reject(llvm::toString(std::move(err)));
+  TileGenOptions tg = tileGenOptionsFor(job.target);
+  if (config.count("m"))
+    tg.blockM = config.at("m");
+  if (config.count("n"))
+    tg.blockN = config.at("n");
+  std::unique_ptr<ir::Kernel> kernel = lowerToTileIR(fe, tg);
+  if (!kernel)
+    return reject("");
+  // TileGen shrinks a block that cannot fit (a row strip over the SBUF
+  // budget): that kernel is another configuration's, not this one.
+  for (const auto &[name, value] : config) {
+    auto used = kernel->blockParams.find(name);
+    if (used != kernel->blockParams.end() && used->second != value)
+      return reject(llvm::formatv("the compiler shrank {0}={1} to {0}={2} (the transposed row "
+                                  "strip does not fit its SBUF budget): the {0}={2} configuration",
+                                  name, value, used->second));
+  }
+
+  passes::InstrumentationOptions instrumentation;
+  instrumentation.verifyEach = job.verifyEach;
+  passes::PassManager pm(instrumentation);
+  for (const std::string &name : job.passes)
+    pm.addPass(name);
+  passes::PassContext ctx{job.target, *fe.diags, config};
+  if (!pm.run(*kernel, ctx))
+    return reject("");
+  llvm::Expected<runtime::Program> program = emitProgram(*kernel, job.target);
+  if (!program)
+    return reject(llvm::toString(program.takeError()));
+
+  passes::analysis::KernelCost cost = passes::analysis::analyzeKernel(*kernel, job.target);
+  out.model.predictedUs = cost.rooflineUs(job.target);
+  out.model.ai = cost.arithmeticIntensity();
+  out.model.sbufPeakBytes = cost.sbufPeakBytesPerPartition * job.target.sbuf_partitions;
+  out.model.spillBytes = cost.spillSaveBytes + cost.spillReloadBytes;
+  out.program = std::move(*program);
+  return out;
+}
+
+llvm::Expected<SimMeasure> simulateConfig(const runtime::Program &program,
+                                          const runtime::Target &target) {
+  runtime::SimOptions options;
+  options.timingOnly = true;
+  llvm::Expected<runtime::SimResult> result = runtime::simulate(program, target, options);
+  if (!result)
+    return result.takeError();
+  const runtime::Report &r = result->report;
+  SimMeasure m;
+  m.latencyUs = r.latencyNs / 1000.0;
+  m.mfu = r.mfu;
+  m.ai = r.arithmeticIntensity;
+  m.sbufPeakBytes = r.sbufPeakBytes;
+  m.spillBytes = r.spillSaveBytes + r.spillReloadBytes;
+  return m;
+}
+
+} // namespace tessel::driver

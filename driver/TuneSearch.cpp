@@ -1,0 +1,210 @@
+#include "driver/TuneSearch.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ThreadPool.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <optional>
+
+namespace tessel::driver {
+namespace {
+
+/// The search's shared state; every member is guarded by `mu`.
+class Search {
+public:
+  Search(const TuneJob &job, const std::vector<BlockConfig> &space, const SearchOptions &options,
+         const std::atomic<bool> &stop, const ProgressCallback &progress, SearchState &state)
+      : job(job), options(options), stop(stop), progress(progress), state(state),
+        results(space.size()), programs(space.size()) {
+    state = SearchState{};
+    state.total = space.size();
+    for (size_t i = 0; i < space.size(); ++i)
+      results[i].block = space[i];
+  }
+
+  std::vector<ConfigResult> run(const CachedResults &cached) {
+    std::vector<size_t> toCompile = useCache(cached);
+    llvm::ThreadPool pool(llvm::hardware_concurrency(options.jobs));
+    for (size_t i : toCompile)
+      pool.async([this, i] { compile(i); });
+    pool.wait();
+
+    for (size_t i = 0; i < results.size(); ++i)
+      if (!decided(i) && results[i].model)
+        order.push_back(i);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::tie(results[a].model->predictedUs, results[a].block) <
+             std::tie(results[b].model->predictedUs, results[b].block);
+    });
+    state.toSimulate = order.size();
+    for (unsigned j = 0; j < options.jobs; ++j)
+      pool.async([this] { simulateInOrder(); });
+    pool.wait();
+
+    // Left uncompiled by Ctrl-C.
+    for (size_t i = 0; i < results.size(); ++i)
+      if (!decided(i)) {
+        state.interrupted = true;
+        decide(i, ConfigStatus::Interrupted);
+      }
+    return std::move(results);
+  }
+
+private:
+  bool decided(size_t i) const { return isDecided[i]; }
+
+  /// Records the final status of configuration `i` (caller holds `mu`, or
+  /// no worker runs).
+  void decide(size_t i, ConfigStatus status) {
+    ConfigResult &r = results[i];
+    r.status = status;
+    isDecided[i] = true;
+    ++state.decided;
+    switch (status) {
+    case ConfigStatus::Simulated:
+      ++(r.fromCache ? state.fromCache : state.simulated);
+      if (state.bestUs == 0 || r.sim->latencyUs < state.bestUs ||
+          (r.sim->latencyUs == state.bestUs && r.block < state.best)) {
+        state.bestUs = r.sim->latencyUs;
+        state.best = r.block;
+      }
+      break;
+    case ConfigStatus::Pruned: ++state.pruned; break;
+    case ConfigStatus::OverBudget: ++state.overBudget; break;
+    case ConfigStatus::Illegal: ++state.illegal; break;
+    case ConfigStatus::Failed: ++state.failed; break;
+    case ConfigStatus::Interrupted: break;
+    }
+    if (progress)
+      progress(state, &r);
+  }
+
+  /// Takes what earlier runs learned; returns the configurations to compile.
+  std::vector<size_t> useCache(const CachedResults &cached) {
+    isDecided.assign(results.size(), false);
+    std::vector<size_t> toCompile;
+    for (size_t i = 0; i < results.size(); ++i) {
+      auto it = cached.find(formatBlock(results[i].block));
+      if (it == cached.end() || !(it->second.model || it->second.status == ConfigStatus::Illegal)) {
+        toCompile.push_back(i);
+        continue;
+      }
+      const ConfigResult &c = it->second;
+      ++state.compiled;
+      results[i].model = c.model;
+      if (c.status == ConfigStatus::Illegal) {
+        results[i].reason = c.reason;
+        decide(i, ConfigStatus::Illegal);
+      } else if (c.status == ConfigStatus::Simulated && c.sim) {
+        results[i].sim = c.sim;
+        results[i].fromCache = true;
+        decide(i, ConfigStatus::Simulated);
+      }
+    }
+    return toCompile;
+  }
+
+  void compile(size_t i) {
+    if (stop)
+      return;
+    CompiledConfig c = compileConfig(job, results[i].block);
+    std::lock_guard<std::mutex> lock(mu);
+    ++state.compiled;
+    if (!c.program) {
+      results[i].reason = c.error;
+      decide(i, ConfigStatus::Illegal);
+      return;
+    }
+    results[i].model = c.model;
+    programs[i] = std::move(c.program);
+    if (progress)
+      progress(state, nullptr);
+  }
+
+  /// One worker of step 2: takes the next configuration in bound order.
+  void simulateInOrder() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (next < order.size()) {
+      size_t i = order[next++];
+      ConfigResult &r = results[i];
+      --state.toSimulate;
+      if (stop) {
+        state.interrupted = true;
+        decide(i, ConfigStatus::Interrupted);
+        continue;
+      }
+      if (options.prune && state.bestUs > 0 && r.model->predictedUs >= state.bestUs) {
+        decide(i, ConfigStatus::Pruned);
+        continue;
+      }
+      if (started >= options.budget) {
+        decide(i, ConfigStatus::OverBudget);
+        continue;
+      }
+      ++started;
+      lock.unlock();
+      auto begin = std::chrono::steady_clock::now();
+      std::string error;
+      bool illegal = false;
+      std::optional<SimMeasure> measured;
+      if (!programs[i]) { // the model came from the cache
+        CompiledConfig c = compileConfig(job, r.block);
+        error = c.error;
+        illegal = !c.program;
+        programs[i] = std::move(c.program);
+      }
+      if (programs[i]) {
+        llvm::Expected<SimMeasure> m = simulateConfig(*programs[i], job.target);
+        if (m)
+          measured = *m;
+        else
+          error = llvm::toString(m.takeError());
+        programs[i].reset();
+      }
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      lock.lock();
+      state.simSeconds += seconds;
+      if (!measured) {
+        r.reason = error;
+        decide(i, illegal ? ConfigStatus::Illegal : ConfigStatus::Failed);
+        continue;
+      }
+      r.sim = measured;
+      // The pruning is safe only if the model's bound holds; say so if not.
+      if (r.model->predictedUs > measured->latencyUs * (1 + 1e-9))
+        state.warnings.push_back(llvm::formatv("the cost model's lower bound {0:f1} us exceeds the "
+                                               "simulated {1:f1} us of {2}; pruning may be unsafe",
+                                               r.model->predictedUs, measured->latencyUs,
+                                               formatBlock(r.block)));
+      decide(i, ConfigStatus::Simulated);
+    }
+  }
+
+  const TuneJob &job;
+  const SearchOptions &options;
+  const std::atomic<bool> &stop;
+  const ProgressCallback &progress;
+  SearchState &state;
+
+  std::mutex mu;
+  std::vector<ConfigResult> results;
+  std::vector<std::optional<runtime::Program>> programs;
+  std::vector<bool> isDecided;
+  std::vector<size_t> order; ///< step 2: undecided configurations by bound
+  size_t next = 0;
+  uint64_t started = 0;
+};
+
+} // namespace
+
+std::vector<ConfigResult> runSearch(const TuneJob &job, const std::vector<BlockConfig> &space,
+                                    const CachedResults &cached, const SearchOptions &options,
+                                    const std::atomic<bool> &stop, const ProgressCallback &progress,
+                                    SearchState &state) {
+  return Search(job, space, options, stop, progress, state).run(cached);
+}
+
+} // namespace tessel::driver

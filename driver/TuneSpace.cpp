@@ -1,0 +1,177 @@
+#include "driver/TuneSpace.h"
+
+#include "driver/Compile.h"
+#include "ir/Types.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+namespace tessel::driver {
+namespace {
+
+llvm::Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
+}
+
+int64_t roundUpToTile(int64_t v) {
+  return (v + ir::kPartitions - 1) / ir::kPartitions * ir::kPartitions;
+}
+
+/// Columns of the result: those of the expression under any transposes of
+/// the returned value (what TileGen's block `n` tiles).
+int64_t resultCols(const ast::Kernel &kernel) {
+  const ast::Expr *e = kernel.returnStmt().value.get();
+  while (e->kind == ast::ExprKind::Transpose)
+    e = e->lhs.get();
+  return e->type.cols;
+}
+
+/// The default values of one parameter: 128, 256, 512, ... up to `limit`,
+/// plus `limit` itself when it is not a power of two (one block covering
+/// the whole dimension).
+std::vector<int64_t> defaultValues(int64_t limit) {
+  std::vector<int64_t> values;
+  for (int64_t v = ir::kPartitions; v <= limit; v *= 2)
+    values.push_back(v);
+  if (values.empty() || values.back() != limit)
+    values.push_back(limit);
+  return values;
+}
+
+} // namespace
+
+std::string formatBlock(const BlockConfig &config) {
+  std::string s;
+  for (const auto &[name, value] : config)
+    s += (s.empty() ? "" : ",") + name + "=" + std::to_string(value);
+  return s;
+}
+
+SpaceBounds spaceBoundsOf(const ast::Kernel &kernel, const BlockConfig &params) {
+  SpaceBounds bounds;
+  for (const auto &kv : params)
+    bounds.names.push_back(kv.first);
+  bounds.rows = stripRows(kernel);
+  bounds.cols = resultCols(kernel);
+  return bounds;
+}
+
+int64_t maxBlockValue(llvm::StringRef name, const SpaceBounds &bounds,
+                      const runtime::Target &target) {
+  if (name == "m")
+    return roundUpToTile(bounds.rows);
+  if (name == "n") {
+    // An output block of fp32 accumulators fills at most one PSUM bank.
+    int64_t bank = target.psum_bank_bytes / ir::dtypeBytes(ir::DType::F32);
+    return std::min(roundUpToTile(bounds.cols), bank / ir::kPartitions * ir::kPartitions);
+  }
+  return 0;
+}
+
+llvm::Error parseSpaceSpec(llvm::StringRef spec, SpaceRestriction &out) {
+  auto [name, list] = spec.split('=');
+  name = name.trim();
+  if (name.empty() || !spec.contains('='))
+    return fail("malformed --space '" + spec + "': expected NAME=INT,INT,..., e.g. --space m=256,512");
+  if (out.count(name.str()))
+    return fail("--space gives '" + name + "' twice");
+  llvm::SmallVector<llvm::StringRef, 8> items;
+  list.split(items, ',', -1, /*KeepEmpty=*/false);
+  std::vector<int64_t> &values = out[name.str()];
+  for (llvm::StringRef item : items) {
+    int64_t v = 0;
+    if (item.trim().getAsInteger(10, v))
+      return fail("--space " + spec + ": '" + item.trim() + "' is not an integer");
+    if (std::find(values.begin(), values.end(), v) == values.end())
+      values.push_back(v);
+  }
+  if (values.empty())
+    return fail("--space " + spec + ": empty search space (no values for '" + name + "')");
+  std::sort(values.begin(), values.end());
+  return llvm::Error::success();
+}
+
+llvm::Error validateSpace(const SpaceRestriction &restriction, const SpaceBounds &bounds,
+                          const runtime::Target &target) {
+  for (const auto &[name, values] : restriction) {
+    if (std::find(bounds.names.begin(), bounds.names.end(), name) == bounds.names.end()) {
+      std::string known;
+      for (const std::string &n : bounds.names)
+        known += (known.empty() ? "" : ", ") + n;
+      return fail("--space: unknown block parameter '" + name +
+                  "'; this kernel's block parameters are: " + known);
+    }
+    int64_t limit = maxBlockValue(name, bounds, target);
+    for (int64_t v : values) {
+      if (v <= 0 || v % ir::kPartitions != 0)
+        return fail(llvm::formatv("--space {0}={1}: a block must be a positive multiple of the "
+                                  "{2}-row tile",
+                                  name, v, ir::kPartitions));
+      if (limit > 0 && v > limit) {
+        std::string why =
+            name == "m" ? llvm::formatv("the kernel has {0} rows", bounds.rows).str()
+                        : llvm::formatv("the result has {0} columns and an fp32 output block "
+                                        "fills at most one {1}-byte PSUM bank of target '{2}'",
+                                        bounds.cols, target.psum_bank_bytes, target.name)
+                              .str();
+        return fail(llvm::formatv("--space {0}={1}: impossible value, {2} (at most {0}={3})", name,
+                                  v, why, limit));
+      }
+    }
+  }
+  return llvm::Error::success();
+}
+
+std::vector<BlockConfig> enumerateSpace(const SpaceBounds &bounds,
+                                        const SpaceRestriction &restriction,
+                                        const runtime::Target &target) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> axes;
+  for (const std::string &name : bounds.names) {
+    auto it = restriction.find(name);
+    if (it != restriction.end()) {
+      axes.push_back({name, it->second});
+      continue;
+    }
+    int64_t limit = maxBlockValue(name, bounds, target);
+    axes.push_back({name, defaultValues(limit > 0 ? std::min(limit, kMaxDefaultBlock)
+                                                  : kMaxDefaultBlock)});
+  }
+  std::vector<BlockConfig> space{BlockConfig{}};
+  for (const auto &[name, values] : axes) {
+    std::vector<BlockConfig> next;
+    for (const BlockConfig &partial : space)
+      for (int64_t v : values) {
+        BlockConfig c = partial;
+        c[name] = v;
+        next.push_back(std::move(c));
+      }
+    space = std::move(next);
+  }
+  return space;
+}
+
+llvm::Expected<Shard> parseShard(llvm::StringRef spec) {
+  auto [i, n] = spec.split('/');
+  Shard shard;
+  if (!spec.contains('/') || i.trim().getAsInteger(10, shard.index) ||
+      n.trim().getAsInteger(10, shard.count))
+    return fail("malformed --shard '" + spec + "': expected I/N (0-based shard I of N), e.g. 0/4");
+  if (shard.count == 0)
+    return fail("--shard " + spec + ": the shard count must be at least 1");
+  if (shard.index >= shard.count)
+    return fail(llvm::formatv("--shard {0}: shard index {1} is not below the shard count {2} "
+                              "(shards are numbered 0 to {3})",
+                              spec, shard.index, shard.count, shard.count - 1));
+  return shard;
+}
+
+std::vector<BlockConfig> selectShard(const std::vector<BlockConfig> &space, Shard shard) {
+  std::vector<BlockConfig> out;
+  for (size_t i = shard.index; i < space.size(); i += shard.count)
+    out.push_back(space[i]);
+  return out;
+}
+
+} // namespace tessel::driver

@@ -1,0 +1,135 @@
+//===- tests/unit/driver/TuneSearchTest.cpp - the tuner's search ---------===//
+#include "driver/TuneSearch.h"
+
+#include "passes/Pipelines.h"
+
+#include <gtest/gtest.h>
+
+using namespace tessel;
+using namespace tessel::driver;
+
+namespace {
+
+/// DeepSeek-V3's up_proj chain at 1024 rows: its roofline bound separates
+/// the row blocks enough for pruning to skip some.
+TuneJob chainJob() {
+  TuneJob job;
+  job.path = "chain.tsl";
+  job.sourceText = "kernel up(X: bf16[1024, 7168], U: bf16[7168, 4096], V: bf16[4096, 18432])"
+                   " -> bf16[1024, 18432] {\n  return X @ U @ V\n}\n";
+  job.kernelName = "up";
+  job.blockParams = {{"m", 512}, {"n", 512}};
+  job.target = runtime::trn1Target();
+  job.passes = *passes::buildPipeline("O2");
+  return job;
+}
+
+std::vector<BlockConfig> space() {
+  std::vector<BlockConfig> out;
+  for (int64_t m : {128, 256, 512})
+    for (int64_t n : {128, 512})
+      out.push_back({{"m", m}, {"n", n}});
+  return out;
+}
+
+struct SearchRun {
+  std::vector<ConfigResult> results;
+  SearchState state;
+};
+
+SearchRun search(const SearchOptions &options, const CachedResults &cached = {},
+           const std::vector<BlockConfig> &configs = space(), bool stopped = false) {
+  std::atomic<bool> stop{stopped};
+  SearchRun run;
+  run.results = runSearch(chainJob(), configs, cached, options, stop, nullptr, run.state);
+  return run;
+}
+
+SearchOptions withJobs(unsigned jobs, bool prune = true) {
+  SearchOptions o;
+  o.jobs = jobs;
+  o.prune = prune;
+  return o;
+}
+
+TEST(TuneSearch, PruningKeepsTheBestOfTheExhaustiveSearch) {
+  SearchRun all = search(withJobs(1, /*prune=*/false));
+  SearchRun pruned = search(withJobs(1));
+  EXPECT_EQ(all.state.simulated, space().size());
+  EXPECT_EQ(all.state.pruned, 0u);
+  EXPECT_GT(pruned.state.pruned, 0u);
+  EXPECT_EQ(pruned.state.simulated + pruned.state.pruned, space().size());
+  EXPECT_EQ(pruned.state.best, all.state.best);
+  EXPECT_EQ(pruned.state.bestUs, all.state.bestUs);
+  // The bound is a lower bound of every simulated latency, and a pruned
+  // configuration's bound is no better than the best.
+  for (const ConfigResult &r : all.results)
+    EXPECT_LE(r.model->predictedUs, r.sim->latencyUs) << formatBlock(r.block);
+  for (const ConfigResult &r : pruned.results)
+    if (r.status == ConfigStatus::Pruned)
+      EXPECT_GE(r.model->predictedUs, pruned.state.bestUs) << formatBlock(r.block);
+  EXPECT_TRUE(all.state.warnings.empty());
+}
+
+TEST(TuneSearch, ParallelSearchFindsTheSameNumbers) {
+  SearchRun one = search(withJobs(1, false)), two = search(withJobs(2, false));
+  ASSERT_EQ(one.results.size(), two.results.size());
+  for (size_t i = 0; i < one.results.size(); ++i) {
+    EXPECT_EQ(one.results[i].block, two.results[i].block);
+    EXPECT_EQ(one.results[i].sim->latencyUs, two.results[i].sim->latencyUs);
+  }
+  EXPECT_EQ(one.state.best, two.state.best);
+}
+
+TEST(TuneSearch, BudgetCapsTheSimulations) {
+  SearchOptions o = withJobs(2, false);
+  o.budget = 2;
+  SearchRun run = search(o);
+  EXPECT_EQ(run.state.simulated, 2u);
+  EXPECT_EQ(run.state.overBudget, space().size() - 2);
+  // The two simulated are those with the lowest bounds.
+  double worstSimulated = 0, bestSkipped = 1e30;
+  for (const ConfigResult &r : run.results) {
+    if (r.status == ConfigStatus::Simulated)
+      worstSimulated = std::max(worstSimulated, r.model->predictedUs);
+    else
+      bestSkipped = std::min(bestSkipped, r.model->predictedUs);
+  }
+  EXPECT_LE(worstSimulated, bestSkipped);
+}
+
+TEST(TuneSearch, CachedResultsAreNotSimulatedAgain) {
+  SearchRun first = search(withJobs(2));
+  CachedResults cached;
+  for (const ConfigResult &r : first.results)
+    cached[formatBlock(r.block)] = r;
+  SearchRun second = search(withJobs(2), cached);
+  EXPECT_EQ(second.state.simulated, 0u);
+  EXPECT_EQ(second.state.fromCache, first.state.simulated);
+  EXPECT_EQ(second.state.best, first.state.best);
+}
+
+TEST(TuneSearch, RejectedConfigurationsAreExcludedNotFatal) {
+  std::vector<BlockConfig> configs = space();
+  configs.push_back({{"m", 200}, {"n", 128}});  // not a multiple of the tile
+  configs.push_back({{"m", 2048}, {"n", 128}}); // taller than the kernel's rows
+  SearchRun run = search(withJobs(2), {}, configs);
+  EXPECT_EQ(run.state.illegal, 2u);
+  const ConfigResult &odd = run.results[configs.size() - 2];
+  EXPECT_EQ(odd.status, ConfigStatus::Illegal);
+  EXPECT_NE(odd.reason.find("positive multiple of the 128-row tile"), std::string::npos) << odd.reason;
+  const ConfigResult &tall = run.results.back();
+  EXPECT_EQ(tall.status, ConfigStatus::Illegal);
+  EXPECT_NE(tall.reason.find("larger than the kernel's 1024 rows"), std::string::npos) << tall.reason;
+  EXPECT_FALSE(run.state.best.empty());
+}
+
+TEST(TuneSearch, StopMarksTheRestInterrupted) {
+  SearchRun run = search(withJobs(2), {}, space(), /*stopped=*/true);
+  EXPECT_TRUE(run.state.interrupted);
+  EXPECT_EQ(run.state.simulated, 0u);
+  for (const ConfigResult &r : run.results)
+    EXPECT_EQ(r.status, ConfigStatus::Interrupted);
+}
+
+} // namespace
