@@ -11,10 +11,6 @@ namespace {
 using namespace ir;
 namespace rt = runtime;
 
-/// DMA queues each DMA statement rotates over (a scheduling choice of the
-/// backend, bounded by the target's queue count).
-constexpr int64_t kQueuesPerDma = 4;
-
 llvm::Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
@@ -262,7 +258,7 @@ private:
       // Each DMA statement gets its own group of queues and rotates over
       // it, so a load in a loop keeps several transfers (and their fixed
       // latency) in flight instead of queueing behind itself.
-      in.queueSpan = uint32_t(std::min<int64_t>(kQueuesPerDma, target.dma_queues));
+      in.queueSpan = uint32_t(std::min<int64_t>(kDmaQueuesPerStatement, target.dma_queues));
       in.queue = (nextQueueGroup++ % uint32_t(target.dma_queues / in.queueSpan)) * in.queueSpan;
       dst = &d.dst;
       srcs = {&d.src};

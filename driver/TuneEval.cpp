@@ -72,7 +72,8 @@ CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config) {
     return reject(llvm::toString(program.takeError()));
 
   passes::analysis::KernelCost cost = passes::analysis::analyzeKernel(*kernel, job.target);
-  out.model.predictedUs = cost.rooflineUs(job.target);
+  out.model.predictedUs = cost.predictedUs(job.target);
+  out.model.boundUs = cost.boundUs(job.target);
   out.model.ai = cost.arithmeticIntensity();
   out.model.sbufPeakBytes = cost.sbufPeakBytesPerPartition * job.target.sbuf_partitions;
   out.model.spillBytes = cost.spillSaveBytes + cost.spillReloadBytes;

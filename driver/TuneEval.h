@@ -37,10 +37,11 @@ struct TuneJob {
 
 /// What the static cost model (passes/analysis/KernelCost.h) says.
 struct ModelEstimate {
-  double predictedUs = 0;    ///< rooflineUs: a lower bound on any simulated latency
+  double predictedUs = 0;    ///< KernelCost::predictedUs: the model's latency estimate
   double ai = 0;             ///< flop per HBM byte
   int64_t sbufPeakBytes = 0; ///< per-partition peak x partitions, as the run report counts
   uint64_t spillBytes = 0;   ///< spill saves + reloads
+  double boundUs = 0;        ///< KernelCost::boundUs: a lower bound on any simulated latency
 };
 
 /// What the timing-only simulation measured (the run report's numbers).

@@ -86,6 +86,7 @@ json::Value resultToJSON(const ConfigResult &r) {
   obj["from_cache"] = r.sim && r.fromCache;
   if (r.model)
     obj["model"] = json::Object{{"latency_us", r.model->predictedUs},
+                                {"bound_us", r.model->boundUs},
                                 {"ai", r.model->ai},
                                 {"sbuf_peak_bytes", r.model->sbufPeakBytes},
                                 {"spill_bytes", static_cast<int64_t>(r.model->spillBytes)}};
@@ -115,6 +116,7 @@ llvm::Expected<ConfigResult> resultFromJSON(const json::Value &value) {
     ModelEstimate m;
     if (llvm::Error err = readNumbers(*model, "model.",
                                       std::pair{llvm::StringRef("latency_us"), &m.predictedUs},
+                                      std::pair{llvm::StringRef("bound_us"), &m.boundUs},
                                       std::pair{llvm::StringRef("ai"), &m.ai},
                                       std::pair{llvm::StringRef("sbuf_peak_bytes"), &m.sbufPeakBytes},
                                       std::pair{llvm::StringRef("spill_bytes"), &m.spillBytes}))

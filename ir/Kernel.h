@@ -115,6 +115,11 @@ struct ForOp : Op {
 
 enum class DmaTag { None, SpillSave, SpillReload };
 
+/// The backend gives each DMA statement its own group of this many queues
+/// and rotates its transfers over them (docs/tasm.md); the cost model's DMA
+/// bound assumes the same.
+constexpr int64_t kDmaQueuesPerStatement = 4;
+
 struct DmaOp : Op {
   Access dst, src;
   bool transpose = false; // 2-D transpose in transit (nl.load_transpose2d)

@@ -12,6 +12,12 @@
 //    its extents mention (the rest contribute their trip counts), so partial
 //    tiles (`min(128, 647 - %m)`) are exact while a loop nest costs about as
 //    many evaluations as its row blocks.
+//    Unit times use the simulator's per-instruction costs (runtime/Timing.h):
+//    the tensor engine's issue intervals, and per DMA statement its transfers'
+//    fixed cost plus bytes at the best rate a transfer can reach, over the
+//    queues the backend rotates it across (ir::kDmaQueuesPerStatement); the
+//    statements sharing a queue group (assigned round-robin in program
+//    order) add up.
 // 2. On-chip peak per partition, per memory space: when every buffer has an
 //    address, the highest end address (address + bytes of all `bufs` copies),
 //    which is what the simulator reports; otherwise the most bytes live at one
@@ -21,6 +27,7 @@
 #include "passes/analysis/KernelCost.h"
 
 #include "passes/BufferLiveness.h"
+#include "runtime/Timing.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Casting.h"
@@ -114,22 +121,55 @@ int64_t elements(llvm::ArrayRef<const IndexExpr *> extents, llvm::ArrayRef<int64
 
 class CostWalker {
 public:
-  CostWalker(const Kernel &kernel, KernelCost &cost) : kernel(kernel), cost(cost) {}
+  CostWalker(const Kernel &kernel, const runtime::Target &target, KernelCost &cost)
+      : kernel(kernel), target(target), model(target), cost(cost) {}
+
+  /// The busiest queue at the least (see KernelCost::dmaQueueNs).
+  /// Walks the kernel's top-level ops (loop nests) one at a time and sums
+  /// each nest's own bound: the latency if nests ran one after another.
+  double walkNests(const Block &body) {
+    double sequentialNs = 0;
+    for (const auto &op : body.ops) {
+      KernelCost before = cost;
+      std::fill(nestGroupNs.begin(), nestGroupNs.end(), 0.0);
+      walkOne(*op);
+      KernelCost nest;
+      nest.flops = cost.flops - before.flops;
+      nest.hbmReadBytes = cost.hbmReadBytes - before.hbmReadBytes;
+      nest.hbmWriteBytes = cost.hbmWriteBytes - before.hbmWriteBytes;
+      nest.tensorBusyNs = cost.tensorBusyNs - before.tensorBusyNs;
+      double busiestGroup = 0;
+      for (double ns : nestGroupNs)
+        busiestGroup = std::max(busiestGroup, ns);
+      nest.dmaQueueNs = busiestGroup / double(queueSpan());
+      sequentialNs += nest.boundUs(target) * 1e3;
+    }
+    return sequentialNs;
+  }
+
+  double dmaQueueNs() const {
+    double busiestGroup = 0;
+    for (double ns : groupNs)
+      busiestGroup = std::max(busiestGroup, ns);
+    return std::max(busiestGroup / double(queueSpan()), allStatementsNs / double(target.dma_queues));
+  }
 
   void walk(const Block &block) {
-    for (const auto &op : block.ops) {
-      if (const auto *loop = llvm::dyn_cast<ForOp>(op.get())) {
-        loops.push_back(loop);
-        walk(loop->body);
-        loops.pop_back();
-        continue;
-      }
-      if (const auto *dma = llvm::dyn_cast<DmaOp>(op.get()))
-        countDma(*dma);
-      else if (const auto *mm = llvm::dyn_cast<MatmulOp>(op.get()))
-        countMatmul(*mm);
-      else if (const auto *tr = llvm::dyn_cast<TransposeOp>(op.get()))
-        countTranspose(*tr);
+    for (const auto &op : block.ops)
+      walkOne(*op);
+  }
+
+  void walkOne(const Op &op) {
+    if (const auto *loop = llvm::dyn_cast<ForOp>(&op)) {
+      loops.push_back(loop);
+      walk(loop->body);
+      loops.pop_back();
+    } else if (const auto *dma = llvm::dyn_cast<DmaOp>(&op)) {
+      countDma(*dma);
+    } else if (const auto *mm = llvm::dyn_cast<MatmulOp>(&op)) {
+      countMatmul(*mm);
+    } else if (const auto *tr = llvm::dyn_cast<TransposeOp>(&op)) {
+      countTranspose(*tr);
     }
   }
 
@@ -143,6 +183,21 @@ private:
       return elements(extents, env) * elemBytes;
     });
     (load ? cost.hbmReadBytes : cost.hbmWriteBytes) += bytes;
+    uint64_t transfers = ExecutionSum(loops, {}, kernel.numValues()).sum([](llvm::ArrayRef<int64_t>) { return 1; });
+    // The best a transfer can do: all partitions' engines, no descriptor
+    // overhead (a huge contiguous chunk), limited by the shared bandwidth.
+    const int64_t probe = int64_t(1) << 20;
+    runtime::CostModel::DmaCost best = model.dma(probe, kPartitions, int64_t(1) << 40, dma.transpose);
+    double nsPerByte = std::max(1.0 / best.rate, best.occupancy / double(probe));
+    double statementNs = double(transfers) * target.dma_fixed_latency_ns + double(bytes) * nsPerByte;
+    // The backend gives the statements queue groups round-robin in program
+    // order (backend/Lowering.cpp), which is this walk's order.
+    size_t groups = size_t(std::max<int64_t>(1, target.dma_queues / queueSpan()));
+    groupNs.resize(groups, 0.0);
+    nestGroupNs.resize(groups, 0.0);
+    nestGroupNs[dmaStatements % groups] += statementNs;
+    groupNs[dmaStatements++ % groups] += statementNs;
+    allStatementsNs += statementNs;
     if (dma.tag == DmaTag::SpillSave)
       cost.spillSaveBytes += bytes;
     else if (dma.tag == DmaTag::SpillReload)
@@ -157,6 +212,11 @@ private:
     cost.flops += ExecutionSum(loops, extents, kernel.numValues()).sum([&](llvm::ArrayRef<int64_t> env) {
       return 2 * elements(extents, env);
     });
+    // Issue intervals in picoseconds, so the integer sum keeps fractions.
+    bool fp32 = mm.moving.base->type.dtype == DType::F32;
+    cost.tensorBusyNs += 1e-3 * double(ExecutionSum(loops, extents, kernel.numValues()).sum([&](llvm::ArrayRef<int64_t> env) {
+      return int64_t(1e3 * model.matmulNs(extents[0]->eval(env), extents[1]->eval(env), extents[2]->eval(env), fp32, false));
+    }));
   }
 
   void countTranspose(const TransposeOp &tr) {
@@ -167,11 +227,23 @@ private:
       int64_t p = src[0]->eval(env), f = src[1]->eval(env);
       return 2 * p * p * f;
     });
+    bool fp32 = tr.src.base->type.dtype == DType::F32;
+    cost.tensorBusyNs += 1e-3 * double(ExecutionSum(loops, src, kernel.numValues()).sum([&](llvm::ArrayRef<int64_t> env) {
+      return int64_t(1e3 * model.peTransposeNs(src[0]->eval(env), src[1]->eval(env), fp32));
+    }));
   }
 
   const Kernel &kernel;
+  const runtime::Target &target;
+  runtime::CostModel model;
   KernelCost &cost;
   llvm::SmallVector<const ForOp *, 8> loops;
+  int64_t queueSpan() const { return std::min<int64_t>(kDmaQueuesPerStatement, target.dma_queues); }
+
+  std::vector<double> groupNs; ///< per queue group: its statements' transfer time
+  std::vector<double> nestGroupNs; ///< the same, for the current top-level nest
+  size_t dmaStatements = 0;
+  double allStatementsNs = 0;
 };
 
 /// Per-partition peak of one memory space: the placed peak when every buffer
@@ -216,10 +288,15 @@ double KernelCost::rooflineUs(const runtime::Target &target) const {
   return std::max(computeSec, memorySec) * 1e6;
 }
 
+double KernelCost::boundUs(const runtime::Target &target) const {
+  return std::max({rooflineUs(target), tensorBusyNs * 1e-3, dmaQueueNs * 1e-3});
+}
+
 KernelCost analyzeKernel(const Kernel &kernel, const runtime::Target &target) {
-  (void)target; // every count is the IR's; the target enters through rooflineUs
   KernelCost cost;
-  CostWalker(kernel, cost).walk(kernel.body);
+  CostWalker walker(kernel, target, cost);
+  cost.sequentialNestsNs = walker.walkNests(kernel.body);
+  cost.dmaQueueNs = walker.dmaQueueNs();
   // computeLiveRanges only reads the kernel; its ranges point at mutable ops.
   std::vector<LiveRange> ranges = computeLiveRanges(const_cast<Kernel &>(kernel));
   cost.sbufPeakBytesPerPartition = onChipPeak(ranges, MemSpace::SBUF);

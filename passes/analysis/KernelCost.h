@@ -15,6 +15,7 @@
 #include "ir/Kernel.h"
 #include "runtime/Target.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace tessel::passes::analysis {
@@ -27,6 +28,18 @@ struct KernelCost {
   uint64_t spillSaveBytes = 0, spillReloadBytes = 0;
   int64_t sbufPeakBytesPerPartition = 0;  ///< placed peak if allocated, else liveness peak
   int64_t psumPeakBytesPerPartition = 0;
+  /// Tensor-engine busy time: every matmul and transpose at its issue
+  /// interval (runtime::CostModel), stationary loads assumed free.
+  double tensorBusyNs = 0;
+  /// The busiest DMA queue at the least: the transfers (fixed cost + bytes
+  /// at the best rate one transfer can reach) of the statements sharing a
+  /// queue group, spread evenly over the group's queues.
+  double dmaQueueNs = 0;
+  /// Σ over the kernel's top-level loop nests of each nest's own bound: the
+  /// latency if each nest waited for the one before (they communicate
+  /// through HBM). An estimate, not a bound -- independent nests overlap --
+  /// and the tuner's predicted latency.
+  double sequentialNestsNs = 0;
 
   uint64_t hbmBytes() const { return hbmReadBytes + hbmWriteBytes; }
   /// flops / HBM bytes (flop per byte); 0 when the kernel moves nothing.
@@ -34,6 +47,14 @@ struct KernelCost {
   /// max(flops / peak bf16 flops, HBM bytes / HBM bandwidth), in microseconds:
   /// a lower bound on any simulated latency of this kernel on `target`.
   double rooflineUs(const runtime::Target &target) const;
+  /// max(roofline, tensor busy, DMA queue time), in microseconds: a tighter
+  /// lower bound on the simulated latency (each term is work one in-order
+  /// unit or the shared HBM must do).
+  double boundUs(const runtime::Target &target) const;
+  /// The model's latency estimate: max(bound, nests one after another), us.
+  double predictedUs(const runtime::Target &target) const {
+    return std::max(boundUs(target), sequentialNestsNs * 1e-3);
+  }
 };
 
 /// The static cost of `kernel` (allocated or not).

@@ -12,7 +12,7 @@ ConfigResult simulated(int64_t m, int64_t n, double latencyUs, double boundUs) {
   ConfigResult r;
   r.block = {{"m", m}, {"n", n}};
   r.status = ConfigStatus::Simulated;
-  r.model = ModelEstimate{boundUs, 100.5, 4096, 0};
+  r.model = ModelEstimate{boundUs, 100.5, 4096, 0, boundUs};
   r.sim = SimMeasure{latencyUs, 0.5, 101.25, 8192, 64};
   return r;
 }
@@ -22,7 +22,7 @@ ConfigResult withStatus(int64_t m, ConfigStatus status, double boundUs = 0) {
   r.block = {{"m", m}, {"n", 512}};
   r.status = status;
   if (boundUs > 0)
-    r.model = ModelEstimate{boundUs, 1, 1, 0};
+    r.model = ModelEstimate{boundUs, 1, 1, 0, boundUs};
   if (status == ConfigStatus::Illegal)
     r.reason = "does not fit";
   return r;
@@ -51,6 +51,7 @@ TEST(TuneResult, JSONRoundTrip) {
   EXPECT_EQ(back->sim->sbufPeakBytes, 8192);
   EXPECT_EQ(back->sim->spillBytes, 64u);
   EXPECT_DOUBLE_EQ(back->model->predictedUs, 10.0);
+  EXPECT_DOUBLE_EQ(back->model->boundUs, r.model->boundUs);
   EXPECT_EQ(back->model->sbufPeakBytes, 4096);
 
   auto illegal = resultFromJSON(resultToJSON(withStatus(640, ConfigStatus::Illegal)));

@@ -64,10 +64,10 @@ TEST(TuneSearch, PruningKeepsTheBestOfTheExhaustiveSearch) {
   // The bound is a lower bound of every simulated latency, and a pruned
   // configuration's bound is no better than the best.
   for (const ConfigResult &r : all.results)
-    EXPECT_LE(r.model->predictedUs, r.sim->latencyUs) << formatBlock(r.block);
+    EXPECT_LE(r.model->boundUs, r.sim->latencyUs) << formatBlock(r.block);
   for (const ConfigResult &r : pruned.results)
     if (r.status == ConfigStatus::Pruned)
-      EXPECT_GE(r.model->predictedUs, pruned.state.bestUs) << formatBlock(r.block);
+      EXPECT_GE(r.model->boundUs, pruned.state.bestUs) << formatBlock(r.block);
   EXPECT_TRUE(all.state.warnings.empty());
 }
 
@@ -91,9 +91,9 @@ TEST(TuneSearch, BudgetCapsTheSimulations) {
   double worstSimulated = 0, bestSkipped = 1e30;
   for (const ConfigResult &r : run.results) {
     if (r.status == ConfigStatus::Simulated)
-      worstSimulated = std::max(worstSimulated, r.model->predictedUs);
+      worstSimulated = std::max(worstSimulated, r.model->boundUs);
     else
-      bestSkipped = std::min(bestSkipped, r.model->predictedUs);
+      bestSkipped = std::min(bestSkipped, r.model->boundUs);
   }
   EXPECT_LE(worstSimulated, bestSkipped);
 }
