@@ -26,13 +26,17 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run(tessel, example, args):
-    cmd = [tessel, "run", os.path.join(ROOT, "examples", example), "--timing-only",
-           "--report=json"] + args
+def tessel_json(tessel, command, example, args):
+    """Runs `tessel COMMAND examples/EXAMPLE ARGS` and returns its JSON report."""
+    cmd = [tessel, command, os.path.join(ROOT, "examples", example)] + args
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd)} failed:\n{out.stderr}")
     return json.loads(out.stdout)
+
+
+def run(tessel, example, args):
+    return tessel_json(tessel, "run", example, ["--timing-only", "--report=json"] + args)
 
 
 def compile_notes(tessel, example, args):
@@ -75,12 +79,7 @@ TUNER_SHAPES = [
 
 
 def tune(tessel, example, args):
-    cmd = [tessel, "tune", os.path.join(ROOT, "examples", example), "--no-cache",
-           "--report=json"] + args
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"bench: {' '.join(cmd)} failed:\n{out.stderr}")
-    return json.loads(out.stdout)
+    return tessel_json(tessel, "tune", example, ["--no-cache", "--report=json"] + args)
 
 
 def best_latency(tuned):

@@ -55,25 +55,22 @@ struct Candidate {
   bool fits = false;
 };
 
-/// The chain's row count: the size of the output's `M` dimension.
-int64_t stripRows(const Kernel &kernel) {
+/// The size of the output's dimension labelled `label` (0 if none).
+int64_t outputDim(const Kernel &kernel, llvm::StringRef label) {
   for (const Value *v : kernel.args)
     if (v->role == TensorRole::Output)
       for (const Dim &d : v->type.dims)
-        if (d.label == "M")
+        if (d.label == label)
           return d.size;
   return 0;
 }
 
-/// The columns `n` tiles: the output's `N` dimension (or its rows when the
-/// chain has no separate column class).
+/// The chain's rows (`m` tiles them) and the columns `n` tiles (its rows
+/// when the chain has no separate column class).
+int64_t stripRows(const Kernel &kernel) { return outputDim(kernel, "M"); }
 int64_t stripColumns(const Kernel &kernel) {
-  for (const Value *v : kernel.args)
-    if (v->role == TensorRole::Output)
-      for (const Dim &d : v->type.dims)
-        if (d.label == "N")
-          return d.size;
-  return stripRows(kernel);
+  int64_t n = outputDim(kernel, "N");
+  return n ? n : stripRows(kernel);
 }
 
 /// 128, 256, 512, ... up to `limit` rounded up to 128 (which is included).

@@ -8,6 +8,7 @@
 #include "passes/analysis/KernelCost.h"
 
 #include "ir/Parser.h"
+#include "tests/unit/ir/IRTestUtil.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
 
@@ -29,33 +30,9 @@ struct Parsed {
   const ir::Kernel &kernel() const { return *module->kernels.at(0); }
 };
 
-// docs/tile-ir.md's example: A [647, 256] @ B [256, 512], straightforward form.
-// Row blocks: five of 128 rows and one of 7.
-const char *kPartialTiles = R"(
-kernel @mm(%A: hbm<bf16, [M:647, K:256]>, %B: hbm<bf16, [K:256, N:512]>) -> (%C: hbm<bf16, [M:647, N:512]>) {
-  for %m = 0 to 647 step 128 {
-    %aT = alloc sbuf<bf16, [K:256, M:128]>
-    for %k0 = 0 to 256 step 128 {
-      %a = alloc sbuf<bf16, [M:128, K:128]> bufs 2
-      dma %a[0 +: min(128, 647 - %m), 0 +: 128] <- %A[%m +: min(128, 647 - %m), %k0 +: 128]
-      %p = alloc psum<f32, [K:128, M:128]> bufs 2
-      transpose %p[0 +: 128, 0 +: min(128, 647 - %m)] <- %a[0 +: min(128, 647 - %m), 0 +: 128]
-      copy %aT[%k0 +: 128, 0 +: min(128, 647 - %m)] <- %p[0 +: 128, 0 +: min(128, 647 - %m)]
-    }
-    for %n = 0 to 512 step 512 {
-      %acc = alloc psum<f32, [M:128, N:512]> bufs 2
-      for %k = 0 to 256 step 128 {
-        %b = alloc sbuf<bf16, [K:128, N:512]> bufs 2
-        dma %b[0 +: 128, 0 +: 512] <- %B[%k +: 128, %n +: 512]
-        matmul %acc[0 +: min(128, 647 - %m), 0 +: 512] <- %aT[%k +: 128, 0 +: min(128, 647 - %m)], %b[0 +: 128, 0 +: 512] reset(%k)
-      }
-      %c = alloc sbuf<bf16, [M:128, N:512]> bufs 2
-      copy %c[0 +: min(128, 647 - %m), 0 +: 512] <- %acc[0 +: min(128, 647 - %m), 0 +: 512]
-      dma %C[%m +: min(128, 647 - %m), %n +: 512] <- %c[0 +: min(128, 647 - %m), 0 +: 512]
-    }
-  }
-}
-)";
+// docs/tile-ir.md's example: A [647, 256] @ B [256, 512], straightforward form
+// (tests/unit/ir/IRTestUtil.h). Row blocks: five of 128 rows and one of 7.
+const char *kPartialTiles = ir::test::kMatmulExample;
 
 } // namespace
 
