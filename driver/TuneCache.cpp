@@ -138,11 +138,13 @@ TuneKey makeTuneKey(const Frontend &fe, const runtime::Target &target,
   key.shapes += " -> " + formatType(kernel.resultType);
   key.target = target.name;
   key.pipeline = passes::joinPassList(passNames);
+  // Held here: a temporary inside the braced list below would be destroyed
+  // before the loop body reads it.
+  std::string targetText = runtime::targetToJSONText(target);
   llvm::SHA1 sha;
   for (llvm::StringRef part :
        {llvm::StringRef(kVersion), kernelSourceText(kernel, sourceText),
-        llvm::StringRef(key.shapes), llvm::StringRef(runtime::targetToJSONText(target)),
-        llvm::StringRef(key.pipeline)}) {
+        llvm::StringRef(key.shapes), llvm::StringRef(targetText), llvm::StringRef(key.pipeline)}) {
     sha.update(part);
     sha.update(llvm::StringRef("\0", 1));
   }
