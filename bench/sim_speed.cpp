@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <unistd.h>
 
 using namespace tessel;
@@ -33,6 +34,20 @@ namespace {
 
 double seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+/// Runs `fn` (which returns an llvm::Expected) and stores its wall time in
+/// `sec`; on failure prints the error and returns nothing.
+template <typename Fn>
+auto timed(Fn fn, double &sec) -> std::optional<typename decltype(fn())::value_type> {
+  auto start = std::chrono::steady_clock::now();
+  auto result = fn();
+  sec = seconds(start);
+  if (!result) {
+    llvm::errs() << llvm::toString(result.takeError()) << "\n";
+    return std::nullopt;
+  }
+  return std::move(*result);
 }
 
 struct Compiled {
@@ -95,35 +110,26 @@ int main(int argc, char **argv) {
     if (!compile(c, examples + "/paper_table1_chain.tsl", {}, target))
       return 1;
     runtime::SimOptions opts;
-    auto start = std::chrono::steady_clock::now();
-    auto sim = runtime::simulate(*c.program, target, opts);
-    double simSec = seconds(start);
-    if (!sim) {
-      llvm::errs() << llvm::toString(sim.takeError()) << "\n";
+    double simSec = 0;
+    auto sim = timed([&] { return runtime::simulate(*c.program, target, opts); }, simSec);
+    if (!sim)
       return 1;
-    }
     std::map<std::string, driver::HostTensor> inputs;
     for (const auto &t : sim->inputs)
       inputs[t.name] = driver::HostTensor{t.shape, t.data};
-    start = std::chrono::steady_clock::now();
-    auto ref = driver::evaluateReference(*c.fe.kernel, inputs);
-    double blasSec = seconds(start);
-    if (!ref) {
-      llvm::errs() << llvm::toString(ref.takeError()) << "\n";
+    double blasSec = 0;
+    auto ref = timed([&] { return driver::evaluateReference(*c.fe.kernel, inputs); }, blasSec);
+    if (!ref)
       return 1;
-    }
     // The simulator runs its tile products on one thread (they are small);
     // the same chain through one-threaded BLAS is the like-for-like baseline.
     int threads = openblas_get_num_threads();
     openblas_set_num_threads(1);
-    start = std::chrono::steady_clock::now();
-    auto ref1 = driver::evaluateReference(*c.fe.kernel, inputs);
-    double blas1Sec = seconds(start);
+    double blas1Sec = 0;
+    auto ref1 = timed([&] { return driver::evaluateReference(*c.fe.kernel, inputs); }, blas1Sec);
     openblas_set_num_threads(threads);
-    if (!ref1) {
-      llvm::errs() << llvm::toString(ref1.takeError()) << "\n";
+    if (!ref1)
       return 1;
-    }
     llvm::outs() << "1. functional simulation, paper Table 1 chain (X[2048,2048] U[2048,2048] V[2048,8192], -O0)\n"
                  << llvm::formatv("    simulator {0:f3} s; plain OpenBLAS fp32 {1:f3} s on {2} threads: ratio {3:f2} "
                                   "(target <= 3)\n",
@@ -141,13 +147,10 @@ int main(int argc, char **argv) {
       return 1;
     runtime::SimOptions opts;
     opts.timingOnly = true;
-    auto start = std::chrono::steady_clock::now();
-    auto sim = runtime::simulate(*c.program, target, opts);
-    double simSec = seconds(start);
-    if (!sim) {
-      llvm::errs() << llvm::toString(sim.takeError()) << "\n";
+    double simSec = 0;
+    auto sim = timed([&] { return runtime::simulate(*c.program, target, opts); }, simSec);
+    if (!sim)
       return 1;
-    }
     llvm::outs() << "2. timing-only simulation, DeepSeek-V3 up_proj M=4096 (-O0)\n"
                  << llvm::formatv("    {0:f3} s wall (target <= 1 s), {1} dynamic instructions, {2:f0} instructions/s\n",
                                   simSec, sim->report.dynamicInstructions, sim->report.dynamicInstructions / simSec);
@@ -169,11 +172,10 @@ int main(int argc, char **argv) {
       return 1;
     runtime::SimOptions opts;
     opts.timingOnly = true;
-    auto sim = runtime::simulate(*c.program, target, opts);
-    if (!sim) {
-      llvm::errs() << llvm::toString(sim.takeError()) << "\n";
+    double simSec = 0;
+    auto sim = timed([&] { return runtime::simulate(*c.program, target, opts); }, simSec);
+    if (!sim)
       return 1;
-    }
     llvm::outs() << cs.title << "\n";
     printRoofline(sim->report, target);
     llvm::outs() << "\n";

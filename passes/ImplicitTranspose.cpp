@@ -258,17 +258,8 @@ private:
     mm->resetOn.push_back(kLoop->iv);
     kLoop->body.ops.push_back(std::move(mm));
     chunks.body.ops.push_back(std::move(kLoop));
-    Value *ctTile = alloc(chunks.body, ct->name + "_tile", MemSpace::SBUF, ct->type.dtype, {{nDim.label, kPartitions}, {rowDim.label, kMovingMax}}, 2, loc);
-    auto copy = std::make_unique<CopyOp>();
-    copy->loc = loc;
-    copy->dst = access(ctTile, {{0, colExt}, {0, chunkRows}});
-    copy->src = access(acc, {{0, colExt}, {0, chunkRows}});
-    chunks.body.ops.push_back(std::move(copy));
-    auto store = std::make_unique<DmaOp>();
-    store->loc = loc;
-    store->dst = access(ct, {{nStart, colExt}, {mbStart + mc, chunkRows}});
-    store->src = access(ctTile, {{0, colExt}, {0, chunkRows}});
-    chunks.body.ops.push_back(std::move(store));
+    appendStore(chunks.body, access(acc, {{0, colExt}, {0, chunkRows}}),
+                access(ct, {{nStart, colExt}, {mbStart + mc, chunkRows}}), kMovingMax, loc);
     return column;
   }
 
@@ -334,18 +325,30 @@ private:
 
     ForOp &stores = openLoop(body, "ni", tileN, loc);
     IndexExpr si = IndexExpr::var(stores.iv);
-    Value *ctTile = alloc(stores.body, ct->name + "_tile", MemSpace::SBUF, ct->type.dtype, {{nDim.label, kPartitions}, {rowDim.label, bm}}, 2, loc);
+    appendStore(stores.body, access(acc, {{si, sliceExt}, {0, rows}}),
+                access(ct, {{nStart + si, sliceExt}, {IndexExpr::var(mb), rows}}), bm, loc);
+    return column;
+  }
+
+  /// Appends to `b` the evacuation of an accumulator region `accRegion`
+  /// into a fresh SBUF tile [128, width] and its store to `dst` (an HBM
+  /// region of the same extents).
+  void appendStore(Block &b, const Access &accRegion, const Access &dst, int64_t width, llvm::SMLoc loc) {
+    Value *ct = dst.base;
+    const Index &rowsIdx = accRegion.indices[0], &colsIdx = accRegion.indices[1];
+    Value *tile = alloc(b, ct->name + "_tile", MemSpace::SBUF, ct->type.dtype,
+                        {{ct->type.dims[0].label, kPartitions}, {ct->type.dims[1].label, width}}, 2, loc);
+    Access staged = access(tile, {{0, *rowsIdx.extent}, {0, *colsIdx.extent}});
     auto copy = std::make_unique<CopyOp>();
     copy->loc = loc;
-    copy->dst = access(ctTile, {{0, sliceExt}, {0, rows}});
-    copy->src = access(acc, {{si, sliceExt}, {0, rows}});
-    stores.body.ops.push_back(std::move(copy));
+    copy->dst = staged;
+    copy->src = accRegion;
+    b.ops.push_back(std::move(copy));
     auto store = std::make_unique<DmaOp>();
     store->loc = loc;
-    store->dst = access(ct, {{nStart + si, sliceExt}, {IndexExpr::var(mb), rows}});
-    store->src = access(ctTile, {{0, sliceExt}, {0, rows}});
-    stores.body.ops.push_back(std::move(store));
-    return column;
+    store->dst = dst;
+    store->src = staged;
+    b.ops.push_back(std::move(store));
   }
 
   ForOp &openLoop(Block &b, const std::string &hint, int64_t hi, llvm::SMLoc loc) {
@@ -423,12 +426,15 @@ bool transposeProducers(Kernel &kernel) {
   // produced as D directly: the nest disappears.
   llvm::DenseMap<Value *, TransposeNest> transposeNests;
   llvm::SmallVector<Op *, 4> deadOps; // erased after the walk over kernel.body
-  for (auto &op : kernel.body.ops)
-    if (auto nest = matchTransposeNest(*op))
-      if (!transposeNests.count(nest->source))
-        transposeNests[nest->source] = *nest;
-      else
-        transposeNests[nest->source].outer = nullptr; // read twice: leave it
+  for (auto &op : kernel.body.ops) {
+    auto nest = matchTransposeNest(*op);
+    if (!nest)
+      continue;
+    if (!transposeNests.count(nest->source))
+      transposeNests[nest->source] = *nest;
+    else
+      transposeNests[nest->source].outer = nullptr; // read twice: leave it
+  }
 
   bool changed = false;
   for (auto &op : kernel.body.ops) {

@@ -299,20 +299,16 @@ private:
   }
 
   // timing helpers
-  double readReady(const TileView &v, int unit) {
+  double readReady(const TileView &v, int unit) { return ready(v, unit, &RegionTracker::readReady); }
+  double writeReady(const TileView &v, int unit) { return ready(v, unit, &RegionTracker::writeReady); }
+  /// When `v`'s region (and every object aliasing it) is ready for `unit`
+  /// by the tracker query `query`.
+  double ready(const TileView &v, int unit, double (RegionTracker::*query)(const Rect &, int) const) {
     if (!v.isBuffer && !trackTensor[v.id])
       return 0;
-    double t = trackers[v.obj].readReady(v.rect, unit);
+    double t = (trackers[v.obj].*query)(v.rect, unit);
     for (uint32_t a : aliases[v.obj])
-      t = std::max(t, trackers[a].readReady(v.rect, unit));
-    return t;
-  }
-  double writeReady(const TileView &v, int unit) {
-    if (!v.isBuffer && !trackTensor[v.id])
-      return 0;
-    double t = trackers[v.obj].writeReady(v.rect, unit);
-    for (uint32_t a : aliases[v.obj])
-      t = std::max(t, trackers[a].writeReady(v.rect, unit));
+      t = std::max(t, (trackers[a].*query)(v.rect, unit));
     return t;
   }
   void schedule(const Instr &in, uint32_t id, int unit, unsigned nsrc, double busyNs, double latencyNs,
