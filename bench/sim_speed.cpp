@@ -60,7 +60,7 @@ bool compile(Compiled &c, const std::string &path, std::vector<Define> defines,
              const runtime::Target &target) {
   if (!driver::runFrontend(c.fe, path, defines, ""))
     return false;
-  c.kernel = driver::lowerToTileIR(c.fe, driver::tileGenOptionsFor(target));
+  c.kernel = driver::compileKernel(c.fe, driver::CompileOptions{}, target);
   if (!c.kernel)
     return false;
   auto prog = driver::emitProgram(*c.kernel, target);

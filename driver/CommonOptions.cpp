@@ -104,7 +104,7 @@ bool PipelineOptions::instrumentation(tessel::passes::InstrumentationOptions &ou
   return true;
 }
 
-bool PipelineOptions::blockOverrides(tessel::passes::BlockOverrides &out) const {
+bool PipelineOptions::blockOverrides(tessel::ir::BlockConfig &out) const {
   for (const std::string &item : block)
     if (llvm::Error err = tessel::passes::parseBlockSpec(item, out))
       return reportError(llvm::toString(std::move(err)));

@@ -115,8 +115,8 @@ struct PipelineOptions {
   bool pipelineGiven() const;
   /// The dump/verify/timing options; an unknown pass in --print-ir-* is an error.
   bool instrumentation(passes::InstrumentationOptions &out) const;
-  /// Parses --block (syntax only; see passes::validateBlockOverrides).
-  bool blockOverrides(passes::BlockOverrides &out) const;
+  /// Parses --block (syntax only; see passes::validateBlockConfig).
+  bool blockOverrides(ir::BlockConfig &out) const;
   /// --list-passes and --print-pipeline print to stdout; returns true when
   /// one was given (the command then exits with `status`).
   bool handleInfoFlags(int &status) const;

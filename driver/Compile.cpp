@@ -1,16 +1,102 @@
+//===- driver/Compile.cpp - The one compile path --------------------------===//
 #include "driver/Compile.h"
 #include "driver/TuneCache.h"
 
 #include "backend/Backend.h"
+#include "frontend/TileGen.h"
 #include "ir/Verifier.h"
-#include "passes/PassManager.h"
+#include "passes/BlockParams.h"
+#include "passes/analysis/BlockPlanner.h"
 
-#include "llvm/Support/Path.h"
-
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
 namespace tessel::driver {
+namespace {
+
+constexpr llvm::StringLiteral kPlannerStep = "select-blocks";
+
+/// TileGen's options for `target` (the straightforward form's transposed
+/// strip may take half of a partition's SBUF).
+TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
+  TileGenOptions options;
+  options.stripBudgetBytes = target.sbuf_bytes_per_partition / 2;
+  options.psumBytes = target.psum_bytes_per_partition;
+  return options;
+}
+
+/// TileGen with `blocks`, verified: a kernel TileGen builds wrong is a bug
+/// of tessel's, not the user's.
+std::unique_ptr<ir::Kernel> generateKernel(Frontend &fe, const ir::BlockConfig &blocks,
+                                           const runtime::Target &target,
+                                           DiagnosticEngine &diags) {
+  TileGenOptions options = tileGenOptionsFor(target);
+  options.blockM = blocks.lookup(ir::BlockConfig::kRowStrip);
+  options.blockN = blocks.lookup(ir::BlockConfig::kColumnBlock);
+  auto kernel = generateTileIR(*fe.kernel, options, diags);
+  if (!kernel)
+    return nullptr;
+  if (!ir::verifyKernel(*kernel, diags)) {
+    diags.error(llvm::SMLoc(), "internal error: TileGen produced invalid tile IR for kernel '" +
+                                   kernel->name + "' (please report this)");
+    return nullptr;
+  }
+  return kernel;
+}
+
+/// Runs `names` on `kernel` with `instrumentation` (dumps, --verify-each,
+/// --time-passes, -stats).
+bool runPasses(ir::Kernel &kernel, llvm::ArrayRef<std::string> names,
+               const runtime::Target &target, DiagnosticEngine &diags,
+               const passes::InstrumentationOptions &instrumentation) {
+  passes::PassManager pm(instrumentation);
+  for (const std::string &name : names)
+    pm.addPass(name); // the command line's names were checked against the registry
+  passes::PassContext ctx{target, diags};
+  bool ok = pm.run(kernel, ctx);
+  if (instrumentation.timePasses)
+    pm.printTimings(llvm::errs());
+  if (instrumentation.stats)
+    pm.statistics().print(llvm::errs());
+  return ok;
+}
+
+/// The columns the block `n` tiles: the result's, under any transposes.
+int64_t resultColumns(const ast::Kernel &kernel) {
+  const ast::Expr *e = kernel.returnStmt().value.get();
+  while (e->kind == ast::ExprKind::Transpose)
+    e = e->lhs.get();
+  return e->type.cols;
+}
+
+/// The planner's step: every candidate is built through `passes` up to
+/// `allocate` (which would place or spill it) and measured by the cost
+/// model; its trial builds report nothing.
+llvm::Expected<passes::analysis::BlockPlan> planBlocks(Frontend &fe,
+                                                       const ir::BlockConfig &given,
+                                                       llvm::ArrayRef<std::string> passes,
+                                                       const runtime::Target &target) {
+  auto allocate = llvm::find(passes, "allocate");
+  llvm::ArrayRef<std::string> upToAllocate(passes.begin(), allocate);
+  passes::InstrumentationOptions trial;
+  trial.verifyEach = false;
+  auto buildAndMeasure =
+      [&](const ir::BlockConfig &blocks) -> std::optional<passes::analysis::BuiltCandidate> {
+    DiagnosticEngine quiet = DiagnosticEngine::quiet(fe.sourceMgr);
+    auto kernel = buildKernel(fe, blocks, upToAllocate, target, quiet, trial);
+    if (!kernel)
+      return std::nullopt;
+    return passes::analysis::BuiltCandidate{kernel->blockParams,
+                                            passes::analysis::analyzeKernel(*kernel, target)};
+  };
+  return passes::analysis::planBlocks(
+      given, {resultRows(*fe.kernel), resultColumns(*fe.kernel)}, target, buildAndMeasure);
+}
+
+} // namespace
 
 bool loadSourceFile(llvm::SourceMgr &sm, const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
@@ -31,141 +117,137 @@ bool runFrontend(Frontend &fe, const std::string &path, const std::vector<Define
   fe.module = parseAndCheck(*fe.diags, defines);
   if (!fe.module || fe.diags->hadError())
     return false;
+  auto names = [&] {
+    return llvm::join(llvm::map_range(fe.module->kernels, [](const ast::Kernel &k) { return k.name; }),
+                      ", ");
+  };
   if (kernelName.empty()) {
     if (fe.module->kernels.size() != 1) {
-      std::string names;
-      for (const ast::Kernel &k : fe.module->kernels)
-        names += (names.empty() ? "" : ", ") + k.name;
       fe.diags->error(llvm::SMLoc(), "'" + path + "' holds " +
-                                         std::to_string(fe.module->kernels.size()) +
-                                         " kernels (" + names + "); choose one with -k KERNEL");
+                                         std::to_string(fe.module->kernels.size()) + " kernels (" +
+                                         names() + "); choose one with -k KERNEL");
       return false;
     }
     fe.kernel = &fe.module->kernels.front();
     return true;
   }
-  for (const ast::Kernel &k : fe.module->kernels)
-    if (k.name == kernelName)
-      fe.kernel = &k;
+  fe.kernel = fe.module->findKernel(kernelName);
   if (!fe.kernel) {
-    std::string names;
-    for (const ast::Kernel &k : fe.module->kernels)
-      names += (names.empty() ? "" : ", ") + k.name;
     fe.diags->error(llvm::SMLoc(), "no kernel named '" + kernelName + "' in '" + path +
-                                       "'; it defines: " + names);
+                                       "'; it defines: " + names());
     return false;
   }
   return true;
 }
 
-std::unique_ptr<ir::Kernel> lowerToTileIR(Frontend &fe, const TileGenOptions &options) {
-  auto kernel = generateTileIR(*fe.kernel, options, *fe.diags);
+bool resolveCompileOptions(Frontend &fe, const PipelineOptions &options,
+                           const runtime::Target &target, CompileOptions &out) {
+  if (!options.resolvePasses(out.passes) || !options.instrumentation(out.instrumentation) ||
+      !options.blockOverrides(out.blocks))
+    return false;
+  return !options.tuned || tunedBlockOverrides(fe, options, target, out.blocks);
+}
+
+std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &options,
+                                          const runtime::Target &target) {
+  DiagnosticEngine &diags = *fe.diags;
+  auto fail = [&](const llvm::Twine &message) -> std::unique_ptr<ir::Kernel> {
+    diags.error(fe.kernel->loc, message);
+    return nullptr;
+  };
+
+  // 1. The blocks given, checked once against the kernel and the target.
+  if (llvm::Error err = passes::validateBlockConfig(options.blocks, tileGenBlockParams(),
+                                                    resultRows(*fe.kernel), target))
+    return fail(llvm::toString(std::move(err)));
+
+  // 2. The passes; a leading select-blocks is the planner's step, taken here.
+  llvm::ArrayRef<std::string> passes = options.passes;
+  bool plan = !passes.empty() && passes.front() == kPlannerStep;
+  if (plan)
+    passes = passes.drop_front();
+  if (llvm::is_contained(passes, kPlannerStep))
+    return fail("select-blocks chooses the blocks TileGen builds the kernel with, so it comes "
+                "before every other pass: list it first (e.g. "
+                "--passes=select-blocks,implicit-transpose,fuse)");
+
+  // 3. The other blocks: planned from the cost model, or TileGen's defaults.
+  ir::BlockConfig blocks = options.blocks;
+  std::vector<std::string> notes;
+  if (plan) {
+    auto planned = planBlocks(fe, blocks, passes, target);
+    if (!planned)
+      return fail("select-blocks: kernel @" + fe.kernel->name + " on target '" + target.name +
+                  "': " + llvm::toString(planned.takeError()));
+    blocks = planned->blocks;
+    notes = std::move(planned->notes);
+  }
+
+  // 4. TileGen with those blocks, then the passes.
+  auto kernel = generateKernel(fe, blocks, target, diags);
   if (!kernel)
     return nullptr;
-  if (!ir::verifyKernel(*kernel, *fe.diags)) {
-    fe.diags->error(llvm::SMLoc(), "internal error: TileGen produced invalid tile IR for kernel '" +
-                                       kernel->name + "' (please report this)");
+  kernel->notes = std::move(notes);
+  if (!runPasses(*kernel, passes, target, diags, options.instrumentation))
     return nullptr;
-  }
   return kernel;
 }
 
-TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
-  TileGenOptions options;
-  options.stripBudgetBytes = target.sbuf_bytes_per_partition / 2;
-  options.psumBytes = target.psum_bytes_per_partition;
-  return options;
+std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blocks,
+                                        llvm::ArrayRef<std::string> passes,
+                                        const runtime::Target &target, DiagnosticEngine &diags,
+                                        const passes::InstrumentationOptions &instrumentation) {
+  auto kernel = generateKernel(fe, blocks, target, diags);
+  if (!kernel || !runPasses(*kernel, passes, target, diags, instrumentation))
+    return nullptr;
+  return kernel;
 }
 
-bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
-                 const runtime::Target &target, DiagnosticEngine &diags,
-                 llvm::StringRef dumpSubdir, const passes::BlockOverrides *blocks,
-                 passes::RetileFn retile) {
-  std::vector<std::string> names;
-  passes::InstrumentationOptions instr;
-  passes::BlockOverrides overrides;
-  if (!options.resolvePasses(names) || !options.instrumentation(instr) ||
-      !options.blockOverrides(overrides))
-    return false;
-  if (blocks) {
-    overrides = *blocks;
-  } else if (options.tuned) {
-    diags.error(kernel.loc, "--tuned needs the kernel's .tsl source (tessel compile or tessel "
-                            "run): tile IR has no tuning of its own");
-    return false;
-  }
-  if (!overrides.empty()) {
-    if (llvm::Error err = passes::validateBlockOverrides(overrides, kernel.blockParams,
-                                                        /*rows=*/0, target)) {
-      diags.error(kernel.loc, llvm::toString(std::move(err)));
-      return false;
-    }
-  }
-  if (!instr.dumpDir.empty() && !dumpSubdir.empty()) {
-    llvm::SmallString<128> dir(instr.dumpDir);
-    llvm::sys::path::append(dir, dumpSubdir);
-    instr.dumpDir = std::string(dir);
-  }
-  bool timings = instr.timePasses, stats = instr.stats;
-  passes::PassManager pm(instr);
-  for (const std::string &name : names)
-    pm.addPass(name); // resolvePasses checked every name
-  passes::PassContext ctx{target, diags, overrides, names, std::move(retile)};
-  bool ok = pm.run(kernel, ctx);
-  if (timings)
-    pm.printTimings(llvm::errs());
-  if (stats)
-    pm.statistics().print(llvm::errs());
-  return ok;
-}
-
-int64_t stripRows(const ast::Kernel &kernel) {
+int64_t resultRows(const ast::Kernel &kernel) {
   const ast::Expr *e = kernel.returnStmt().value.get();
   while (e->kind == ast::ExprKind::Transpose)
     e = e->lhs.get();
   return e->type.rows;
 }
 
-std::unique_ptr<ir::Kernel> compileToTileIR(Frontend &fe, const PipelineOptions &options,
-                                            const runtime::Target &target) {
-  passes::BlockOverrides overrides;
-  if (!options.blockOverrides(overrides))
-    return nullptr;
-  if (options.tuned && !tunedBlockOverrides(fe, options, target, overrides))
-    return nullptr;
-  TileGenOptions tg = tileGenOptionsFor(target);
-  auto kernel = lowerToTileIR(fe, tg);
-  if (!kernel)
-    return nullptr;
-  if (!overrides.empty()) {
-    // The kernel's own parameters name what may be overridden.
-    if (llvm::Error err = passes::validateBlockOverrides(overrides, kernel->blockParams,
-                                                        stripRows(*fe.kernel), target)) {
-      fe.diags->error(fe.kernel->loc, llvm::toString(std::move(err)));
-      return nullptr;
-    }
-    if (overrides.count("m"))
-      tg.blockM = overrides["m"];
-    if (overrides.count("n"))
-      tg.blockN = overrides["n"];
-    kernel = lowerToTileIR(fe, tg);
-    if (!kernel)
-      return nullptr;
+ir::BlockConfig tileGenBlockParams() {
+  return {{ir::BlockConfig::kRowStrip.str(), 0}, {ir::BlockConfig::kColumnBlock.str(), 0}};
+}
+
+bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
+                 const runtime::Target &target, DiagnosticEngine &diags,
+                 llvm::StringRef dumpSubdir) {
+  std::vector<std::string> names;
+  passes::InstrumentationOptions instr;
+  ir::BlockConfig given;
+  if (!options.resolvePasses(names) || !options.instrumentation(instr) ||
+      !options.blockOverrides(given))
+    return false;
+  if (options.tuned) {
+    diags.error(kernel.loc, "--tuned needs the kernel's .tsl source (tessel compile or tessel "
+                            "run): tile IR has no tuning of its own");
+    return false;
   }
-  // select-blocks re-tiles from the source; its trial builds report nothing.
-  passes::RetileFn retile = [&fe, tg](const std::map<std::string, int64_t> &blocks) {
-    TileGenOptions options = tg;
-    if (auto m = blocks.find("m"); m != blocks.end())
-      options.blockM = m->second;
-    if (auto n = blocks.find("n"); n != blocks.end())
-      options.blockN = n->second;
-    DiagnosticEngine quiet = DiagnosticEngine::quiet(fe.sourceMgr);
-    auto kernel = generateTileIR(*fe.kernel, options, quiet);
-    return kernel && ir::verifyKernel(*kernel, quiet) ? std::move(kernel) : nullptr;
-  };
-  if (!runPipeline(*kernel, options, target, *fe.diags, "", &overrides, std::move(retile)))
-    return nullptr;
-  return kernel;
+  if (llvm::Error err =
+          passes::validateBlockConfig(given, kernel.blockParams, /*rows=*/0, target)) {
+    diags.error(kernel.loc, llvm::toString(std::move(err)));
+    return false;
+  }
+  for (const auto &[name, value] : given)
+    if (kernel.blockParams.lookup(name) != value) {
+      diags.error(kernel.loc, "--block " + name + "=" + std::to_string(value) +
+                                  ": tile IR cannot be re-tiled (kernel @" + kernel.name +
+                                  "'s loop nests are built for " + kernel.blockParams.str() +
+                                  "); give --block to tessel compile or tessel run with the "
+                                  "kernel's .tsl source");
+      return false;
+    }
+  if (!instr.dumpDir.empty() && !dumpSubdir.empty()) {
+    llvm::SmallString<128> dir(instr.dumpDir);
+    llvm::sys::path::append(dir, dumpSubdir);
+    instr.dumpDir = std::string(dir);
+  }
+  return runPasses(kernel, names, target, diags, instr);
 }
 
 llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target) {

@@ -1,20 +1,37 @@
-//===- driver/Compile.h - The compile pipeline shared by commands -*- C++ -*-===//
+//===- driver/Compile.h - The one compile path -------------------*- C++ -*-===//
+//
+// Every command that compiles (`compile`, `run`, `tune`, the benches) goes
+// through compileKernel (driver/Compile.cpp reads top to bottom):
+//
+//   source --runFrontend--> AST --choose blocks--> TileGen --> passes --> kernel
+//                                                         emitProgram --> program
+//
+// The blocks are the ones given (--block, --tuned, a tuner configuration);
+// when the pipeline starts with `select-blocks`, the block planner
+// (passes/analysis/BlockPlanner.h) chooses the others, building each
+// candidate with buildKernel -- the same step the tuner measures with.
+// `tessel opt` has no source: it runs the passes on tile IR (runPipeline).
+//
+//===----------------------------------------------------------------------===//
 #ifndef TESSEL_DRIVER_COMPILE_H
 #define TESSEL_DRIVER_COMPILE_H
 
 #include "driver/CommonOptions.h"
 #include "frontend/AST.h"
 #include "frontend/Frontend.h"
-#include "frontend/TileGen.h"
+#include "ir/BlockConfig.h"
 #include "ir/Diagnostics.h"
 #include "ir/Kernel.h"
-#include "passes/Pass.h"
+#include "passes/PassManager.h"
+#include "passes/analysis/KernelCost.h"
 #include "runtime/Program.h"
 #include "runtime/Target.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,37 +54,50 @@ struct Frontend {
 bool runFrontend(Frontend &fe, const std::string &path, const std::vector<Define> &defines,
                  const std::string &kernelName);
 
-/// TileGen plus verification of its output. Returns null after reporting.
-std::unique_ptr<ir::Kernel> lowerToTileIR(Frontend &fe, const TileGenOptions &options);
+/// How a kernel is compiled.
+struct CompileOptions {
+  /// The passes in order; a leading `select-blocks` plans the blocks.
+  std::vector<std::string> passes;
+  /// The blocks given (--block, --tuned, a tuner configuration); the others
+  /// are planned or TileGen's defaults.
+  ir::BlockConfig blocks;
+  passes::InstrumentationOptions instrumentation;
+};
 
-/// TileGen options derived from the target (the straightforward form's
-/// transposed strip may take half of a partition's SBUF).
-TileGenOptions tileGenOptionsFor(const runtime::Target &target);
+/// The command line's compile options: the passes (-O, --pipeline,
+/// --passes), the instrumentation, and the blocks of --block or, under
+/// --tuned, the tune cache's. Returns false after reporting.
+bool resolveCompileOptions(Frontend &fe, const PipelineOptions &options,
+                           const runtime::Target &target, CompileOptions &out);
 
-/// Runs the passes `options` selects (-O, --pipeline, --passes) on `kernel`
-/// with its dumps, --verify-each, --time-passes and -stats; --block values
-/// reach the passes through PassContext::blockOverrides (their names checked
-/// against the kernel's block parameters). `dumpSubdir` (for modules of
-/// several kernels) is appended to --dump-dir. `blocks`, when given, are the
-/// block parameters compileToTileIR resolved (--block or --tuned) and replace
-/// --block. `retile` (when the kernel came from source) lets select-blocks
-/// build the kernel again with other blocks. Returns false after reporting.
-bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
-                 const runtime::Target &target, DiagnosticEngine &diags,
-                 llvm::StringRef dumpSubdir = "",
-                 const passes::BlockOverrides *blocks = nullptr,
-                 passes::RetileFn retile = nullptr);
+/// Source to optimized tile IR: check the given blocks, plan the others
+/// (when the passes start with select-blocks), TileGen, the passes.
+/// Returns null after reporting through fe.diags.
+std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &options,
+                                          const runtime::Target &target);
+
+/// The step the planner and the tuner share: TileGen with `blocks` (unset
+/// ones at their defaults), verified, then `passes` (which must not include
+/// select-blocks). Returns null after reporting through `diags`.
+std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blocks,
+                                        llvm::ArrayRef<std::string> passes,
+                                        const runtime::Target &target, DiagnosticEngine &diags,
+                                        const passes::InstrumentationOptions &instrumentation = {});
 
 /// Rows of the kernel's row strip: the result's rows, under any transposes
-/// of the returned expression (TileGen's block `m` tiles them).
-int64_t stripRows(const ast::Kernel &kernel);
+/// of the returned expression (the block `m` tiles them).
+int64_t resultRows(const ast::Kernel &kernel);
 
-/// lowerToTileIR with the --block overrides (or under --tuned, the block
-/// parameters `tessel tune` cached) applied (checked against the kernel's
-/// block parameters, its rows and the target), then runPipeline.
-/// Returns null after reporting.
-std::unique_ptr<ir::Kernel> compileToTileIR(Frontend &fe, const PipelineOptions &options,
-                                            const runtime::Target &target);
+/// The block parameters TileGen builds every kernel with.
+ir::BlockConfig tileGenBlockParams();
+
+/// Runs `passes` on a kernel read from tile IR (`tessel opt`). Blocks given
+/// on the command line must be the kernel's own: tile IR cannot be re-tiled.
+/// `dumpSubdir` (for modules of several kernels) is appended to --dump-dir.
+/// Returns false after reporting.
+bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
+                 const runtime::Target &target, DiagnosticEngine &diags,
+                 llvm::StringRef dumpSubdir = "");
 
 /// The backend: addresses for on-chip buffers the pipeline did not place
 /// (all of them at -O0), then the simulator program.

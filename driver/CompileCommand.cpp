@@ -71,7 +71,10 @@ int runCompileCommand(int argc, char **argv) {
       llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(target.takeError()) << "\n";
       return 1;
     }
-    auto kernel = compileToTileIR(fe, pipeline, *target);
+    CompileOptions options;
+    if (!resolveCompileOptions(fe, pipeline, *target, options))
+      return 1;
+    auto kernel = compileKernel(fe, options, *target);
     if (!kernel)
       return 1;
     if (emit == EmitKind::TIR) {

@@ -207,10 +207,12 @@ int runRunCommand(int argc, char **argv) {
   auto compileSource = [&]() -> std::unique_ptr<ir::Kernel> {
     std::vector<Define> defines;
     Target &target = compileTarget;
+    CompileOptions options;
     if (!source.collectDefines(defines) || !runFrontend(fe, input, defines, source.kernel) ||
-        !loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), target))
+        !loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), target) ||
+        !resolveCompileOptions(fe, pipeline, target, options))
       return nullptr;
-    return compileToTileIR(fe, pipeline, target);
+    return compileKernel(fe, options, target);
   };
   std::unique_ptr<ir::Kernel> kernel;
   if (isSource) {

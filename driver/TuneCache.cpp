@@ -236,7 +236,7 @@ std::string defaultTuneCachePath() {
 }
 
 bool tunedBlockOverrides(Frontend &fe, const PipelineOptions &options,
-                         const runtime::Target &target, passes::BlockOverrides &out) {
+                         const runtime::Target &target, ir::BlockConfig &out) {
   auto fail = [&](const llvm::Twine &msg) {
     fe.diags->error(fe.kernel->loc, msg);
     return false;

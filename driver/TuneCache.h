@@ -79,7 +79,7 @@ std::string defaultTuneCachePath();
 /// --tune-cache or the default cache. Reports a clear error (--block given
 /// too, no tuning yet, an unfinished one) and returns false.
 bool tunedBlockOverrides(Frontend &fe, const PipelineOptions &options,
-                         const runtime::Target &target, passes::BlockOverrides &out);
+                         const runtime::Target &target, ir::BlockConfig &out);
 
 } // namespace tessel::driver
 

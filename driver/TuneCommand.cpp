@@ -249,12 +249,8 @@ bool prepareSubject(TuneSubject &s, const std::string &input, const SourceOption
   s.job.sourceText =
       s.fe.sourceMgr.getMemoryBuffer(s.fe.sourceMgr.getMainFileID())->getBuffer().str();
   s.job.kernelName = s.fe.kernel->name;
-  // The default lowering names the block parameters.
-  auto kernel = lowerToTileIR(s.fe, tileGenOptionsFor(s.job.target));
-  if (!kernel)
-    return false;
-  s.job.blockParams = kernel->blockParams;
-  s.bounds = spaceBoundsOf(*s.fe.kernel, kernel->blockParams);
+  s.job.blockParams = tileGenBlockParams();
+  s.bounds = spaceBoundsOf(*s.fe.kernel, s.job.blockParams);
   return true;
 }
 

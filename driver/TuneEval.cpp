@@ -38,35 +38,19 @@ CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config) {
   if (!fe.module || fe.diags->hadError() || !(fe.kernel = fe.module->findKernel(job.kernelName)))
     return reject("the source no longer compiles");
 
-  if (llvm::Error err = passes::validateBlockOverrides(config, job.blockParams,
-                                                      stripRows(*fe.kernel), job.target))
-    return reject(llvm::toString(std::move(err)));
-  TileGenOptions tg = tileGenOptionsFor(job.target);
-  if (config.count("m"))
-    tg.blockM = config.at("m");
-  if (config.count("n"))
-    tg.blockN = config.at("n");
-  std::unique_ptr<ir::Kernel> kernel = lowerToTileIR(fe, tg);
+  CompileOptions options;
+  options.passes = job.passes;
+  options.blocks = config;
+  options.instrumentation.verifyEach = job.verifyEach;
+  std::unique_ptr<ir::Kernel> kernel = compileKernel(fe, options, job.target);
   if (!kernel)
     return reject("");
-  // TileGen shrinks a block that cannot fit (a row strip over the SBUF
-  // budget): that kernel is another configuration's, not this one.
-  for (const auto &[name, value] : config) {
-    auto used = kernel->blockParams.find(name);
-    if (used != kernel->blockParams.end() && used->second != value)
-      return reject(llvm::formatv("the compiler shrank {0}={1} to {0}={2} (the transposed row "
-                                  "strip does not fit its SBUF budget): the {0}={2} configuration",
-                                  name, value, used->second));
-  }
-
-  passes::InstrumentationOptions instrumentation;
-  instrumentation.verifyEach = job.verifyEach;
-  passes::PassManager pm(instrumentation);
-  for (const std::string &name : job.passes)
-    pm.addPass(name);
-  passes::PassContext ctx{job.target, *fe.diags, config};
-  if (!pm.run(*kernel, ctx))
-    return reject("");
+  // A block the kernel was not built with is another configuration's.
+  for (const auto &[name, value] : config)
+    if (std::optional<int64_t> used = kernel->blockParams.get(name); used && *used != value)
+      return reject(llvm::formatv("the compiler built {0}={1} as {0}={2}: the {0}={2} "
+                                  "configuration",
+                                  name, value, *used));
   llvm::Expected<runtime::Program> program = emitProgram(*kernel, job.target);
   if (!program)
     return reject(llvm::toString(program.takeError()));

@@ -31,7 +31,7 @@ std::map<BlockConfig, std::vector<const ConfigResult *>> lines(const TuneReport 
   std::string x = xParam(report);
   std::map<BlockConfig, std::vector<const ConfigResult *>> out;
   for (const ConfigResult &r : report.results) {
-    if (!r.sim || !r.block.count(x))
+    if (!r.sim || !r.block.has(x))
       continue;
     BlockConfig rest = r.block;
     rest.erase(x);
@@ -39,7 +39,7 @@ std::map<BlockConfig, std::vector<const ConfigResult *>> lines(const TuneReport 
   }
   for (auto &kv : out)
     std::sort(kv.second.begin(), kv.second.end(), [&](const ConfigResult *a, const ConfigResult *b) {
-      return a->block.at(x) < b->block.at(x);
+      return a->block.lookup(x) < b->block.lookup(x);
     });
   return out;
 }
@@ -64,14 +64,14 @@ llvm::Expected<std::string> plotData(const TuneReport &report) {
   for (const auto &[rest, points] : byLine) {
     os << "# " << (rest.empty() ? "all" : formatBlock(rest)) << "\n";
     for (const ConfigResult *r : points)
-      os << r->block.at(x) << " " << llvm::formatv("{0}", r->sim->latencyUs) << "\n";
+      os << r->block.lookup(x) << " " << llvm::formatv("{0}", r->sim->latencyUs) << "\n";
     os << "\n\n";
   }
   os << "# spilling configurations\n";
   for (const auto &kv : byLine)
     for (const ConfigResult *r : kv.second)
       if (r->sim->spillBytes > 0)
-        os << r->block.at(x) << " " << llvm::formatv("{0}", r->sim->latencyUs) << "\n";
+        os << r->block.lookup(x) << " " << llvm::formatv("{0}", r->sim->latencyUs) << "\n";
   return os.str();
 }
 
@@ -83,7 +83,7 @@ std::string plotScript(const TuneReport &report, llvm::StringRef dataPath,
   bool spills = false;
   for (const auto &kv : byLine)
     for (const ConfigResult *r : kv.second) {
-      xs.insert(r->block.at(x));
+      xs.insert(r->block.lookup(x));
       spills |= r->sim->spillBytes > 0;
     }
   std::string tics;

@@ -146,8 +146,8 @@ void printReportCSV(const TuneReport &report, llvm::raw_ostream &os) {
         "reason\n";
   for (const ConfigResult &r : report.results) {
     for (const std::string &p : report.params) {
-      auto it = r.block.find(p);
-      os << (it == r.block.end() ? "" : std::to_string(it->second)) << ",";
+      std::optional<int64_t> v = r.block.get(p);
+      os << (v ? std::to_string(*v) : "") << ",";
     }
     os << statusName(r.status) << ",";
     if (r.sim)

@@ -67,7 +67,7 @@ llvm::Expected<BlockConfig> blockFromJSON(const json::Value *value) {
     auto v = kv.second.getAsInteger();
     if (!v || *v <= 0)
       return malformed("block parameter '" + kv.first.str() + "' is not a positive integer");
-    block[kv.first.str()] = *v;
+    block.set(kv.first.str(), *v);
   }
   return block;
 }

@@ -53,7 +53,7 @@ SpaceBounds spaceBoundsOf(const ast::Kernel &kernel, const BlockConfig &params) 
   SpaceBounds bounds;
   for (const auto &kv : params)
     bounds.names.push_back(kv.first);
-  bounds.rows = stripRows(kernel);
+  bounds.rows = resultRows(kernel);
   bounds.cols = resultCols(kernel);
   return bounds;
 }
@@ -144,7 +144,7 @@ std::vector<BlockConfig> enumerateSpace(const SpaceBounds &bounds,
     for (const BlockConfig &partial : space)
       for (int64_t v : values) {
         BlockConfig c = partial;
-        c[name] = v;
+        c.set(name, v);
         next.push_back(std::move(c));
       }
     space = std::move(next);

@@ -24,7 +24,7 @@
 namespace tessel::driver {
 
 /// One point of the space: a value for every block parameter.
-using BlockConfig = passes::BlockOverrides;
+using ir::BlockConfig;
 
 /// "m=512,n=256" (names in order): the --block spelling of `config`.
 std::string formatBlock(const BlockConfig &config);

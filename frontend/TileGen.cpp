@@ -279,7 +279,7 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
     return;
   }
   // Record the row block actually used (it may have been halved to fit).
-  kernel->blockParams["m"] = std::min(kernel->blockParams["m"], bm);
+  kernel->blockParams.set("m", std::min(kernel->blockParams.lookup("m"), bm));
   int64_t fullRows = M / bm * bm;
   if (fullRows > 0)
     lowerMatMulBlocks(e, a, b, c, 0, fullRows, bm);
@@ -545,8 +545,8 @@ std::unique_ptr<Kernel> TileGen::run() {
 
   blockM = opts.blockM ? opts.blockM : 512;
   blockN = opts.blockN ? opts.blockN : kMovingTile;
-  kernel->blockParams["m"] = std::min(blockM, roundUp(strip->type.rows, kTile));
-  kernel->blockParams["n"] = std::min(blockN, kMovingTile);
+  kernel->blockParams.set("m", std::min(blockM, roundUp(strip->type.rows, kTile)));
+  kernel->blockParams.set("n", std::min(blockN, kMovingTile));
 
   // 3. Statements in order; the return writes the output argument.
   cur = &kernel->body;

@@ -16,6 +16,7 @@
 #ifndef TESSEL_IR_KERNEL_H
 #define TESSEL_IR_KERNEL_H
 
+#include "ir/BlockConfig.h"
 #include "ir/IndexExpr.h"
 #include "ir/Types.h"
 
@@ -213,9 +214,9 @@ public:
   std::string name;
   llvm::SMLoc loc;
   std::vector<Value *> args; // inputs then outputs (role says which)
-  /// Tiling parameters (`block = {m = 512, n = 512}`), set by TileGen or
-  /// select-blocks, overridable with --block.
-  std::map<std::string, int64_t> blockParams;
+  /// Tiling parameters (`block = {m = 512, n = 512}`): those TileGen built
+  /// the kernel with, plus any a pass adds.
+  BlockConfig blockParams;
   /// What passes recorded for the reader ("[select-blocks] m = 1024: ..."):
   /// printed as `// [pass] text` lines above the kernel, kept by the parser.
   std::vector<std::string> notes;

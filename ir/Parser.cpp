@@ -450,7 +450,7 @@ private:
               !expect(Tok::Equal, "=", "after block parameter name") ||
               !parseInt(value, "integer block parameter value"))
             return false;
-          if (!k->blockParams.emplace(param, value).second)
+          if (!k->blockParams.insert(param, value))
             return error(ploc, "duplicate block parameter '" + param + "'");
           if (!tok.is(Tok::Comma))
             break;

@@ -251,9 +251,9 @@ void AllocatePass::reportOverflow(Kernel &kernel, const std::vector<Item> &items
                    [](const Item *a, const Item *b) { return a->range.bytes > b->range.bytes; });
   llvm::StringRef spaceName = memSpaceName(space);
   std::string hint = "use smaller tiles";
-  auto m = kernel.blockParams.find("m");
-  if (m != kernel.blockParams.end() && m->second > kPartitions)
-    hint = llvm::formatv("use a smaller row block, e.g. --block m={0}", m->second / 2).str();
+  int64_t m = kernel.blockParams.lookup(BlockConfig::kRowStrip);
+  if (m > kPartitions)
+    hint = llvm::formatv("use a smaller row block, e.g. --block m={0}", m / 2).str();
   std::string what =
       worstBytes > capacity
           ? llvm::formatv("the {0} {1} buffers live here need {2} bytes per partition", live.size(),

@@ -11,16 +11,13 @@ llvm::Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
 }
 
-std::string knownNames(const BlockOverrides &known) {
-  std::string s;
-  for (const auto &kv : known)
-    s += (s.empty() ? "" : ", ") + kv.first;
-  return s.empty() ? "(none)" : s;
+std::string knownNames(const ir::BlockConfig &known) {
+  return known.empty() ? "(none)" : known.names();
 }
 
 } // namespace
 
-llvm::Error parseBlockSpec(llvm::StringRef spec, BlockOverrides &out) {
+llvm::Error parseBlockSpec(llvm::StringRef spec, ir::BlockConfig &out) {
   llvm::SmallVector<llvm::StringRef, 4> items;
   spec.split(items, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef item : items) {
@@ -31,18 +28,17 @@ llvm::Error parseBlockSpec(llvm::StringRef spec, BlockOverrides &out) {
     if (name.empty() || value.empty() || value.getAsInteger(10, v))
       return fail("malformed --block '" + item.trim() +
                   "': expected NAME=INT, e.g. --block m=512,n=512");
-    if (out.count(name.str()))
+    if (!out.insert(name, v))
       return fail("--block gives '" + name + "' twice");
-    out[name.str()] = v;
   }
   return llvm::Error::success();
 }
 
-llvm::Error validateBlockOverrides(const BlockOverrides &overrides, const BlockOverrides &known,
-                                   int64_t rows, const runtime::Target &target) {
+llvm::Error validateBlockConfig(const ir::BlockConfig &given, const ir::BlockConfig &known,
+                                int64_t rows, const runtime::Target &target) {
   const int64_t tile = ir::kPartitions;
-  for (const auto &[name, value] : overrides) {
-    if (!known.count(name))
+  for (const auto &[name, value] : given) {
+    if (!known.has(name))
       return fail("unknown block parameter '" + name + "'; this kernel's block parameters are: " +
                   knownNames(known));
     if (value <= 0 || value % tile != 0)

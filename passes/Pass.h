@@ -17,29 +17,16 @@
 
 #include "llvm/ADT/StringRef.h"
 
-#include <functional>
-#include <map>
 #include <memory>
-#include <string>
-#include <vector>
 
 namespace tessel::passes {
 
-/// Builds the kernel's straightforward form again with these block
-/// parameters (the others at their defaults); null after a (quiet) failure.
-using RetileFn =
-    std::function<std::unique_ptr<ir::Kernel>(const std::map<std::string, int64_t> &blocks)>;
-
-/// What every pass may read: the target description, the user's block
-/// overrides (--block m=512,n=1024), the passes of this run in order, and --
-/// when the kernel came from source rather than IR text -- a way to re-tile
-/// it (select-blocks).
+/// What every pass may read: the target description and where to report.
+/// The block sizes are decided before the kernel is built (the block
+/// planner, driver/Compile.h) and are the kernel's `blockParams`.
 struct PassContext {
   const runtime::Target &target;
   DiagnosticEngine &diags;
-  std::map<std::string, int64_t> blockOverrides;
-  std::vector<std::string> pipeline = {};
-  RetileFn retile = nullptr;
 };
 
 enum class PassResult { Unchanged, Changed, Failed };

@@ -49,9 +49,10 @@ public:
 
   /// TileGen with row block `blockM` (0: TileGen's choice).
   std::unique_ptr<ir::Kernel> tileIR(int64_t blockM, const runtime::Target &target) {
-    TileGenOptions options = driver::tileGenOptionsFor(target);
-    options.blockM = blockM;
-    return driver::lowerToTileIR(fe, options);
+    ir::BlockConfig blocks;
+    if (blockM)
+      blocks.set(ir::BlockConfig::kRowStrip, blockM);
+    return driver::buildKernel(fe, blocks, {}, target, *fe.diags);
   }
 
   /// Runs `passes` in order; false (with a test failure) if one fails.
@@ -62,7 +63,7 @@ public:
         ADD_FAILURE() << "unknown pass " << name;
         return false;
       }
-    passes::PassContext ctx{target, *fe.diags, {}};
+    passes::PassContext ctx{target, *fe.diags};
     bool passed = pm.run(kernel, ctx);
     EXPECT_TRUE(passed) << "the pipeline failed on @" << kernel.name;
     return passed;

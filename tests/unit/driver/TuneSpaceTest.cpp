@@ -23,7 +23,7 @@ SpaceBounds bounds(int64_t rows, int64_t cols) {
 std::vector<int64_t> valuesOf(const std::vector<BlockConfig> &space, const std::string &name) {
   std::set<int64_t> values;
   for (const BlockConfig &c : space)
-    values.insert(c.at(name));
+    values.insert(c.lookup(name));
   return {values.begin(), values.end()};
 }
 

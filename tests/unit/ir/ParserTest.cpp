@@ -82,7 +82,7 @@ TEST(Parser, RecordsLocationsAndStructure) {
   EXPECT_EQ(k.name, "mm");
   ASSERT_EQ(k.args.size(), 3u);
   EXPECT_EQ(k.args[2]->role, TensorRole::Output);
-  EXPECT_EQ(k.blockParams.at("m"), 512);
+  EXPECT_EQ(k.blockParams.lookup("m"), 512);
   unsigned ops = 0;
   walk(k.body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
     ++ops;

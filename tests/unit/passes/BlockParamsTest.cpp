@@ -8,18 +8,18 @@ using namespace tessel::passes;
 namespace {
 std::string errorOf(llvm::Error err) { return err ? llvm::toString(std::move(err)) : ""; }
 
-std::string check(const BlockOverrides &o, int64_t rows = 2048) {
-  BlockOverrides known{{"m", 512}, {"n", 512}};
-  return errorOf(validateBlockOverrides(o, known, rows, tessel::runtime::trn1Target()));
+std::string check(const tessel::ir::BlockConfig &o, int64_t rows = 2048) {
+  tessel::ir::BlockConfig known{{"m", 512}, {"n", 512}};
+  return errorOf(validateBlockConfig(o, known, rows, tessel::runtime::trn1Target()));
 }
 } // namespace
 
 TEST(BlockParams, ParsesNameValueLists) {
-  BlockOverrides o;
+  tessel::ir::BlockConfig o;
   EXPECT_EQ(errorOf(parseBlockSpec("m=1024, n=256", o)), "");
-  EXPECT_EQ(o, (BlockOverrides{{"m", 1024}, {"n", 256}}));
+  EXPECT_EQ(o, (tessel::ir::BlockConfig{{"m", 1024}, {"n", 256}}));
   EXPECT_NE(errorOf(parseBlockSpec("m=1", o)).find("'m' twice"), std::string::npos);
-  BlockOverrides p;
+  tessel::ir::BlockConfig p;
   EXPECT_NE(errorOf(parseBlockSpec("m", p)).find("malformed --block 'm'"), std::string::npos);
   EXPECT_NE(errorOf(parseBlockSpec("m=abc", p)).find("expected NAME=INT"), std::string::npos);
   EXPECT_NE(errorOf(parseBlockSpec("=5", p)).find("malformed"), std::string::npos);

@@ -154,7 +154,7 @@ kernel @odd(%A: hbm<bf16, [M:128, K:100]>) -> (%C: hbm<bf16, [M:128, K:100]>) {
   EXPECT_EQ(analyzeKernel(kernel, target).sbufPeakBytesPerPartition, 400);
   passes::PassManager pm;
   ASSERT_TRUE(pm.addPass("allocate"));
-  passes::PassContext ctx{target, p.diags, {}};
+  passes::PassContext ctx{target, p.diags};
   ASSERT_TRUE(pm.run(kernel, ctx));
   EXPECT_EQ(analyzeKernel(kernel, target).sbufPeakBytesPerPartition, 456);
 }

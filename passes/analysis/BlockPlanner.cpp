@@ -1,0 +1,172 @@
+//===- passes/analysis/BlockPlanner.cpp - Block sizes from the cost model -===//
+#include "passes/analysis/BlockPlanner.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tessel::passes::analysis {
+namespace {
+
+using ir::BlockConfig;
+
+/// SBUF kept free by the choice: a policy, not a hardware figure -- room for
+/// the allocator's alignment, so a chosen block never spills. Small, because
+/// `allocate` places exactly the liveness peak on every compiled kernel the
+/// agreement tests cover (tests/unit/analysis); only hand-written IR with
+/// odd-sized buffers fragments.
+constexpr double kSbufHeadroom = 0.02;
+
+std::string kib(int64_t bytes) { return llvm::formatv("{0:f1} KiB", bytes / 1024.0).str(); }
+
+/// tile, 2*tile, 4*tile, ... up to `limit` rounded up to the tile (which is
+/// included), at most `cap`.
+std::vector<int64_t> powerOfTwoTiles(int64_t limit, int64_t cap, int64_t tile) {
+  int64_t top = std::min(cap, int64_t(llvm::alignTo(std::max<int64_t>(limit, 1), tile)));
+  std::vector<int64_t> values;
+  for (int64_t v = tile; v < top; v *= 2)
+    values.push_back(v);
+  values.push_back(top);
+  return values;
+}
+
+struct Candidate {
+  BuiltCandidate built;
+  bool fits = false;
+};
+
+/// Builds each configuration once: a request whose defaults TileGen filled
+/// in is found again under the blocks it was built with.
+class CandidateCache {
+public:
+  CandidateCache(BuildAndMeasureFn build, const runtime::Target &t)
+      : build(build), target(t), sbufLimit(plannerSbufLimit(t)) {}
+
+  const Candidate *get(const BlockConfig &blocks) {
+    if (auto it = cache.find(blocks); it != cache.end())
+      return it->second ? &*it->second : nullptr;
+    std::optional<Candidate> c;
+    if (std::optional<BuiltCandidate> built = build(blocks)) {
+      c = Candidate{std::move(*built), false};
+      c->fits = c->built.cost.sbufPeakBytesPerPartition <= sbufLimit &&
+                c->built.cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition;
+      cache.emplace(c->built.blocks, c);
+    }
+    auto &slot = cache[blocks];
+    slot = c;
+    return slot ? &*slot : nullptr;
+  }
+
+private:
+  BuildAndMeasureFn build;
+  const runtime::Target &target;
+  int64_t sbufLimit;
+  std::map<BlockConfig, std::optional<Candidate>> cache;
+};
+
+} // namespace
+
+int64_t plannerSbufLimit(const runtime::Target &t) {
+  return int64_t(t.sbuf_bytes_per_partition * (1.0 - kSbufHeadroom));
+}
+
+std::string describeCost(const KernelCost &cost, const runtime::Target &t) {
+  return llvm::formatv("AI {0:f1} flop/B, SBUF peak {1} ({2:f0}%), PSUM peak {3}, roofline "
+                       "{4:f1} us, engine bound {5:f1} us",
+                       cost.arithmeticIntensity(), kib(cost.sbufPeakBytesPerPartition),
+                       100.0 * cost.sbufPeakBytesPerPartition / t.sbuf_bytes_per_partition,
+                       kib(cost.psumPeakBytesPerPartition), cost.rooflineUs(t), cost.boundUs(t))
+      .str();
+}
+
+llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
+                                     const runtime::Target &t, BuildAndMeasureFn buildAndMeasure) {
+  const llvm::StringRef M = BlockConfig::kRowStrip, N = BlockConfig::kColumnBlock;
+  const int64_t tile = t.sbuf_partitions;
+  double ridge = t.ridgeFlopsPerByte();
+  CandidateCache candidates(buildAndMeasure, t);
+  BlockPlan plan;
+  auto note = [&](const llvm::Twine &text) { plan.notes.push_back(("[select-blocks] " + text).str()); };
+  note(llvm::formatv("target {0}: ridge point {1:f1} flop/B; SBUF limit {2} per partition "
+                     "({3:f0}% headroom)",
+                     t.name, ridge, kib(plannerSbufLimit(t)), kSbufHeadroom * 100));
+
+  BlockConfig chosen = given;
+  // 1. The row strip.
+  if (!given.has(M)) {
+    std::vector<const Candidate *> strips;
+    for (int64_t m : powerOfTwoTiles(shape.rows, INT64_MAX, tile)) {
+      BlockConfig blocks = given;
+      blocks.set(M, m);
+      const Candidate *c = candidates.get(blocks);
+      if (!c)
+        continue;
+      strips.push_back(c);
+      bool someFit = llvm::any_of(strips, [](const Candidate *s) { return s->fits; });
+      if (!c->fits && someFit)
+        break; // larger strips hold more: none of them fits either
+    }
+    if (strips.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "no row strip could be built");
+    const Candidate *pick = nullptr;
+    std::optional<int64_t> firstClearing;
+    for (const Candidate *c : strips) {
+      if (!firstClearing && c->built.cost.arithmeticIntensity() >= ridge)
+        firstClearing = c->built.blocks.lookup(M);
+      if (c->fits)
+        pick = c; // candidates ascend: the last that fits is the largest
+    }
+    bool spills = !pick;
+    if (spills)
+      pick = *std::min_element(strips.begin(), strips.end(), [](const Candidate *a, const Candidate *b) {
+        return a->built.cost.sbufPeakBytesPerPartition < b->built.cost.sbufPeakBytesPerPartition;
+      });
+    for (const Candidate *c : strips)
+      note(llvm::formatv("{0} m = {1}: {2}", c == pick ? "*" : " ", c->built.blocks.lookup(M),
+                         describeCost(c->built.cost, t)));
+    int64_t m = pick->built.blocks.lookup(M);
+    chosen.set(M, m);
+    if (spills)
+      note(llvm::formatv("no row strip fits SBUF; m = {0} has the smallest SBUF peak (allocate "
+                         "spills what does not fit)",
+                         m));
+    else if (!firstClearing)
+      note(llvm::formatv("no strip clears the ridge; m = {0} (the largest that fits) has the "
+                         "highest AI",
+                         m));
+    else if (*firstClearing <= m)
+      note(llvm::formatv("m = {0} is the smallest strip clearing the ridge; m = {1} the largest "
+                         "that fits",
+                         *firstClearing, m));
+    else
+      note(llvm::formatv("m = {0} is the smallest strip clearing the ridge but does not fit; "
+                         "m = {1} (the largest that fits) has the highest AI",
+                         *firstClearing, m));
+  }
+
+  // 2. The output column block, at the chosen strip.
+  const Candidate *final = nullptr;
+  if (!given.has(N)) {
+    const int64_t bankColumns = t.psum_bank_bytes / int64_t(sizeof(float));
+    for (int64_t n : powerOfTwoTiles(shape.columns, bankColumns, tile)) {
+      BlockConfig blocks = chosen;
+      blocks.set(N, n);
+      const Candidate *c = candidates.get(blocks);
+      if (c && c->fits && (!final || c->built.cost.boundUs(t) <= final->built.cost.boundUs(t)))
+        final = c;
+    }
+  }
+  if (!final)
+    final = candidates.get(chosen);
+  if (!final)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the kernel could not be built with " + chosen.str());
+  plan.blocks = final->built.blocks;
+  note("chosen: " + plan.blocks.str() + ": " + describeCost(final->built.cost, t));
+  return plan;
+}
+
+} // namespace tessel::passes::analysis

@@ -1,0 +1,85 @@
+//===- passes/analysis/BlockPlanner.h - Block sizes from the cost model -*- C++ -*-===//
+//
+// The block planner chooses the block parameters a kernel is built with
+// (DESIGN §5), before it is built: block sizes shape TileGen's loop nests, so
+// every candidate is built (by the caller, through the same passes the final
+// kernel goes through, stopping before `allocate`) and measured with the
+// static cost model (KernelCost):
+//
+//  1. Row strip `m`: candidates 128, 256, 512, ... (multiples of the target's
+//     partitions) up to the rows. The smallest `m` whose arithmetic intensity
+//     clears the target's ridge point (peak flops / HBM bandwidth) is the
+//     least that can be compute bound; from there the largest `m` whose SBUF
+//     peak fits the capacity with Policy's headroom is taken (most reuse of
+//     the weights, no spilling). When no candidate clears the ridge, the
+//     largest that fits (the highest AI) is taken; when none fits, the one
+//     with the smallest SBUF peak (allocate then spills it). The SBUF peak
+//     grows with `m` (every strip buffer scales with it), so the search stops
+//     at the first candidate that does not fit once one has: the compile
+//     costs the same for any number of rows.
+//  2. Every other parameter (today `n`): at the chosen `m`, the value with the
+//     lowest engine bound (KernelCost::boundUs) that fits; ties go to the
+//     larger value (fewer, longer instructions).
+// Parameters given (--block, --tuned) are kept. The choice and each
+// candidate's predictions are returned as notes for the IR dump.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_PASSES_ANALYSIS_BLOCKPLANNER_H
+#define TESSEL_PASSES_ANALYSIS_BLOCKPLANNER_H
+
+#include "ir/BlockConfig.h"
+#include "passes/analysis/KernelCost.h"
+#include "runtime/Target.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel::passes::analysis {
+
+/// One candidate built and measured: the blocks it was built with (all of
+/// them, defaults included) and its cost.
+struct BuiltCandidate {
+  ir::BlockConfig blocks;
+  KernelCost cost;
+};
+
+/// Builds the kernel with `blocks` (unset parameters at their defaults)
+/// through the pipeline up to `allocate` and measures it; nullopt when that
+/// configuration cannot be built.
+using BuildAndMeasureFn =
+    llvm::function_ref<std::optional<BuiltCandidate>(const ir::BlockConfig &blocks)>;
+
+/// What the kernel's shape bounds: the rows `m` tiles and the columns `n`
+/// tiles.
+struct PlanShape {
+  int64_t rows = 0;
+  int64_t columns = 0;
+};
+
+struct BlockPlan {
+  ir::BlockConfig blocks;
+  /// "[select-blocks] ..." lines for the kernel's notes.
+  std::vector<std::string> notes;
+};
+
+/// Chooses `m` and `n` (those not in `given`). Fails only when no candidate
+/// can be built at all.
+llvm::Expected<BlockPlan> planBlocks(const ir::BlockConfig &given, PlanShape shape,
+                                     const runtime::Target &target,
+                                     BuildAndMeasureFn buildAndMeasure);
+
+/// "AI 455.1 flop/B, SBUF peak 150.0 KiB (78%), PSUM peak ..., roofline ...
+/// us, engine bound ... us": a candidate's predictions as the notes give them.
+std::string describeCost(const KernelCost &cost, const runtime::Target &target);
+
+/// The SBUF bytes per partition a chosen block may use (Policy's headroom
+/// kept free).
+int64_t plannerSbufLimit(const runtime::Target &target);
+
+} // namespace tessel::passes::analysis
+
+#endif
