@@ -8,7 +8,7 @@ own speed (bench-sim-speed).
   Table 2: DeepSeek-V3 up_proj factors, M = 1024 .. 32768:
            dense X @ W (-O0) vs X @ U @ V sequential (-O0) vs X @ U @ V at -O2.
   Table 3: DeepSeek-V3 up_proj at M = 4096, -O2 with row strip m = 128 .. 4096:
-           the model's AI and SBUF peak (select-blocks' notes) against the
+           the model's AI and SBUF peak (the block planner's notes) against the
            simulated latency, SBUF use and spill traffic.
   Tuner quality (when `tessel tune` exists): 6 shapes, tuner best vs an
            exhaustive sweep, and select-blocks' model-only choice.
@@ -39,31 +39,33 @@ def run(tessel, example, args):
     return tessel_json(tessel, "run", example, ["--timing-only", "--report=json"] + args)
 
 
-def compile_notes(tessel, example, args):
-    """select-blocks' notes: {m: {"ai": ..., "sbuf_kib": ...}} for every candidate strip."""
+def model_prediction(tessel, example, args):
+    """The block planner's prediction for the configuration it settles on (its `chosen:` note):
+    {"m": ..., "ai": ..., "sbuf_kib": ..., "sbuf_pct": ..., "roofline_us": ...}."""
     cmd = [tessel, "compile", os.path.join(ROOT, "examples", example), "-O2", "--emit=tir"] + args
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd)} failed:\n{out.stderr}")
-    notes = {}
     for line in out.stdout.splitlines():
-        m = re.match(r"// \[select-blocks\] [* ] m = (\d+): AI ([\d.]+) flop/B, SBUF peak ([\d.]+) KiB "
-                     r"\((\d+)%\).*roofline ([\d.]+) us", line)
+        m = re.match(r"// \[select-blocks\] chosen: m = (\d+)(?:, n = \d+)?: AI ([\d.]+) flop/B, "
+                     r"SBUF peak ([\d.]+) KiB \((\d+)%\).*roofline ([\d.]+) us", line)
         if m:
-            notes[int(m.group(1))] = {"ai": float(m.group(2)), "sbuf_kib": float(m.group(3)),
-                                      "sbuf_pct": int(m.group(4)), "roofline_us": float(m.group(5))}
-    return notes
+            return {"m": int(m.group(1)), "ai": float(m.group(2)), "sbuf_kib": float(m.group(3)),
+                    "sbuf_pct": int(m.group(4)), "roofline_us": float(m.group(5))}
+    sys.exit(f"bench: {' '.join(cmd)} printed no select-blocks prediction")
 
 
 def table3(tessel):
     """Paper Table 3: the row-strip sweep of DeepSeek-V3 up_proj at M = 4096."""
     d = ["-D", "M=4096"]
-    model = compile_notes(tessel, "deepseek_v3_up_proj.tsl", d)
     rows = []
     for m in [128, 256, 512, 1024, 2048, 4096]:
         print(f"bench: Table 3, m={m}", file=sys.stderr)
-        r = run(tessel, "deepseek_v3_up_proj.tsl", ["-O2", "--block", f"m={m}"] + d)
-        rows.append({"m": m, "model": model.get(m), "sim": r})
+        given = ["--block", f"m={m}"] + d
+        model = model_prediction(tessel, "deepseek_v3_up_proj.tsl", given)
+        del model["m"]
+        r = run(tessel, "deepseek_v3_up_proj.tsl", ["-O2"] + given)
+        rows.append({"m": m, "model": model, "sim": r})
     return rows
 
 
