@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Statistic.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/WithColor.h"
 
 namespace cl = llvm::cl;
@@ -53,6 +54,28 @@ PipelineOptions::PipelineOptions() {
 bool PipelineOptions::pipelineGiven() const {
   return optLevel.getNumOccurrences() || pipeline.getNumOccurrences() ||
          passes.getNumOccurrences();
+}
+
+std::string PipelineOptions::compileFlagsGiven() const {
+  std::vector<std::string> given;
+  auto check = [&](const cl::Option &o, const char *spelling) {
+    if (o.getNumOccurrences())
+      given.push_back(spelling);
+  };
+  check(optLevel, "-O");
+  check(pipeline, "--pipeline");
+  check(passes, "--passes");
+  check(block, "--block");
+  check(tuned, "--tuned");
+  check(tuneCache, "--tune-cache");
+  check(printIRAfterAll, "--print-ir-after-all");
+  check(printIRBefore, "--print-ir-before");
+  check(printIRAfter, "--print-ir-after");
+  check(printChanged, "--print-changed");
+  check(dumpDir, "--dump-dir");
+  check(verifyEach, "--verify-each");
+  check(timePasses, "--time-passes");
+  return llvm::join(given, ", ");
 }
 
 bool PipelineOptions::resolvePasses(std::vector<std::string> &out,

@@ -113,6 +113,9 @@ struct PipelineOptions {
   bool resolvePasses(std::vector<std::string> &out, llvm::StringRef defaultPipeline = "O0") const;
   /// Whether -O, --pipeline or --passes was given.
   bool pipelineGiven() const;
+  /// The compile flags given ("-O, --block"), for a command to reject when
+  /// it compiles nothing (a .tasm program, --emit=ast); empty if none.
+  std::string compileFlagsGiven() const;
   /// The dump/verify/timing options; an unknown pass in --print-ir-* is an error.
   bool instrumentation(passes::InstrumentationOptions &out) const;
   /// Parses --block (syntax only; see passes::validateBlockConfig).

@@ -56,15 +56,18 @@ int runCompileCommand(int argc, char **argv) {
   if (!runFrontend(fe, input, defines, source.kernel))
     return 1;
 
-  std::error_code ec;
-  llvm::ToolOutputFile out(output, ec, llvm::sys::fs::OF_Text);
-  if (ec) {
+  std::string flags = pipeline.compileFlagsGiven();
+  if (emit == EmitKind::AST && !flags.empty()) {
     llvm::WithColor::error(llvm::errs(), "tessel")
-        << "cannot write '" << output << "': " << ec.message() << "\n";
+        << flags << ": --emit=ast prints the source's AST, before any lowering or pass\n";
     return 1;
   }
+  // The output is built in memory and written only on success, so a failed
+  // compile leaves an existing -o file as it was.
+  std::string text;
+  llvm::raw_string_ostream os(text);
   if (emit == EmitKind::AST) {
-    printAST(*fe.module, fe.sourceMgr, out.os());
+    printAST(*fe.module, fe.sourceMgr, os);
   } else {
     auto target = runtime::loadTarget(targetName);
     if (!target) {
@@ -78,16 +81,24 @@ int runCompileCommand(int argc, char **argv) {
     if (!kernel)
       return 1;
     if (emit == EmitKind::TIR) {
-      ir::printKernel(*kernel, out.os());
+      ir::printKernel(*kernel, os);
     } else {
       auto program = emitProgram(*kernel, *target);
       if (!program) {
         llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(program.takeError()) << "\n";
         return 1;
       }
-      runtime::printProgram(*program, out.os());
+      runtime::printProgram(*program, os);
     }
   }
+  std::error_code ec;
+  llvm::ToolOutputFile out(output, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    llvm::WithColor::error(llvm::errs(), "tessel")
+        << "cannot write '" << output << "': " << ec.message() << "\n";
+    return 1;
+  }
+  out.os() << os.str();
   out.keep();
   return 0;
 }

@@ -194,10 +194,9 @@ int runRunCommand(int argc, char **argv) {
     reportError("-k and -D apply to .tsl sources only");
     return 1;
   }
-  if (!isSource && (pipeline.optLevel.getNumOccurrences() || pipeline.pipeline.getNumOccurrences() ||
-                    pipeline.passes.getNumOccurrences() || !pipeline.block.empty())) {
-    reportError("-O, --pipeline, --passes and --block apply to .tsl sources only (a .tasm program "
-                "is already compiled)");
+  if (std::string flags = pipeline.compileFlagsGiven(); !isSource && !flags.empty()) {
+    reportError(flags + ": compile flags apply to .tsl sources only (a .tasm program is already "
+                        "compiled)");
     return 1;
   }
   Frontend fe;
