@@ -10,9 +10,12 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
+
+#include <chrono>
 
 namespace tessel::driver {
 namespace {
@@ -78,13 +81,15 @@ int64_t resultColumns(const ast::Kernel &kernel) {
 llvm::Expected<passes::analysis::BlockPlan> planBlocks(Frontend &fe,
                                                        const ir::BlockConfig &given,
                                                        llvm::ArrayRef<std::string> passes,
-                                                       const runtime::Target &target) {
+                                                       const runtime::Target &target,
+                                                       unsigned &builds) {
   auto allocate = llvm::find(passes, "allocate");
   llvm::ArrayRef<std::string> upToAllocate(passes.begin(), allocate);
   passes::InstrumentationOptions trial;
   trial.verifyEach = false;
   auto buildAndMeasure =
       [&](const ir::BlockConfig &blocks) -> std::optional<passes::analysis::BuiltCandidate> {
+    ++builds;
     DiagnosticEngine quiet = DiagnosticEngine::quiet(fe.sourceMgr);
     auto kernel = buildKernel(fe, blocks, upToAllocate, target, quiet, trial);
     if (!kernel)
@@ -175,7 +180,16 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
   ir::BlockConfig blocks = options.blocks;
   std::vector<std::string> notes;
   if (plan) {
-    auto planned = planBlocks(fe, blocks, passes, target);
+    unsigned builds = 0;
+    auto start = std::chrono::steady_clock::now();
+    auto planned = planBlocks(fe, blocks, passes, target, builds);
+    if (options.instrumentation.timePasses)
+      llvm::errs() << llvm::formatv(
+          "// select-blocks (the block planner, before TileGen): {0:F3} ms, {1} configurations "
+          "built\n",
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count(),
+          builds);
     if (!planned)
       return fail("select-blocks: kernel @" + fe.kernel->name + " on target '" + target.name +
                   "': " + llvm::toString(planned.takeError()));
