@@ -150,7 +150,7 @@ bool resolveCompileOptions(Frontend &fe, const PipelineOptions &options,
   if (!options.resolvePasses(out.passes) || !options.instrumentation(out.instrumentation) ||
       !options.blockOverrides(out.blocks))
     return false;
-  return !options.tuned || tunedBlockOverrides(fe, options, target, out.blocks);
+  return !options.tuned || tunedBlocks(fe, options, target, out.blocks);
 }
 
 std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &options,

@@ -235,8 +235,8 @@ std::string defaultTuneCachePath() {
   return std::string(dir);
 }
 
-bool tunedBlockOverrides(Frontend &fe, const PipelineOptions &options,
-                         const runtime::Target &target, ir::BlockConfig &out) {
+bool tunedBlocks(Frontend &fe, const PipelineOptions &options,
+                 const runtime::Target &target, ir::BlockConfig &out) {
   auto fail = [&](const llvm::Twine &msg) {
     fe.diags->error(fe.kernel->loc, msg);
     return false;

@@ -78,8 +78,8 @@ std::string defaultTuneCachePath();
 /// frontend's kernel on `target` with the pipeline `options` select, from
 /// --tune-cache or the default cache. Reports a clear error (--block given
 /// too, no tuning yet, an unfinished one) and returns false.
-bool tunedBlockOverrides(Frontend &fe, const PipelineOptions &options,
-                         const runtime::Target &target, ir::BlockConfig &out);
+bool tunedBlocks(Frontend &fe, const PipelineOptions &options,
+                 const runtime::Target &target, ir::BlockConfig &out);
 
 } // namespace tessel::driver
 

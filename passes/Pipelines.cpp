@@ -2,9 +2,10 @@
 //
 // Each pipeline is one function reading top to bottom. Only registered passes
 // may appear (tests/unit/passes/PipelinesTest.cpp checks every name).
-// `select-blocks` runs first, not after strip-cache as DESIGN §4 lists it:
-// block sizes shape TileGen's loop nests, so it re-tiles the kernel and
-// measures each candidate through the passes after it. `schedule` runs before `allocate`, not
+// `select-blocks` comes first, not after strip-cache as DESIGN §4 lists it:
+// block sizes shape TileGen's loop nests, so it is the block planner's step
+// before TileGen (driver/Compile.cpp), measuring each candidate built through
+// the passes after it. `schedule` runs before `allocate`, not
 // last as DESIGN §4 lists it: it sets prefetch depths (buffer counts), which
 // allocation must then place; instruction order stays program order, since
 // the engines run asynchronously and the simulator orders them by regions.
