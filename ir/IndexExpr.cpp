@@ -66,6 +66,37 @@ int64_t IndexExpr::eval(llvm::ArrayRef<int64_t> env) const {
   return 0;
 }
 
+std::optional<int64_t> IndexExpr::evalChecked(llvm::ArrayRef<int64_t> env) const {
+  switch (kind()) {
+  case Kind::Const: return constValue();
+  case Kind::Var:
+    if (varValue()->id >= env.size())
+      return std::nullopt;
+    return env[varValue()->id];
+  default: break;
+  }
+  auto a = lhs().evalChecked(env), b = rhs().evalChecked(env);
+  if (!a || !b)
+    return std::nullopt;
+  int64_t r;
+  switch (kind()) {
+  case Kind::Add:
+    if (__builtin_add_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case Kind::Sub:
+    if (__builtin_sub_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case Kind::Mul:
+    if (__builtin_mul_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case Kind::Min: return std::min(*a, *b);
+  default: return std::nullopt;
+  }
+}
+
 void IndexExpr::collectVars(llvm::SmallVectorImpl<const Value *> &vars) const {
   if (node->kind == Kind::Var) {
     if (std::find(vars.begin(), vars.end(), node->var) == vars.end())
@@ -135,6 +166,11 @@ bool linearize(const IndexExpr &e, int64_t scale, int64_t &constant,
   return false;
 }
 } // namespace
+
+bool IndexExpr::linearForm(int64_t &constant,
+                           llvm::SmallVectorImpl<std::pair<const Value *, int64_t>> &terms) const {
+  return linearize(*this, 1, constant, terms);
+}
 
 IndexExpr IndexExpr::simplified() const {
   if (kind() == Kind::Min)

@@ -16,6 +16,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace tessel::ir {
 
@@ -43,6 +45,8 @@ public:
 
   /// Evaluates with `env[v->id]` as the value of each variable.
   int64_t eval(llvm::ArrayRef<int64_t> env) const;
+  /// Like eval, but nullopt on overflow or a variable outside `env`.
+  std::optional<int64_t> evalChecked(llvm::ArrayRef<int64_t> env) const;
   /// Appends each distinct variable the expression mentions.
   void collectVars(llvm::SmallVectorImpl<const Value *> &vars) const;
   bool mentions(const Value *v) const;
@@ -52,6 +56,10 @@ public:
   /// Collects affine sums into `c + a*%x + b*%y` (variables in order of first
   /// appearance), so `%mb + %mi - %mb` becomes `%mi`; min() operands likewise.
   IndexExpr simplified() const;
+  /// Adds the expression as `constant + sum(coeff * var)` to the arguments
+  /// (a variable may appear more than once); false when it holds a min().
+  bool linearForm(int64_t &constant,
+                  llvm::SmallVectorImpl<std::pair<const Value *, int64_t>> &terms) const;
 
   void print(llvm::raw_ostream &os) const;
   std::string str() const;
