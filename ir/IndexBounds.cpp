@@ -92,12 +92,6 @@ int64_t positiveMod(int64_t a, int64_t m) { return ((a % m) + m) % m; }
 
 } // namespace
 
-struct LoopNestBounds::Chosen {
-  int64_t value = 0;
-  /// Per loop: the iteration chosen, as an expression in outer variables.
-  llvm::SmallVector<std::optional<IndexExpr>, 8> at;
-};
-
 LoopNestBounds::LoopNestBounds(llvm::ArrayRef<ForOp *> nest) : loops(nest.begin(), nest.end()) {
   for (unsigned i = 0; i < loops.size(); ++i) {
     loopIndex[loops[i]->iv] = i;
@@ -133,7 +127,7 @@ std::optional<IndexExpr> LoopNestBounds::lastIteration(unsigned i) {
   return l->hi - 1; // a bound: the last iteration is at most hi - 1
 }
 
-std::optional<LoopNestBounds::Chosen> LoopNestBounds::extreme(const IndexExpr &e, bool wantMax,
+std::optional<Extreme> LoopNestBounds::extreme(const IndexExpr &e, bool wantMax,
                                                               unsigned budget) {
   if (budget == 0)
     return std::nullopt;
@@ -151,8 +145,8 @@ std::optional<LoopNestBounds::Chosen> LoopNestBounds::extreme(const IndexExpr &e
       inner = std::max(inner, i);
     }
   }
-  auto minOverArms = [&](bool armMax) -> std::optional<Chosen> {
-    std::optional<Chosen> best;
+  auto minOverArms = [&](bool armMax) -> std::optional<Extreme> {
+    std::optional<Extreme> best;
     for (const IndexExpr &arm : *arms) {
       auto r = extreme(arm, armMax, budget - 1);
       if (!r)
@@ -170,7 +164,7 @@ std::optional<LoopNestBounds::Chosen> LoopNestBounds::extreme(const IndexExpr &e
         return std::nullopt;
       best = best ? std::min(*best, *v) : *v;
     }
-    return Chosen{*best, llvm::SmallVector<std::optional<IndexExpr>, 8>(loops.size())};
+    return Extreme{*best, llvm::SmallVector<std::optional<IndexExpr>, 8>(loops.size())};
   }
   // The min of a min is the least of the arms' minima, exactly.
   if (!wantMax && arms->size() > 1)
@@ -217,30 +211,12 @@ std::optional<LoopNestBounds::Chosen> LoopNestBounds::extreme(const IndexExpr &e
   return r;
 }
 
-std::optional<Extreme> LoopNestBounds::resolve(std::optional<Chosen> c) const {
-  if (!c)
-    return std::nullopt;
-  Extreme out;
-  out.value = c->value;
-  std::vector<int64_t> env(envSize, 0);
-  for (unsigned i = 0; i < loops.size(); ++i) {
-    auto v = (c->at[i] ? *c->at[i] : loops[i]->lo).evalChecked(env);
-    if (!v) {
-      out.point.clear();
-      break;
-    }
-    env[loops[i]->iv->id] = *v;
-    out.point.push_back(*v);
-  }
-  return out;
-}
-
 std::optional<Extreme> LoopNestBounds::min(const IndexExpr &e) {
-  return resolve(extreme(e, false, 4 * loops.size() + 8));
+  return extreme(e, false, 4 * loops.size() + 8);
 }
 
 std::optional<Extreme> LoopNestBounds::max(const IndexExpr &e) {
-  return resolve(extreme(e, true, 4 * loops.size() + 8));
+  return extreme(e, true, 4 * loops.size() + 8);
 }
 
 std::optional<int64_t> LoopNestBounds::residue(const IndexExpr &e, int64_t modulus) {
@@ -287,18 +263,21 @@ bool LoopNestBounds::neverRuns(const ForOp *loop) {
   return span && span->value <= 0;
 }
 
-bool LoopNestBounds::isIteration(llvm::ArrayRef<int64_t> point) const {
-  if (point.size() != loops.size())
-    return false;
+std::optional<llvm::SmallVector<int64_t, 8>>
+LoopNestBounds::iterationOf(const Extreme &e) const {
+  llvm::SmallVector<int64_t, 8> point;
   std::vector<int64_t> env(envSize, 0);
   for (unsigned i = 0; i < loops.size(); ++i) {
-    auto lo = loops[i]->lo.evalChecked(env), hi = loops[i]->hi.evalChecked(env);
-    int64_t step = std::max<int64_t>(loops[i]->step, 1);
-    if (!lo || !hi || point[i] < *lo || point[i] >= *hi || (point[i] - *lo) % step != 0)
-      return false;
-    env[loops[i]->iv->id] = point[i];
+    const ForOp *l = loops[i];
+    auto lo = l->lo.evalChecked(env), hi = l->hi.evalChecked(env);
+    auto v = i < e.at.size() && e.at[i] ? e.at[i]->evalChecked(env) : lo;
+    int64_t step = std::max<int64_t>(l->step, 1);
+    if (!lo || !hi || !v || *v < *lo || *v >= *hi || (*v - *lo) % step != 0)
+      return std::nullopt;
+    env[l->iv->id] = *v;
+    point.push_back(*v);
   }
-  return true;
+  return point;
 }
 
 } // namespace tessel::ir

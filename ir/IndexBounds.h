@@ -11,7 +11,7 @@
 // by that bound, an expression in the outer variables. When the arms move
 // opposite ways the maximum of the min is bounded by the min of the arms'
 // maxima. Every result is therefore a sound bound; the iteration that reaches
-// it (`Extreme::point`) is a candidate the caller can evaluate to name a
+// it (`iterationOf`) is a candidate the caller can evaluate to name a
 // concrete failing iteration.
 //
 //===----------------------------------------------------------------------===//
@@ -29,9 +29,9 @@ namespace tessel::ir {
 struct Extreme {
   /// A bound on the expression over the nest (reached when the analysis was exact).
   int64_t value = 0;
-  /// Per loop of the nest, outermost first, the iteration where `value` is
-  /// expected; check it with LoopNestBounds::isIteration before relying on it.
-  llvm::SmallVector<int64_t, 8> point;
+  /// Per loop of the nest, outermost first, the iteration chosen to reach
+  /// `value`, as an expression in the outer loop variables (none: the first).
+  llvm::SmallVector<std::optional<IndexExpr>, 8> at;
 };
 
 class LoopNestBounds {
@@ -56,13 +56,13 @@ public:
   /// True when `loop` (one of the nest) provably never runs.
   bool neverRuns(const ForOp *loop);
 
-  /// True when `point` (one value per loop, outermost first) is an iteration.
-  bool isIteration(llvm::ArrayRef<int64_t> point) const;
+  /// The iteration (one value per loop, outermost first) where `e` was
+  /// found; nullopt when that is not an iteration of the nest (a bound that
+  /// is not reached).
+  std::optional<llvm::SmallVector<int64_t, 8>> iterationOf(const Extreme &e) const;
 
 private:
-  struct Chosen;
-  std::optional<Chosen> extreme(const IndexExpr &e, bool wantMax, unsigned budget);
-  std::optional<Extreme> resolve(std::optional<Chosen> c) const;
+  std::optional<Extreme> extreme(const IndexExpr &e, bool wantMax, unsigned budget);
   std::optional<IndexExpr> lastIteration(unsigned loop);
   int loopOf(const Value *v) const;
 

@@ -771,10 +771,11 @@ private:
     case DynCheck::Limit: candidates = {nest.max(c.a)}; break;
     }
     for (const auto &e : candidates) {
-      if (!e || !nest.isIteration(e->point))
+      auto point = e ? nest.iterationOf(*e) : std::nullopt;
+      if (!point)
         continue;
       for (unsigned i = 0; i < loops.size(); ++i)
-        env[loops[i]->iv->id] = e->point[i];
+        env[loops[i]->iv->id] = (*point)[i];
       evaluate(c, op);
       if (c.failed)
         return true;
