@@ -13,8 +13,14 @@ using Terms = llvm::SmallVector<std::pair<const Value *, int64_t>, 4>;
 constexpr size_t kMaxArms = 8;
 
 /// `e` as min(arms), each arm affine and simplified; nullopt when a min is
-/// subtracted or scaled by a negative constant (that would be a max).
+/// subtracted or scaled by a negative constant (that would be a max), or the
+/// arithmetic overflows.
 std::optional<Arms> minArms(const IndexExpr &e) {
+  auto affine = [](std::optional<Arms> arms) -> std::optional<Arms> {
+    if (arms && !llvm::all_of(*arms, [](const IndexExpr &arm) { return arm.isAffine(); }))
+      return std::nullopt;
+    return arms;
+  };
   switch (e.kind()) {
   case IndexExpr::Kind::Const:
   case IndexExpr::Kind::Var: return Arms{e};
@@ -32,7 +38,7 @@ std::optional<Arms> minArms(const IndexExpr &e) {
       return std::nullopt;
     for (IndexExpr &arm : *a)
       arm = (arm * c).simplified();
-    return a;
+    return affine(std::move(a));
   }
   case IndexExpr::Kind::Add:
   case IndexExpr::Kind::Sub: {
@@ -44,7 +50,7 @@ std::optional<Arms> minArms(const IndexExpr &e) {
     for (const IndexExpr &x : *a)
       for (const IndexExpr &y : *b)
         out.push_back((add ? x + y : x - y).simplified());
-    return out;
+    return affine(std::move(out));
   }
   }
   return std::nullopt;

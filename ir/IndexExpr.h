@@ -4,7 +4,8 @@
 // over loop induction variables: constants, variables, +, -, multiplication by
 // a constant, and min (partial tiles: `min(128, 647 - %m)`). Shapes are static,
 // so a loop variable is the only free symbol. Expressions are immutable and
-// cheap to copy (shared nodes); constructors fold constants.
+// cheap to copy (shared nodes); constructors fold constants (unless that
+// overflows).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_IR_INDEXEXPR_H
@@ -56,10 +57,12 @@ public:
   /// Collects affine sums into `c + a*%x + b*%y` (variables in order of first
   /// appearance), so `%mb + %mi - %mb` becomes `%mi`; min() operands likewise.
   IndexExpr simplified() const;
-  /// Adds the expression as `constant + sum(coeff * var)` to the arguments
-  /// (a variable may appear more than once); false when it holds a min().
+  /// Adds the expression as `constant + sum(coeff * var)` to the arguments;
+  /// false when it holds a min() or the arithmetic overflows.
   bool linearForm(int64_t &constant,
                   llvm::SmallVectorImpl<std::pair<const Value *, int64_t>> &terms) const;
+  /// True when linearForm succeeds: no min(), no overflow.
+  bool isAffine() const;
 
   void print(llvm::raw_ostream &os) const;
   std::string str() const;

@@ -726,9 +726,7 @@ private:
   bool proven(const DynCheck &c, LoopNestBounds &nest) const {
     switch (c.kind) {
     case DynCheck::Bounds: {
-      int64_t constant = 0;
-      llvm::SmallVector<std::pair<const Value *, int64_t>, 4> terms;
-      if (!c.a.linearForm(constant, terms))
+      if (!c.a.isAffine())
         return false;
       if (c.isRange) {
         auto extent = nest.min(c.b);
