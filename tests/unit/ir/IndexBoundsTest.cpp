@@ -8,6 +8,8 @@ using tessel::ir::test::IRFixture;
 
 namespace {
 
+using Bound = std::optional<int64_t>;
+
 /// Parses `loops` (a loop nest whose innermost body is a memset) and gives
 /// the nest around the memset and each loop variable by name.
 struct Nest {
@@ -38,6 +40,15 @@ struct Nest {
     bounds = std::make_unique<LoopNestBounds>(loops);
   }
 
+  Bound minOf(const IndexExpr &e) {
+    auto r = bounds->min(e);
+    return r ? Bound(r->value) : std::nullopt;
+  }
+  Bound maxOf(const IndexExpr &e) {
+    auto r = bounds->max(e);
+    return r ? Bound(r->value) : std::nullopt;
+  }
+
   IndexExpr var(llvm::StringRef name) const {
     for (ForOp *loop : loops)
       if (loop->iv->name == name)
@@ -50,9 +61,7 @@ struct Nest {
 TEST(IndexBounds, PartialTileEndsAtTheDimension) {
   Nest n("for %m = 0 to 1000 step 128");
   IndexExpr m = n.var("m"), extent = min(IndexExpr(128), 1000 - m);
-  auto end = n.bounds->max(m + extent);
-  ASSERT_TRUE(end);
-  EXPECT_EQ(end->value, 1000);
+  EXPECT_EQ(n.maxOf(m + extent), Bound(1000));
   auto smallest = n.bounds->min(extent);
   ASSERT_TRUE(smallest);
   EXPECT_EQ(smallest->value, 104);
@@ -64,35 +73,28 @@ TEST(IndexBounds, PartialTileEndsAtTheDimension) {
 TEST(IndexBounds, LastIterationOfAnUnevenLoop) {
   // 0, 96, 192: the largest start is 192, not 255.
   Nest n("for %m = 0 to 256 step 96");
-  auto start = n.bounds->max(n.var("m"));
-  ASSERT_TRUE(start);
-  EXPECT_EQ(start->value, 192);
+  EXPECT_EQ(n.maxOf(n.var("m")), Bound(192));
 }
 
 TEST(IndexBounds, StripInsideBlockDependsOnOuterLoop) {
   Nest n("for %mb = 0 to 1000 step 512; for %mi = %mb to min(%mb + 512, 1000) step 128");
-  IndexExpr row = n.var("mb") + n.var("mi");
   IndexExpr mi = n.var("mi"), extent = min(IndexExpr(128), 1000 - mi);
-  auto end = n.bounds->max(mi + extent);
-  ASSERT_TRUE(end);
-  EXPECT_EQ(end->value, 1000);
+  EXPECT_EQ(n.maxOf(mi + extent), Bound(1000));
+  EXPECT_EQ(n.minOf(mi), Bound(0));
   // The last %mi is not affine in %mb (it rounds down to the step), so the
   // smallest extent (104, at %mb = 512, %mi = 896) is bounded, not reached.
-  auto smallest = n.bounds->min(extent);
+  auto smallest = n.minOf(extent);
   ASSERT_TRUE(smallest);
-  EXPECT_GE(smallest->value, 1);
-  EXPECT_LE(smallest->value, 104);
-  auto start = n.bounds->min(row);
-  ASSERT_TRUE(start);
-  EXPECT_EQ(start->value, 0);
-  EXPECT_EQ(n.bounds->residue(mi, 128), std::optional<int64_t>(0));
+  EXPECT_GE(*smallest, 1);
+  EXPECT_LE(*smallest, 104);
+  EXPECT_EQ(n.bounds->residue(mi, 128), Bound(0));
 }
 
 TEST(IndexBounds, ResidueNeedsStepsThatAreMultiplesOfTheModulus) {
   Nest n("for %k = 64 to 1024 step 64");
   IndexExpr k = n.var("k");
   EXPECT_FALSE(n.bounds->residue(k, 128));
-  EXPECT_EQ(n.bounds->residue(k * 2 + 3, 128), std::optional<int64_t>(3));
+  EXPECT_EQ(n.bounds->residue(k * 2 + 3, 128), Bound(3));
 }
 
 TEST(IndexBounds, SubtractedMinIsNotHandled) {
@@ -100,14 +102,20 @@ TEST(IndexBounds, SubtractedMinIsNotHandled) {
   EXPECT_FALSE(n.bounds->max(IndexExpr(10) - min(n.var("m"), IndexExpr(5))));
 }
 
+TEST(IndexBounds, OverflowIsNotABound) {
+  Nest n("for %m = 0 to 4 step 1");
+  EXPECT_FALSE(n.maxOf(n.var("m") * (int64_t(1) << 62)));
+  EXPECT_EQ(n.maxOf(n.var("m") * (int64_t(1) << 60)), Bound(int64_t(3) << 60));
+}
+
 TEST(IndexBounds, OppositeArmsGiveABound) {
   // min(%m, 9 - %m) peaks at 4 in the middle; the bound is min(9, 9).
   Nest n("for %m = 0 to 10 step 1");
   IndexExpr m = n.var("m");
-  auto peak = n.bounds->max(min(m, 9 - m));
+  auto peak = n.maxOf(min(m, 9 - m));
   ASSERT_TRUE(peak);
-  EXPECT_GE(peak->value, 4);
-  EXPECT_LE(peak->value, 9);
+  EXPECT_GE(*peak, 4);
+  EXPECT_LE(*peak, 9);
 }
 
 TEST(IndexBounds, Equality) {
