@@ -9,7 +9,9 @@ cost does not grow with the problem).
   * a chain of n matmuls X @ W1 @ ... @ Wn (all dims 1024, M=4096, generated
     into a temporary directory) for n = 4, 8, 16, 32 at -O0 and -O2: the times,
     the growth from each n to the next (2.0 is linear), and the O2/O0 ratio at
-    n=32 (target <= 20x).
+    n=32 (target <= 20x). Also -O2 with a given row block (--block m=128), the
+    pipeline without select-blocks' search, which still compiles at n=32 when
+    select-blocks finds no strip that fits.
 
 Each figure is the median wall clock of --repeat runs of
 `tessel compile FILE --emit=tasm -o /dev/null` (the machine may be shared). A
@@ -34,6 +36,7 @@ DEEPSEEK = os.path.join(ROOT, "examples", "deepseek_v3_up_proj.tsl")
 CHAIN_LENGTHS = [4, 8, 16, 32]
 CHAIN_DIM = 1024
 CHAIN_M = 4096
+CHAIN_LEVELS = {"O0": ["-O0"], "O2": ["-O2"], "O2_block_m128": ["-O2", "--block", "m=128"]}
 TARGETS = {"deepseek_m_ratio": 1.5, "deepseek_o2_over_o0": 3.0, "chain32_o2_over_o0": 20.0}
 
 
@@ -47,7 +50,8 @@ def compile_time(tessel, path, args, repeat):
         wall = time.perf_counter() - start
         if proc.returncode != 0:
             lines = [l for l in proc.stderr.splitlines() if "error" in l] or proc.stderr.splitlines() or [""]
-            return {"error": lines[0].strip(), "command": " ".join(cmd)}
+            return {"error": lines[0].strip().replace(os.path.dirname(path) + os.sep, ""),
+                    "command": " ".join(cmd)}
         walls.append(wall)
     return {"wall_s": statistics.median(walls)}
 
@@ -85,13 +89,14 @@ def chain(tessel, repeat):
             path = os.path.join(tmp, f"chain{n}.tsl")
             with open(path, "w") as f:
                 f.write(chain_source(n))
-            out["lengths"][str(n)] = {level: compile_time(tessel, path, [f"-{level}"], repeat)
-                                      for level in ("O0", "O2")}
-    for level in ("O0", "O2"):
+            out["lengths"][str(n)] = {level: compile_time(tessel, path, args, repeat)
+                                      for level, args in CHAIN_LEVELS.items()}
+    for level in CHAIN_LEVELS:
         out[f"growth_{level}"] = {f"{a}->{b}": ratio(out["lengths"][str(b)][level], out["lengths"][str(a)][level])
                                   for a, b in zip(CHAIN_LENGTHS, CHAIN_LENGTHS[1:])}
     last = out["lengths"][str(CHAIN_LENGTHS[-1])]
     out[f"o2_over_o0_n{CHAIN_LENGTHS[-1]}"] = ratio(last["O2"], last["O0"])
+    out[f"o2_block_m128_over_o0_n{CHAIN_LENGTHS[-1]}"] = ratio(last["O2_block_m128"], last["O0"])
     return out
 
 
@@ -129,12 +134,15 @@ def main():
     print(f"chain of n matmuls (dims {CHAIN_DIM}, M={CHAIN_M}) compile:")
     for n in CHAIN_LENGTHS:
         r = c["lengths"][str(n)]
-        print(f"  n={n:<3} -O0 {fmt_time(r['O0']):>10}   -O2 {fmt_time(r['O2'])}")
-    for level in ("O0", "O2"):
+        print(f"  n={n:<3} -O0 {fmt_time(r['O0']):>8}   -O2 --block m=128 {fmt_time(r['O2_block_m128']):>8}"
+              f"   -O2 {fmt_time(r['O2'])}")
+    for level in CHAIN_LEVELS:
         growth = ", ".join(f"{k} {fmt_ratio(v)}" for k, v in c[f"growth_{level}"].items())
-        print(f"  growth -{level} (2.00x is linear): {growth}")
+        print(f"  growth {' '.join(CHAIN_LEVELS[level])} (2.00x is linear): {growth}")
     n = CHAIN_LENGTHS[-1]
     print(f"  -O2 / -O0 at n={n}: {fmt_ratio(c[f'o2_over_o0_n{n}'], TARGETS['chain32_o2_over_o0'])}")
+    print(f"  -O2 --block m=128 / -O0 at n={n}: "
+          f"{fmt_ratio(c[f'o2_block_m128_over_o0_n{n}'], TARGETS['chain32_o2_over_o0'])}")
 
     with open(opts.out, "w") as f:
         json.dump(results, f, indent=2)
