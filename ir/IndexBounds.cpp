@@ -137,6 +137,15 @@ std::optional<Extreme> LoopNestBounds::extreme(const IndexExpr &e, bool wantMax,
                                                               unsigned budget) {
   if (budget == 0)
     return std::nullopt;
+  auto constant = [&](const IndexExpr &c) -> std::optional<Extreme> {
+    if (auto v = c.evalChecked({}))
+      return Extreme{*v, llvm::SmallVector<std::optional<IndexExpr>, 8>(loops.size())};
+    return std::nullopt;
+  };
+  llvm::SmallVector<const Value *, 4> mentioned;
+  e.collectVars(mentioned);
+  if (mentioned.empty())
+    return constant(e);
   auto arms = minArms(e);
   if (!arms)
     return std::nullopt;
@@ -162,16 +171,8 @@ std::optional<Extreme> LoopNestBounds::extreme(const IndexExpr &e, bool wantMax,
     }
     return best;
   };
-  if (inner < 0) {
-    std::optional<int64_t> best;
-    for (const IndexExpr &arm : *arms) {
-      auto v = arm.evalChecked({});
-      if (!v)
-        return std::nullopt;
-      best = best ? std::min(*best, *v) : *v;
-    }
-    return Extreme{*best, llvm::SmallVector<std::optional<IndexExpr>, 8>(loops.size())};
-  }
+  if (inner < 0) // the variables cancelled out
+    return constant(rebuild(*arms));
   // The min of a min is the least of the arms' minima, exactly.
   if (!wantMax && arms->size() > 1)
     return minOverArms(false);
