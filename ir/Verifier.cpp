@@ -672,51 +672,58 @@ private:
     return s;
   }
 
-  /// What `c` violates at the current point (`env`), if anything.
-  std::optional<std::string> violation(const DynCheck &c) const {
+  /// Runs one check at the current point (marking it failed on a violation).
+  void evaluate(DynCheck &c, const Op &op) {
     auto a = c.a.evalChecked(env);
     auto b = c.b.evalChecked(env);
-    if (!a || !b)
-      return "index arithmetic overflows in " + c.what + iterationText();
+    auto at = [&] { return iterationText(); };
+    if (!a || !b) {
+      c.failed = true;
+      error(c.loc, &op, "index arithmetic overflows in " + c.what + at());
+      return;
+    }
     switch (c.kind) {
     case DynCheck::Bounds: {
       int64_t start = *a, extent = *b, endPos;
-      if (c.isRange && extent < 1)
-        return "extent of " + c.what + " is " + std::to_string(extent) +
-               "; it must be at least 1" + iterationText();
-      if (start < 0 || __builtin_add_overflow(start, extent, &endPos) || endPos > c.size) {
-        if (c.isRange)
-          return "access out of bounds: " + c.what + " is [" + std::to_string(start) + ", " +
-                 std::to_string(start) + " + " + std::to_string(extent) +
-                 ") but its size is " + std::to_string(c.size) + iterationText();
-        return "access out of bounds: index " + std::to_string(start) + " of " + c.what +
-               " is outside [0, " + std::to_string(c.size) + ")" + iterationText();
+      if (c.isRange && extent < 1) {
+        c.failed = true;
+        error(c.loc, &op, "extent of " + c.what + " is " + llvm::Twine(extent) +
+                              "; it must be at least 1" + at());
+        return;
       }
-      if (c.folded && (start / kPartitions != (endPos - 1) / kPartitions))
-        return "range [" + std::to_string(start) + ", " + std::to_string(endPos) +
-               ") on partition-folded " + c.what +
-               " crosses a 128-partition group; start at a multiple of 128 and "
-               "take at most 128" + iterationText();
-      return std::nullopt;
+      if (start < 0 || __builtin_add_overflow(start, extent, &endPos) || endPos > c.size) {
+        c.failed = true;
+        if (c.isRange)
+          error(c.loc, &op, "access out of bounds: " + c.what + " is [" + llvm::Twine(start) +
+                                ", " + llvm::Twine(start) + " + " + llvm::Twine(extent) +
+                                ") but its size is " + llvm::Twine(c.size) + at());
+        else
+          error(c.loc, &op, "access out of bounds: index " + llvm::Twine(start) + " of " +
+                                c.what + " is outside [0, " + llvm::Twine(c.size) + ")" + at());
+        return;
+      }
+      if (c.folded && (start / kPartitions != (endPos - 1) / kPartitions)) {
+        c.failed = true;
+        error(c.loc, &op, "range [" + llvm::Twine(start) + ", " + llvm::Twine(endPos) +
+                              ") on partition-folded " + c.what +
+                              " crosses a 128-partition group; start at a multiple of 128 and "
+                              "take at most 128" + at());
+      }
+      return;
     }
     case DynCheck::Equal:
-      if (*a != *b)
-        return c.what + ": " + std::to_string(*a) + " vs " + std::to_string(*b) + iterationText();
-      return std::nullopt;
+      if (*a != *b) {
+        c.failed = true;
+        error(c.loc, &op, c.what + ": " + llvm::Twine(*a) + " vs " + llvm::Twine(*b) + at());
+      }
+      return;
     case DynCheck::Limit:
-      if (*a > c.size)
-        return c.what + " is " + std::to_string(*a) + ", more than the limit of " +
-               std::to_string(c.size) + iterationText();
-      return std::nullopt;
-    }
-    return std::nullopt;
-  }
-
-  /// Runs one check at the current point (marking it failed on a violation).
-  void evaluate(DynCheck &c, const Op &op) {
-    if (auto msg = violation(c)) {
-      c.failed = true;
-      error(c.loc, &op, *msg);
+      if (*a > c.size) {
+        c.failed = true;
+        error(c.loc, &op, c.what + " is " + llvm::Twine(*a) + ", more than the limit of " +
+                              llvm::Twine(c.size) + at());
+      }
+      return;
     }
   }
 
