@@ -11,6 +11,9 @@ using Terms = llvm::SmallVector<std::pair<const Value *, int64_t>, 4>;
 
 /// Beyond this many arms (nested mins multiply) the analysis gives up.
 constexpr size_t kMaxArms = 8;
+/// Recursive steps one min() or max() query may take before it gives up
+/// (each eliminates a loop variable or splits a min into its arms).
+constexpr unsigned kCallsPerQuery = 256;
 
 /// `e` as min(arms), each arm affine and simplified; nullopt when a min is
 /// subtracted or scaled by a negative constant (that would be a max), or the
@@ -134,9 +137,10 @@ std::optional<IndexExpr> LoopNestBounds::lastIteration(unsigned i) {
 }
 
 std::optional<Extreme> LoopNestBounds::extreme(const IndexExpr &e, bool wantMax,
-                                                              unsigned budget) {
+                                               unsigned &budget) {
   if (budget == 0)
     return std::nullopt;
+  --budget;
   auto constant = [&](const IndexExpr &c) -> std::optional<Extreme> {
     if (auto v = c.evalChecked({}))
       return Extreme{*v, llvm::SmallVector<std::optional<IndexExpr>, 8>(loops.size())};
@@ -163,7 +167,7 @@ std::optional<Extreme> LoopNestBounds::extreme(const IndexExpr &e, bool wantMax,
   auto minOverArms = [&](bool armMax) -> std::optional<Extreme> {
     std::optional<Extreme> best;
     for (const IndexExpr &arm : *arms) {
-      auto r = extreme(arm, armMax, budget - 1);
+      auto r = extreme(arm, armMax, budget);
       if (!r)
         return std::nullopt;
       if (!best || r->value < best->value)
@@ -199,14 +203,14 @@ std::optional<Extreme> LoopNestBounds::extreme(const IndexExpr &e, bool wantMax,
       return std::nullopt;
     bound = *last;
   }
-  auto r = extreme(e2.substitute(x, bound), wantMax, budget - 1);
+  auto r = extreme(e2.substitute(x, bound), wantMax, budget);
   // A last iteration `min(arms)` that cannot be substituted whole (it would
   // be subtracted): each arm is beyond it, so each gives a bound, and the
   // tightest of those is kept.
-  auto boundArms = minArms(bound);
-  if (!r && toLast && boundArms && boundArms->size() > 1) {
+  auto boundArms = r || !toLast ? std::nullopt : minArms(bound);
+  if (boundArms && boundArms->size() > 1) {
     for (const IndexExpr &arm : *boundArms) {
-      auto a = extreme(e2.substitute(x, arm), wantMax, budget - 1);
+      auto a = extreme(e2.substitute(x, arm), wantMax, budget);
       if (!a)
         return std::nullopt;
       if (!r || (wantMax ? a->value < r->value : a->value > r->value))
@@ -219,11 +223,13 @@ std::optional<Extreme> LoopNestBounds::extreme(const IndexExpr &e, bool wantMax,
 }
 
 std::optional<Extreme> LoopNestBounds::min(const IndexExpr &e) {
-  return extreme(e, false, 4 * loops.size() + 8);
+  unsigned budget = kCallsPerQuery;
+  return extreme(e, false, budget);
 }
 
 std::optional<Extreme> LoopNestBounds::max(const IndexExpr &e) {
-  return extreme(e, true, 4 * loops.size() + 8);
+  unsigned budget = kCallsPerQuery;
+  return extreme(e, true, budget);
 }
 
 std::optional<int64_t> LoopNestBounds::residue(const IndexExpr &e, int64_t modulus) {

@@ -62,7 +62,7 @@ public:
   std::optional<llvm::SmallVector<int64_t, 8>> iterationOf(const Extreme &e) const;
 
 private:
-  std::optional<Extreme> extreme(const IndexExpr &e, bool wantMax, unsigned budget);
+  std::optional<Extreme> extreme(const IndexExpr &e, bool wantMax, unsigned &budget);
   std::optional<IndexExpr> lastIteration(unsigned loop);
   int loopOf(const Value *v) const;
 
