@@ -16,9 +16,12 @@ IndexExpr IndexExpr::make(Kind k, const IndexExpr &a, const IndexExpr &b) {
   return IndexExpr(std::make_shared<const Node>(Node{k, 0, nullptr, a.node, b.node}));
 }
 
+// Constants fold unless the result overflows; the node is kept then, so that
+// evalChecked reports the overflow.
 IndexExpr operator+(const IndexExpr &a, const IndexExpr &b) {
-  if (a.isConst() && b.isConst())
-    return a.constValue() + b.constValue();
+  int64_t r;
+  if (a.isConst() && b.isConst() && !__builtin_add_overflow(a.constValue(), b.constValue(), &r))
+    return r;
   if (a.isConst() && a.constValue() == 0)
     return b;
   if (b.isConst() && b.constValue() == 0)
@@ -27,8 +30,9 @@ IndexExpr operator+(const IndexExpr &a, const IndexExpr &b) {
 }
 
 IndexExpr operator-(const IndexExpr &a, const IndexExpr &b) {
-  if (a.isConst() && b.isConst())
-    return a.constValue() - b.constValue();
+  int64_t r;
+  if (a.isConst() && b.isConst() && !__builtin_sub_overflow(a.constValue(), b.constValue(), &r))
+    return r;
   if (b.isConst() && b.constValue() == 0)
     return a;
   if (a.structurallyEqual(b))
@@ -37,8 +41,9 @@ IndexExpr operator-(const IndexExpr &a, const IndexExpr &b) {
 }
 
 IndexExpr operator*(const IndexExpr &a, int64_t c) {
-  if (a.isConst())
-    return a.constValue() * c;
+  int64_t r;
+  if (a.isConst() && !__builtin_mul_overflow(a.constValue(), c, &r))
+    return r;
   if (c == 1)
     return a;
   if (c == 0)
@@ -64,6 +69,37 @@ int64_t IndexExpr::eval(llvm::ArrayRef<int64_t> env) const {
   case Kind::Min: return std::min(lhs().eval(env), rhs().eval(env));
   }
   return 0;
+}
+
+std::optional<int64_t> IndexExpr::evalChecked(llvm::ArrayRef<int64_t> env) const {
+  switch (kind()) {
+  case Kind::Const: return constValue();
+  case Kind::Var:
+    if (varValue()->id >= env.size())
+      return std::nullopt;
+    return env[varValue()->id];
+  default: break;
+  }
+  auto a = lhs().evalChecked(env), b = rhs().evalChecked(env);
+  if (!a || !b)
+    return std::nullopt;
+  int64_t r;
+  switch (kind()) {
+  case Kind::Add:
+    if (__builtin_add_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case Kind::Sub:
+    if (__builtin_sub_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case Kind::Mul:
+    if (__builtin_mul_overflow(*a, *b, &r))
+      return std::nullopt;
+    return r;
+  case Kind::Min: return std::min(*a, *b);
+  default: return std::nullopt;
+  }
 }
 
 void IndexExpr::collectVars(llvm::SmallVectorImpl<const Value *> &vars) const {
@@ -110,31 +146,47 @@ bool IndexExpr::structurallyEqual(const IndexExpr &other) const {
 }
 
 namespace {
-/// Accumulates `scale * e` into a linear form; false when `e` holds a min().
+/// Accumulates `scale * e` into a linear form; false when `e` holds a min()
+/// or a coefficient overflows.
 bool linearize(const IndexExpr &e, int64_t scale, int64_t &constant,
                llvm::SmallVectorImpl<std::pair<const Value *, int64_t>> &terms) {
+  int64_t product, negated;
   switch (e.kind()) {
-  case IndexExpr::Kind::Const: constant += scale * e.constValue(); return true;
+  case IndexExpr::Kind::Const:
+    return !__builtin_mul_overflow(scale, e.constValue(), &product) &&
+           !__builtin_add_overflow(constant, product, &constant);
   case IndexExpr::Kind::Var: {
     for (auto &t : terms)
-      if (t.first == e.varValue()) {
-        t.second += scale;
-        return true;
-      }
+      if (t.first == e.varValue())
+        return !__builtin_add_overflow(t.second, scale, &t.second);
     terms.push_back({e.varValue(), scale});
     return true;
   }
   case IndexExpr::Kind::Add:
     return linearize(e.lhs(), scale, constant, terms) && linearize(e.rhs(), scale, constant, terms);
   case IndexExpr::Kind::Sub:
-    return linearize(e.lhs(), scale, constant, terms) && linearize(e.rhs(), -scale, constant, terms);
+    return !__builtin_sub_overflow(int64_t(0), scale, &negated) &&
+           linearize(e.lhs(), scale, constant, terms) &&
+           linearize(e.rhs(), negated, constant, terms);
   case IndexExpr::Kind::Mul:
-    return linearize(e.lhs(), scale * e.rhs().constValue(), constant, terms);
+    return !__builtin_mul_overflow(scale, e.rhs().constValue(), &product) &&
+           linearize(e.lhs(), product, constant, terms);
   case IndexExpr::Kind::Min: return false;
   }
   return false;
 }
 } // namespace
+
+bool IndexExpr::linearForm(int64_t &constant,
+                           llvm::SmallVectorImpl<std::pair<const Value *, int64_t>> &terms) const {
+  return linearize(*this, 1, constant, terms);
+}
+
+bool IndexExpr::isAffine() const {
+  int64_t constant = 0;
+  llvm::SmallVector<std::pair<const Value *, int64_t>, 4> terms;
+  return linearForm(constant, terms);
+}
 
 IndexExpr IndexExpr::simplified() const {
   if (kind() == Kind::Min)

@@ -4,7 +4,8 @@
 // over loop induction variables: constants, variables, +, -, multiplication by
 // a constant, and min (partial tiles: `min(128, 647 - %m)`). Shapes are static,
 // so a loop variable is the only free symbol. Expressions are immutable and
-// cheap to copy (shared nodes); constructors fold constants.
+// cheap to copy (shared nodes); constructors fold constants (unless that
+// overflows).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_IR_INDEXEXPR_H
@@ -16,6 +17,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace tessel::ir {
 
@@ -43,6 +46,8 @@ public:
 
   /// Evaluates with `env[v->id]` as the value of each variable.
   int64_t eval(llvm::ArrayRef<int64_t> env) const;
+  /// Like eval, but nullopt on overflow or a variable outside `env`.
+  std::optional<int64_t> evalChecked(llvm::ArrayRef<int64_t> env) const;
   /// Appends each distinct variable the expression mentions.
   void collectVars(llvm::SmallVectorImpl<const Value *> &vars) const;
   bool mentions(const Value *v) const;
@@ -52,6 +57,12 @@ public:
   /// Collects affine sums into `c + a*%x + b*%y` (variables in order of first
   /// appearance), so `%mb + %mi - %mb` becomes `%mi`; min() operands likewise.
   IndexExpr simplified() const;
+  /// Adds the expression as `constant + sum(coeff * var)` to the arguments;
+  /// false when it holds a min() or the arithmetic overflows.
+  bool linearForm(int64_t &constant,
+                  llvm::SmallVectorImpl<std::pair<const Value *, int64_t>> &terms) const;
+  /// True when linearForm succeeds: no min(), no overflow.
+  bool isAffine() const;
 
   void print(llvm::raw_ostream &os) const;
   std::string str() const;

@@ -1,9 +1,10 @@
 #include "ir/Kernel.h"
 
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/Casting.h"
 
+#include <algorithm>
 #include <functional>
-#include <set>
 
 namespace tessel::ir {
 
@@ -94,18 +95,17 @@ Value *Kernel::newValue(ValueKind kind, std::string valueName) {
   v->kind = kind;
   v->name = std::move(valueName);
   v->id = values.size() - 1;
+  usedNames.insert(v->name);
   return v;
 }
 
 std::string Kernel::uniqueName(llvm::StringRef hint) const {
-  std::set<std::string> used;
-  for (const auto &v : values)
-    used.insert(v->name);
-  if (!used.count(hint.str()))
+  if (!usedNames.count(hint))
     return hint.str();
-  for (unsigned i = 1;; ++i) {
-    std::string candidate = hint.str() + std::to_string(i);
-    if (!used.count(candidate))
+  unsigned &suffix = firstFreeSuffix[hint];
+  for (suffix = std::max(suffix, 1u);; ++suffix) {
+    std::string candidate = (hint + llvm::Twine(suffix)).str();
+    if (!usedNames.count(candidate))
       return candidate;
   }
 }

@@ -21,6 +21,8 @@
 #include "ir/Types.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/SMLoc.h"
 
 #include <functional>
@@ -42,7 +44,7 @@ llvm::StringRef roleName(TensorRole r);
 /// `id` indexes evaluation environments (IndexExpr::eval).
 struct Value {
   ValueKind kind;
-  std::string name;
+  std::string name; // fixed at creation: Kernel::uniqueName indexes it
   unsigned id = 0;
   TensorType type;     // arguments and buffers
   TensorRole role = TensorRole::Input;
@@ -226,11 +228,16 @@ public:
   /// All values ever created, indexed by Value::id.
   unsigned numValues() const { return values.size(); }
   Value *valueById(unsigned id) const { return values[id].get(); }
-  /// A name not used by any value yet, derived from `hint`.
+  /// A name not used by any value yet: `hint`, else the first free of
+  /// `hint1`, `hint2`, ... Amortised O(1) per call.
   std::string uniqueName(llvm::StringRef hint) const;
 
 private:
   std::vector<std::unique_ptr<Value>> values;
+  llvm::StringSet<> usedNames;
+  /// Per hint, a suffix below which every `hint<i>` is known to be taken
+  /// (valid because names are only ever added).
+  mutable llvm::StringMap<unsigned> firstFreeSuffix;
 };
 
 struct Module {

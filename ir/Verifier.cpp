@@ -11,14 +11,22 @@
 //     loop variables. If one fails the op's other checks are skipped (they
 //     would only cascade). Then memory spaces, dtypes and labels (layout).
 //  4. Dynamic checks: bounds of every index, engine shape limits and extent
-//     agreement between operands. Each is a closed-form IndexExpr check; the
-//     ones that are not constant (or structurally equal) are evaluated over the
-//     loop nest, enumerating only the loops they depend on (transitively
-//     through loop bounds), capped at VerifierOptions::maxPointsPerOp points.
-//     Each check reports its first failing iteration only.
+//     agreement between operands, at every iteration of the enclosing loops.
+//     Each is first proven from the extremes of its expressions over the loop
+//     nest (ir/IndexBounds.h) at a cost independent of the trip counts; this
+//     covers affine starts, extents that are affine or a min of affine arms
+//     (partial tiles), and loop bounds that depend on outer loops. Only the
+//     checks left unproven (violations, or shapes the analysis does not
+//     handle) are evaluated point by point over the loops they depend on
+//     (transitively through loop bounds), capped at
+//     VerifierOptions::maxPointsPerOp points; each reports its first failing
+//     iteration. Past the cap a check is reported at an iteration where one of
+//     its expressions is extreme, if it fails there; otherwise the op gets a
+//     "could not verify" warning.
 //
 //===----------------------------------------------------------------------===//
 #include "ir/Verifier.h"
+#include "ir/IndexBounds.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
@@ -37,40 +45,6 @@ constexpr int64_t kPsumBankBytes = 2048; // per partition
 constexpr int64_t kMatmulMaxK = 128;
 constexpr int64_t kMatmulMaxM = 128;
 constexpr int64_t kMatmulMaxN = 512;
-
-std::optional<int64_t> evalChecked(const IndexExpr &e, llvm::ArrayRef<int64_t> env) {
-  int64_t r;
-  switch (e.kind()) {
-  case IndexExpr::Kind::Const: return e.constValue();
-  case IndexExpr::Kind::Var: {
-    unsigned id = e.varValue()->id;
-    if (id >= env.size())
-      return std::nullopt;
-    return env[id];
-  }
-  default: break;
-  }
-  auto a = evalChecked(e.lhs(), env);
-  auto b = evalChecked(e.rhs(), env);
-  if (!a || !b)
-    return std::nullopt;
-  switch (e.kind()) {
-  case IndexExpr::Kind::Add:
-    if (__builtin_add_overflow(*a, *b, &r))
-      return std::nullopt;
-    return r;
-  case IndexExpr::Kind::Sub:
-    if (__builtin_sub_overflow(*a, *b, &r))
-      return std::nullopt;
-    return r;
-  case IndexExpr::Kind::Mul:
-    if (__builtin_mul_overflow(*a, *b, &r))
-      return std::nullopt;
-    return r;
-  case IndexExpr::Kind::Min: return std::min(*a, *b);
-  default: return std::nullopt;
-  }
-}
 
 std::string labelList(llvm::ArrayRef<std::string> labels) {
   return "[" + llvm::join(labels.begin(), labels.end(), ", ") + "]";
@@ -700,8 +674,8 @@ private:
 
   /// Runs one check at the current point (marking it failed on a violation).
   void evaluate(DynCheck &c, const Op &op) {
-    auto a = evalChecked(c.a, env);
-    auto b = evalChecked(c.b, env);
+    auto a = c.a.evalChecked(env);
+    auto b = c.b.evalChecked(env);
     auto at = [&] { return iterationText(); };
     if (!a || !b) {
       c.failed = true;
@@ -753,6 +727,67 @@ private:
     }
   }
 
+  /// True when `c` holds at every iteration, shown from the extremes of its
+  /// expressions (IndexBounds.h). Bounds are proven for affine starts only;
+  /// other starts are left to enumeration.
+  bool proven(const DynCheck &c, LoopNestBounds &nest) const {
+    switch (c.kind) {
+    case DynCheck::Bounds: {
+      if (!c.a.isAffine())
+        return false;
+      if (c.isRange) {
+        auto extent = nest.min(c.b);
+        if (!extent || extent->value < 1)
+          return false;
+      }
+      auto start = nest.min(c.a);
+      auto end = nest.max(c.a + c.b);
+      if (!start || start->value < 0 || !end || end->value > c.size)
+        return false;
+      if (!c.folded)
+        return true;
+      // The start sits at one offset inside its 128-partition group at every
+      // iteration; the range must fit in what is left of the group.
+      auto offset = nest.residue(c.a, kPartitions);
+      auto extent = nest.max(c.b);
+      return offset && extent && *offset + extent->value <= kPartitions;
+    }
+    case DynCheck::Equal: return nest.equal(c.a, c.b);
+    case DynCheck::Limit: {
+      auto m = nest.max(c.a);
+      return m && m->value <= c.size;
+    }
+    }
+    return false;
+  }
+
+  /// Reports `c` at the iteration where one of its expressions reaches an
+  /// extreme, if that iteration violates it; false when none does.
+  bool reportAtExtreme(DynCheck &c, LoopNestBounds &nest, const Op &op) {
+    llvm::SmallVector<std::optional<Extreme>, 4> candidates;
+    switch (c.kind) {
+    case DynCheck::Bounds:
+      candidates = {nest.min(c.b), nest.min(c.a), nest.max(c.a + c.b), nest.max(c.b)};
+      break;
+    case DynCheck::Equal:
+      candidates = {nest.min(c.a - c.b), nest.max(c.a - c.b), nest.min(c.b - c.a),
+                    nest.max(c.b - c.a)};
+      break;
+    case DynCheck::Limit: candidates = {nest.max(c.a)}; break;
+    }
+    for (const auto &e : candidates) {
+      auto point = e ? nest.iterationOf(*e) : std::nullopt;
+      if (!point)
+        continue;
+      for (unsigned i = 0; i < loops.size(); ++i)
+        env[loops[i]->iv->id] = (*point)[i];
+      evaluate(c, op);
+      if (c.failed)
+        return true;
+    }
+    return false;
+  }
+
   void runDynamicChecks(Op &op) {
     if (checks.empty())
       return;
@@ -777,14 +812,25 @@ private:
     for (ForOp *loop : loops)
       if (needed.count(loop->iv))
         nestLoops.push_back(loop);
+    LoopNestBounds nest(loops);
+    if (llvm::any_of(nestLoops, [&](const ForOp *loop) { return nest.neverRuns(loop); }))
+      return; // no iteration reaches the op
+    llvm::erase_if(checks, [&](const DynCheck &c) { return proven(c, nest); });
+    if (checks.empty())
+      return;
     size_t envSize = k.numValues();
-    for (ForOp *loop : nestLoops)
+    for (ForOp *loop : loops)
       envSize = std::max<size_t>(envSize, loop->iv->id + 1);
     env.assign(envSize, 0);
     points = 0;
     exhausted = false;
     enumerate(0, op);
-    if (exhausted)
+    if (!exhausted)
+      return;
+    bool unresolved = false;
+    for (DynCheck &c : checks)
+      unresolved |= !c.failed && !reportAtExtreme(c, nest, op);
+    if (unresolved)
       warning(op.loc, &op, "could not verify bounds and shapes of this " + op.mnemonic() +
                                ": more than " + llvm::Twine(opts.maxPointsPerOp) +
                                " loop iterations to enumerate");
@@ -806,7 +852,7 @@ private:
       return pending;
     }
     ForOp *loop = nestLoops[depth];
-    auto lo = evalChecked(loop->lo, env), hi = evalChecked(loop->hi, env);
+    auto lo = loop->lo.evalChecked(env), hi = loop->hi.evalChecked(env);
     if (!lo || !hi) {
       error(loop->loc, loop, "loop bounds of %" + loop->iv->name + " overflow" +
                                  iterationText());

@@ -19,8 +19,9 @@
 namespace tessel::ir {
 
 struct VerifierOptions {
-  /// Loop-nest points enumerated per op to check bounds and per-iteration
-  /// shape agreement; beyond it the op gets a "could not verify" warning.
+  /// Loop-nest points enumerated per op to check the bounds and per-iteration
+  /// shape agreement the symbolic analysis leaves unproven; beyond it the op
+  /// gets a "could not verify" warning.
   uint64_t maxPointsPerOp = uint64_t(1) << 22;
 };
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 using namespace tessel::ir;
 
 namespace {
@@ -84,6 +86,19 @@ TEST(IndexExpr, SimplifiedCollectsAffineSums) {
   env[v.n->id] = 3;
   IndexExpr e = (v.M + 128) - (v.M - v.N) * 3;
   EXPECT_EQ(e.simplified().eval(env), e.eval(env));
+}
+
+TEST(IndexExpr, OverflowIsKeptForEvalCheckedToReport) {
+  Vars v;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  IndexExpr sum = IndexExpr(kMax) + 1;
+  EXPECT_FALSE(sum.isConst());
+  EXPECT_FALSE(sum.evalChecked({}));
+  EXPECT_FALSE((IndexExpr(kMax) * 2).evalChecked({}));
+  EXPECT_EQ((IndexExpr(kMax) - 1).evalChecked({}), std::optional<int64_t>(kMax - 1));
+  EXPECT_FALSE((v.M * (kMax / 2) * 4).isAffine());
+  EXPECT_TRUE((v.M * 3 - v.N + 7).isAffine());
+  EXPECT_FALSE(min(v.M, v.N).isAffine());
 }
 
 } // namespace

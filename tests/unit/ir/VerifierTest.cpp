@@ -197,6 +197,95 @@ TEST(Verifier, OnlyEnumeratesLoopsTheAccessDependsOn) {
   EXPECT_TRUE(f.messages.empty()) << f.all();
 }
 
+// --- symbolic bounds: large trip counts with one enumerated point allowed ----------
+
+/// One point of enumeration: whatever the verifier proves here, it proves symbolically.
+VerifierOptions noEnumeration() {
+  VerifierOptions opts;
+  opts.maxPointsPerOp = 1;
+  return opts;
+}
+
+TEST(Verifier, TiledNestIsProvenWithoutEnumerating) {
+  // 977 row blocks x 8 strips x 2 x 4 K tiles; partial last block and strip,
+  // strip offsets %mb + %mi, a folded K buffer read at %kb + %ki.
+  IRFixture f;
+  EXPECT_TRUE(f.verify(
+      "kernel @big(%A: hbm<bf16, [M:1000000, K:1024]>) -> () {\n"
+      "  for %mb = 0 to 1000000 step 1024 {\n"
+      "  for %mi = 0 to min(1024, 1000000 - %mb) step 128 {\n"
+      "  for %kb = 0 to 1024 step 512 {\n"
+      "  for %ki = 0 to 512 step 128 {\n"
+      "    %t = alloc sbuf<bf16, [K:1024, M:128]>\n"
+      "    dma transpose %t[%kb + %ki +: 128, 0 +: min(128, 1000000 - (%mb + %mi))] <- "
+      "%A[%mb + %mi +: min(128, 1000000 - (%mb + %mi)), %kb + %ki +: 128]\n"
+      "  }\n  }\n  }\n  }\n}\n",
+      noEnumeration()))
+      << f.all();
+  EXPECT_TRUE(f.messages.empty()) << f.all();
+}
+
+TEST(Verifier, FoldedRangeAtAFixedOffsetIsProven) {
+  IRFixture f;
+  EXPECT_TRUE(f.verify(kernel("  %b = alloc sbuf<bf16, [K:1024, N:64]>\n"
+                              "  for %k = 64 to 1024 step 128 {\n"
+                              "    memset %b[%k +: 64, 0 +: 64], 0.0\n  }\n"),
+                       noEnumeration()))
+      << f.all();
+  EXPECT_TRUE(f.messages.empty()) << f.all();
+}
+
+TEST(Verifier, LastPartialTileOverflowPastTheCap) {
+  // Only the last of 10417 tiles overflows; it is found at the extreme.
+  IRFixture f;
+  VerifierOptions opts;
+  opts.maxPointsPerOp = 100;
+  EXPECT_FALSE(f.verify("kernel @k(%A: hbm<bf16, [M:1000000, K:128]>) -> () {\n"
+                        "  for %m = 0 to 1000000 step 96 {\n"
+                        "    %t = alloc sbuf<bf16, [M:96, K:128]>\n"
+                        "    dma %t[0 +: 96, 0 +: 128] <- %A[%m +: 96, 0 +: 128]\n  }\n}\n",
+                        opts));
+  EXPECT_TRUE(f.has("dimension M of %A is [999936, 999936 + 96) but its size is 1000000 at %m = 999936"))
+      << f.all();
+  EXPECT_EQ(f.count("warning"), 0u) << f.all();
+}
+
+TEST(Verifier, LastPartialTileExtentMismatchPastTheCap) {
+  IRFixture f;
+  EXPECT_FALSE(f.verify("kernel @k(%A: hbm<bf16, [M:1000000, K:128]>) -> () {\n"
+                        "  for %m = 0 to 1000000 step 128 {\n"
+                        "    %t = alloc sbuf<bf16, [M:128, K:128]>\n"
+                        "    dma %t[0 +: 128, 0 +: 128] <- %A[%m +: min(128, 1000000 - %m), 0 +: 128]\n"
+                        "  }\n}\n",
+                        noEnumeration()));
+  EXPECT_TRUE(f.has("dma source extent of dimension M must equal the destination's: 128 vs 64 at %m = 999936"))
+      << f.all();
+}
+
+TEST(Verifier, FoldedGroupCrossedAtASecondIteration) {
+  // Step 112 gives no fixed offset in the group: enumerated, first failure named.
+  IRFixture f;
+  EXPECT_FALSE(f.verify(kernel("  %b = alloc sbuf<bf16, [K:1024, N:64]>\n"
+                               "  for %k = 0 to 1024 step 112 {\n"
+                               "    memset %b[%k +: min(112, 1024 - %k), 0 +: 64], 0.0\n  }\n")));
+  EXPECT_TRUE(f.has("range [112, 224) on partition-folded dimension K of %b crosses a 128-partition group; "
+                    "start at a multiple of 128 and take at most 128 at %k = 112"))
+      << f.all();
+}
+
+TEST(Verifier, MatmulLimitExceededOnlyInAnInnerIteration) {
+  // The stationary free size is 64 + %j: over 128 from %j = 72 on.
+  IRFixture f;
+  EXPECT_FALSE(f.verify(kernel("  for %i = 0 to 1000000 step 1 {\n  for %j = 0 to 100 step 8 {\n" +
+                               std::string("  %a = alloc sbuf<bf16, [K:128, M:256]>\n") + kSbufB +
+                               "  %p = alloc psum<f32, [M:256, N:512]>\n"
+                               "  matmul %p[0 +: 64 + %j, 0 +: 512] <- %a[0 +: 128, 0 +: 64 + %j], "
+                               "%b[0 +: 128, 0 +: 512]\n  }\n  }\n"),
+                        noEnumeration()));
+  EXPECT_TRUE(f.has("matmul stationary free size M (M) is 160, more than the limit of 128 at %j = 96"))
+      << f.all();
+}
+
 // --- in-memory kernels (no locations) -------------------------------------------------
 
 TEST(Verifier, InMemoryUseBeforeDefinition) {
