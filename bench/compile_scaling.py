@@ -10,8 +10,12 @@ cost does not grow with the problem).
     into a temporary directory) for n = 4, 8, 16, 32 at -O0 and -O2: the times,
     the growth from each n to the next (2.0 is linear), and the O2/O0 ratio at
     n=32 (target <= 20x). Also -O2 with a given row block (--block m=128), the
-    pipeline without select-blocks' search, which still compiles at n=32 when
-    select-blocks finds no strip that fits.
+    pipeline without the block planner's search;
+  * `tessel tune` of DeepSeek-V3 up_proj at M=4096 over 128 configurations
+    (m = 128..4096 step 128, n = 128, 256, 384, 512), pruned, without a cache:
+    its wall clock against the 2.6 s issue 10 measured on main before it
+    (commit e81407c; target >= 3x faster), and whether its best is the best of
+    an --exhaustive run of the same space (measured here).
 
 Each figure is the median wall clock of --repeat runs of
 `tessel compile FILE --emit=tasm -o /dev/null` (the machine may be shared). A
@@ -37,7 +41,8 @@ CHAIN_LENGTHS = [4, 8, 16, 32]
 CHAIN_DIM = 1024
 CHAIN_M = 4096
 CHAIN_LEVELS = {"O0": ["-O0"], "O2": ["-O2"], "O2_block_m128": ["-O2", "--block", "m=128"]}
-TARGETS = {"deepseek_m_ratio": 1.5, "deepseek_o2_over_o0": 3.0, "chain32_o2_over_o0": 20.0}
+TARGETS = {"deepseek_m_ratio": 1.5, "deepseek_o2_over_o0": 3.0, "chain32_o2_over_o0": 20.0,
+           "tune_speedup": 3.0}
 
 
 def compile_time(tessel, path, args, repeat):
@@ -100,6 +105,31 @@ def chain(tessel, repeat):
     return out
 
 
+TUNE_BEFORE_S = 2.6  # issue 10's measurement of this tune on main at e81407c
+
+
+def tune(tessel):
+    space = ["--space", "m=" + ",".join(str(128 * i) for i in range(1, 33)), "--space", "n=128,256,384,512"]
+    cmd = [tessel, "tune", DEEPSEEK, "-D", "M=4096", "--no-cache", "--report=json"] + space
+    out = {}
+    for name, extra in (("pruned", []), ("exhaustive", ["--exhaustive"])):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd + extra, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            out[name] = {"error": proc.stderr.strip().splitlines()[-1:], "command": " ".join(cmd + extra)}
+            continue
+        report = json.loads(proc.stdout)
+        out[name] = {"wall_s": wall, "configurations": report["configurations"],
+                     "simulated": report["simulated"], "best": report["best"],
+                     "best_latency_us": report["best_latency_us"]}
+    if "wall_s" in out.get("pruned", {}):
+        out["speedup_over_before"] = TUNE_BEFORE_S / out["pruned"]["wall_s"]
+    if "best" in out.get("pruned", {}) and "best" in out.get("exhaustive", {}):
+        out["same_best_as_exhaustive"] = out["pruned"]["best"] == out["exhaustive"]["best"]
+    return out
+
+
 def fmt_time(r):
     return f"{r['wall_s'] * 1000:.0f} ms" if "wall_s" in r else f"FAILED: {r['error']}"
 
@@ -121,7 +151,8 @@ def main():
 
     results = {"repeat": opts.repeat, "targets": TARGETS,
                "deepseek_v3_up_proj": deepseek(opts.tessel, opts.repeat),
-               "matmul_chain": chain(opts.tessel, opts.repeat)}
+               "matmul_chain": chain(opts.tessel, opts.repeat),
+               "tune_deepseek_m4096": tune(opts.tessel)}
 
     d = results["deepseek_v3_up_proj"]
     print("DeepSeek-V3 up_proj compile (median wall clock):")
@@ -143,6 +174,22 @@ def main():
     print(f"  -O2 / -O0 at n={n}: {fmt_ratio(c[f'o2_over_o0_n{n}'], TARGETS['chain32_o2_over_o0'])}")
     print(f"  -O2 --block m=128 / -O0 at n={n}: "
           f"{fmt_ratio(c[f'o2_block_m128_over_o0_n{n}'], TARGETS['chain32_o2_over_o0'])}")
+
+    t = results["tune_deepseek_m4096"]
+    print("tessel tune, DeepSeek-V3 up_proj M=4096, 128 configurations:")
+    for name in ("pruned", "exhaustive"):
+        r = t.get(name, {})
+        if "wall_s" in r:
+            print(f"  {name:<10} {r['wall_s'] * 1000:.0f} ms, {r['simulated']} simulated, best {r['best']} "
+                  f"({r['best_latency_us']:.1f} us)")
+        else:
+            print(f"  {name:<10} FAILED: {r.get('error')}")
+    if "speedup_over_before" in t:
+        speedup = t["speedup_over_before"]
+        print(f"  pruned vs {TUNE_BEFORE_S} s before issue 10: {speedup:.2f}x faster (target >= "
+              f"{TARGETS['tune_speedup']:g}x: {'met' if speedup >= TARGETS['tune_speedup'] else 'MISSED'})")
+    if "same_best_as_exhaustive" in t:
+        print(f"  same best as --exhaustive: {'yes' if t['same_best_as_exhaustive'] else 'NO'}")
 
     with open(opts.out, "w") as f:
         json.dump(results, f, indent=2)
