@@ -136,8 +136,8 @@ bool retargetStores(Kernel &kernel, Block &block, Value *c, Value *s, Value *row
       block.ops[i] = std::move(copy);
       continue;
     }
-    // Swapped layout: transpose 128 x 128 pieces of the tile on the tensor
-    // engine into the strip. The tile's column extent must be constant.
+    // Swapped layout: transpose partitions x partitions pieces of the tile on
+    // the tensor engine into the strip. The tile's column extent must be constant.
     const Access &src = store->src;
     if (!src.indices[1].extent || !src.indices[1].extent->isConst() || !src.indices[0].extent)
       return false;
