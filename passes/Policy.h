@@ -14,11 +14,12 @@
 
 namespace tessel::passes::policy {
 
-/// select-blocks keeps this fraction of SBUF free when it picks the largest
-/// row strip that fits: room for the allocator's alignment, so a chosen block
-/// never spills. Small, because `allocate` places exactly the liveness peak on
-/// every compiled kernel the agreement tests cover (tests/unit/analysis); only
-/// hand-written IR with odd-sized buffers fragments.
+/// The block planner (select-blocks) keeps this fraction of SBUF free when it
+/// picks the largest row strip that fits: room for the allocator's alignment,
+/// so a chosen block never spills. Small, because `allocate` places exactly
+/// the liveness peak on every compiled kernel the agreement tests cover
+/// (tests/unit/analysis); only hand-written IR with odd-sized buffers
+/// fragments.
 constexpr double kSbufHeadroom = 0.02;
 
 /// TileGen's straightforward form may give the transposed row strip of a
