@@ -6,8 +6,9 @@
 //     space), PSUM buffers aligned so no accumulation tile crosses a bank;
 //  2. loops are normalised to `for %i = 0 to trips` (the IR's `lo + step*i`
 //     substituted everywhere), so a start on a partition-folded dimension
-//     (a buffer whose partition dim is larger than 128, e.g. the transposed
-//     strip [K:7168, M:512]) divides exactly into a fold index;
+//     (a buffer whose partition dim is larger than the target's partitions,
+//     e.g. the transposed strip [K:7168, M:512]) divides exactly into a fold
+//     index;
 //  3. each IR op becomes one program statement in the same order; DMAs are
 //     spread round-robin over the target's queues by static instruction.
 //

@@ -134,18 +134,21 @@ private:
       return fail("access to %" + a.base->name + " before its alloc");
     out.kind = it->second.kind;
     out.id = it->second.id;
-    bool folded = a.base->type.space != MemSpace::HBM && a.base->type.partitionFolds() > 1;
+    const int64_t partitions = kernel.geometry.partitions;
+    bool folded =
+        a.base->type.space != MemSpace::HBM && a.base->type.partitionFolds(partitions) > 1;
     for (size_t d = 0; d < a.indices.size(); ++d) {
       const Index &idx = a.indices[d];
       auto start = affine(idx.start);
       if (!start)
         return start.takeError();
       if (d == 0 && folded) {
-        // The partition range lies within one fold: [0 +: extent] of fold start/128.
-        auto fold = divideExact(*start, kPartitions);
+        // The partition range lies within one fold: [0 +: extent] of fold
+        // start/partitions.
+        auto fold = divideExact(*start, partitions);
         if (!fold || !idx.extent)
-          return fail("access " + accessText(a) +
-                      " does not start on a 128-partition boundary of a folded buffer");
+          return fail("access " + accessText(a) + " does not start on a " +
+                      llvm::Twine(partitions) + "-partition boundary of a folded buffer");
         rt::DimAccess part;
         part.start = rt::AffineExpr::constantExpr(0);
         auto ext = extent(*idx.extent);
@@ -195,8 +198,8 @@ private:
     b.name = v.name;
     b.space = v.type.space == MemSpace::SBUF ? rt::MemSpace::SBUF : rt::MemSpace::PSUM;
     b.dtype = v.type.dtype == DType::BF16 ? rt::DType::BF16 : rt::DType::F32;
-    int64_t folds = v.type.partitionFolds();
-    b.shape.push_back(folds > 1 ? kPartitions : v.type.dims[0].size);
+    int64_t folds = v.type.partitionFolds(kernel.geometry.partitions);
+    b.shape.push_back(folds > 1 ? kernel.geometry.partitions : v.type.dims[0].size);
     if (folds > 1)
       b.shape.push_back(folds);
     for (size_t i = 1; i < v.type.dims.size(); ++i)

@@ -10,15 +10,12 @@
 
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace tessel::backend {
 namespace {
 
 using namespace ir;
-
-constexpr int64_t kSbufAlign = 64;
-
-int64_t alignTo(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 bool foldsFitBanks(int64_t base, int64_t fold, int64_t slot, int64_t bufs, int64_t bank) {
   for (int64_t copy = 0; copy < bufs; ++copy)
@@ -29,10 +26,10 @@ bool foldsFitBanks(int64_t base, int64_t fold, int64_t slot, int64_t bufs, int64
 }
 
 int64_t firstBankSafeOffset(int64_t from, int64_t fold, int64_t slot, int64_t bufs, int64_t bank) {
-  for (int64_t candidate = alignTo(from, 4); candidate < from + bank; candidate += 4)
+  for (int64_t candidate = llvm::alignTo(from, 4); candidate < from + bank; candidate += 4)
     if (foldsFitBanks(candidate, fold, slot, bufs, bank))
       return candidate;
-  return alignTo(from, bank); // a fold wider than a bank (the verifier rejects those)
+  return llvm::alignTo(from, bank); // a fold wider than a bank (the verifier rejects those)
 }
 
 struct StackState {
@@ -40,28 +37,29 @@ struct StackState {
   int64_t sbufPeak = 0, psumPeak = 0;
 };
 
-void place(Block &block, StackState &st, const runtime::Target &target) {
+void place(Block &block, StackState &st, const TileGeometry &geometry) {
   StackState saved = st;
   for (auto &op : block.ops) {
     if (auto *alloc = llvm::dyn_cast<AllocOp>(op.get())) {
       const TensorType &t = alloc->result->type;
       if (t.space == MemSpace::HBM || alloc->address)
         continue;
-      int64_t bytes = t.bytesPerPartition() * alloc->bufs;
+      const int64_t copyBytes = t.bytesPerPartition(geometry.partitions);
+      int64_t bytes = copyBytes * alloc->bufs;
       if (t.space == MemSpace::SBUF) {
-        alloc->address = alignTo(st.sbufTop, kSbufAlign);
+        alloc->address = llvm::alignTo(st.sbufTop, geometry.sbufAlignBytes);
         st.sbufTop = *alloc->address + bytes;
         st.sbufPeak = std::max(st.sbufPeak, st.sbufTop);
       } else {
         // The lowest offset at which no fold of any copy -- one accumulation
         // tile -- straddles two PSUM banks.
-        alloc->address = firstBankSafeOffset(st.psumTop, t.bytesPerPartition() / t.partitionFolds(),
-                                             t.bytesPerPartition(), alloc->bufs, target.psum_bank_bytes);
+        alloc->address = firstBankSafeOffset(st.psumTop, copyBytes / t.partitionFolds(geometry.partitions),
+                                             copyBytes, alloc->bufs, geometry.psumBankBytes);
         st.psumTop = *alloc->address + bytes;
         st.psumPeak = std::max(st.psumPeak, st.psumTop);
       }
     } else if (auto *loop = llvm::dyn_cast<ForOp>(op.get())) {
-      place(loop->body, st, target);
+      place(loop->body, st, geometry);
     }
   }
   saved.sbufPeak = st.sbufPeak;
@@ -84,7 +82,7 @@ static llvm::Error checkCapacity(const Kernel &kernel, const runtime::Target &ta
 
 llvm::Error assignStackAddresses(Kernel &kernel, const runtime::Target &target) {
   StackState st;
-  place(kernel.body, st, target);
+  place(kernel.body, st, kernel.geometry);
   if (auto err = checkCapacity(kernel, target, "SBUF", st.sbufPeak, target.sbuf_bytes_per_partition))
     return err;
   return checkCapacity(kernel, target, "PSUM", st.psumPeak, target.psum_bytes_per_partition);

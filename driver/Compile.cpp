@@ -7,6 +7,8 @@
 #include "ir/Verifier.h"
 #include "passes/BlockParams.h"
 #include "passes/analysis/BlockPlanner.h"
+#include "passes/Policy.h"
+#include "passes/TargetGeometry.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -22,12 +24,14 @@ namespace {
 
 constexpr llvm::StringLiteral kPlannerStep = "select-blocks";
 
-/// TileGen's options for `target` (the straightforward form's transposed
-/// strip may take half of a partition's SBUF).
+/// TileGen's options for `target`: its tile geometry, and the policy's share
+/// of a partition's SBUF for the transposed strip and first row block.
 TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
   TileGenOptions options;
-  options.stripBudgetBytes = target.sbuf_bytes_per_partition / 2;
-  options.psumBytes = target.psum_bytes_per_partition;
+  options.geometry = passes::geometryFor(target);
+  options.stripBudgetBytes =
+      int64_t(double(options.geometry.sbufBytes) * passes::policy::kStripSbufShare);
+  options.firstBlockM = passes::policy::kFirstBlockTiles * options.geometry.partitions;
   return options;
 }
 

@@ -28,6 +28,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "passes/TargetGeometry.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -192,8 +193,9 @@ std::string printToString(const ir::Module &module) {
 }
 
 /// Re-parses and re-prints `printed`; reports the first differing line.
-bool checkRoundTrip(const std::string &printed, DiagnosticEngine &diags) {
-  auto reparsed = ir::parseModuleString(printed, "<printed IR>", diags);
+bool checkRoundTrip(const std::string &printed, const ir::TileGeometry &geometry,
+                    DiagnosticEngine &diags) {
+  auto reparsed = ir::parseModuleString(printed, "<printed IR>", diags, geometry);
   if (!reparsed) {
     diags.error(llvm::SMLoc(), "round trip failed: the printed IR does not parse back");
     return false;
@@ -269,7 +271,9 @@ int runOptCommand(int argc, char **argv) {
   }
   std::vector<CollectedDiagnostic> &seen = collector.seen;
 
-  auto module = ir::parseBuffer(mainId, diags);
+  // The text does not carry the target: its geometry is --target's.
+  const ir::TileGeometry geometry = passes::geometryFor(*target);
+  auto module = ir::parseBuffer(mainId, diags, geometry);
   bool ok = module != nullptr;
   if (ok && !noVerify)
     ok = ir::verifyModule(*module, diags);
@@ -288,7 +292,7 @@ int runOptCommand(int argc, char **argv) {
   if (ok) {
     printed = printToString(*module);
     if (verifyRoundtrip)
-      ok = checkRoundTrip(printed, diags);
+      ok = checkRoundTrip(printed, geometry, diags);
   }
 
   if (verifyDiagnostics) {

@@ -2,9 +2,11 @@
 
 #include "driver/Compile.h"
 #include "ir/Types.h"
+#include "passes/TargetGeometry.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -15,9 +17,8 @@ llvm::Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
 }
 
-int64_t roundUpToTile(int64_t v) {
-  return (v + ir::kPartitions - 1) / ir::kPartitions * ir::kPartitions;
-}
+/// Rows (and contraction) of one tensor-engine tile: the target's partitions.
+int64_t tileOf(const runtime::Target &target) { return passes::geometryFor(target).partitions; }
 
 /// Columns of the result: those of the expression under any transposes of
 /// the returned value (what TileGen's block `n` tiles).
@@ -28,12 +29,12 @@ int64_t resultCols(const ast::Kernel &kernel) {
   return e->type.cols;
 }
 
-/// The default values of one parameter: 128, 256, 512, ... up to `limit`,
-/// plus `limit` itself when it is not a power of two (one block covering
-/// the whole dimension).
-std::vector<int64_t> defaultValues(int64_t limit) {
+/// The default values of one parameter: tile, 2 tiles, 4 tiles, ... up to
+/// `limit`, plus `limit` itself when it is not such a power of two (one block
+/// covering the whole dimension).
+std::vector<int64_t> defaultValues(int64_t limit, int64_t tile) {
   std::vector<int64_t> values;
-  for (int64_t v = ir::kPartitions; v <= limit; v *= 2)
+  for (int64_t v = tile; v <= limit; v *= 2)
     values.push_back(v);
   if (values.empty() || values.back() != limit)
     values.push_back(limit);
@@ -60,12 +61,13 @@ SpaceBounds spaceBoundsOf(const ast::Kernel &kernel, const BlockConfig &params) 
 
 int64_t maxBlockValue(llvm::StringRef name, const SpaceBounds &bounds,
                       const runtime::Target &target) {
+  const int64_t tile = tileOf(target);
   if (name == "m")
-    return roundUpToTile(bounds.rows);
+    return llvm::alignTo(bounds.rows, tile);
   if (name == "n") {
     // An output block of fp32 accumulators fills at most one PSUM bank.
     int64_t bank = target.psum_bank_bytes / ir::dtypeBytes(ir::DType::F32);
-    return std::min(roundUpToTile(bounds.cols), bank / ir::kPartitions * ir::kPartitions);
+    return std::min<int64_t>(llvm::alignTo(bounds.cols, tile), llvm::alignDown(bank, tile));
   }
   return 0;
 }
@@ -104,11 +106,12 @@ llvm::Error validateSpace(const SpaceRestriction &restriction, const SpaceBounds
                   "'; this kernel's block parameters are: " + known);
     }
     int64_t limit = maxBlockValue(name, bounds, target);
+    const int64_t tile = tileOf(target);
     for (int64_t v : values) {
-      if (v <= 0 || v % ir::kPartitions != 0)
+      if (v <= 0 || v % tile != 0)
         return fail(llvm::formatv("--space {0}={1}: a block must be a positive multiple of the "
                                   "{2}-row tile",
-                                  name, v, ir::kPartitions));
+                                  name, v, tile));
       if (limit > 0 && v > limit) {
         std::string why =
             name == "m" ? llvm::formatv("the kernel has {0} rows", bounds.rows).str()
@@ -136,7 +139,8 @@ std::vector<BlockConfig> enumerateSpace(const SpaceBounds &bounds,
     }
     int64_t limit = maxBlockValue(name, bounds, target);
     axes.push_back({name, defaultValues(limit > 0 ? std::min(limit, kMaxDefaultBlock)
-                                                  : kMaxDefaultBlock)});
+                                                  : kMaxDefaultBlock,
+                                        tileOf(target))});
   }
   std::vector<BlockConfig> space{BlockConfig{}};
   for (const auto &[name, values] : axes) {

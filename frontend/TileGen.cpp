@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <functional>
 #include <map>
@@ -23,11 +24,6 @@ namespace tessel {
 namespace {
 
 using namespace ir;
-
-constexpr int64_t kTile = kPartitions; // rows/contraction per tensor-engine pass
-constexpr int64_t kMovingTile = 512;   // moving free size: one fp32 PSUM bank
-
-int64_t roundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 ir::DType toIR(ast::DType t) { return t == ast::DType::BF16 ? ir::DType::BF16 : ir::DType::F32; }
 
@@ -118,7 +114,8 @@ private:
 class TileGen {
 public:
   TileGen(const ast::Kernel &ast, const TileGenOptions &opts, DiagnosticEngine &diags)
-      : ast(ast), opts(opts), diags(diags), kernel(std::make_unique<Kernel>()) {}
+      : ast(ast), opts(opts), diags(diags), kernel(std::make_unique<Kernel>()),
+        rowTile(opts.geometry.partitions), movingTile(opts.geometry.maxMoving) {}
 
   std::unique_ptr<Kernel> run();
 
@@ -157,6 +154,7 @@ private:
   void lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c);
   void lowerTranspose(const ast::Expr &e, Value *a, Value *c);
   std::string labelOf(unsigned slot) { return labeler.label(slot); }
+  int64_t roundToTile(int64_t v) const { return llvm::alignTo(v, rowTile); }
   TensorType hbmType(const ast::Expr &e);
 
   const ast::Kernel &ast;
@@ -164,6 +162,9 @@ private:
   DiagnosticEngine &diags;
   std::unique_ptr<Kernel> kernel;
   DimLabeler labeler;
+  /// Rows and contraction per tensor-engine pass (the partitions), and the
+  /// moving free size (one fp32 PSUM bank).
+  const int64_t rowTile, movingTile;
   std::map<std::string, Value *> tensors; // params and lowered locals
   std::vector<Block *> loopStack;
   int64_t blockM = 0, blockN = 0;
@@ -264,11 +265,11 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
 void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
   const int64_t M = e.type.rows, K = e.lhs->type.cols;
   ir::DType dt = a->type.dtype;
-  int64_t bm = std::min(blockM, roundUp(M, kTile));
-  auto stripBytes = [&](int64_t rows) { return roundUp(K, kTile) / kTile * rows * dtypeBytes(dt); };
+  int64_t bm = std::min(blockM, roundToTile(M));
+  auto stripBytes = [&](int64_t rows) { return roundToTile(K) / rowTile * rows * dtypeBytes(dt); };
   // A row block the user (or the tuner) gave is kept: allocation spills or
   // reports when its strip does not fit. A default one is halved to fit.
-  while (!opts.blockM && bm > kTile && stripBytes(bm) > opts.stripBudgetBytes)
+  while (!opts.blockM && bm > rowTile && stripBytes(bm) > opts.stripBudgetBytes)
     bm /= 2;
   if (!opts.blockM && stripBytes(bm) > opts.stripBudgetBytes) {
     diags.error(e.opLoc, llvm::formatv("contraction dimension of {0} elements is too long for "
@@ -284,7 +285,7 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
   if (fullRows > 0)
     lowerMatMulBlocks(e, a, b, c, 0, fullRows, bm);
   if (fullRows < M)
-    lowerMatMulBlocks(e, a, b, c, fullRows, M, roundUp(M - fullRows, kTile));
+    lowerMatMulBlocks(e, a, b, c, fullRows, M, roundToTile(M - fullRows));
 }
 
 /// The operands of one row block's column loop.
@@ -301,30 +302,30 @@ void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c
   const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
   const Dim &rowDim = a->type.dims[0], &kDim = a->type.dims[1];
   ir::DType dt = a->type.dtype;
-  // Column tiles no wider than the (128-rounded) columns, so a narrow N
-  // gets one exact tile rather than a clamped 512-wide one.
-  int64_t bn = std::min({blockN, kMovingTile, roundUp(N, kTile)});
+  // Column tiles no wider than the (partition-rounded) columns, so a narrow
+  // N gets one exact tile rather than a clamped moving-wide one.
+  int64_t bn = std::min({blockN, movingTile, roundToTile(N)});
   llvm::SMLoc loc = e.opLoc;
   std::string aName = a->name;
 
   Value *mb = openLoop("mb", rowLo, rowHi, bm, loc);
   // Rows of the tile at offset %mi inside the block; only a block that ends
   // at M can hold a partial tile.
-  auto rowExtent = [mb, rowHi, M](Value *mi) {
+  auto rowExtent = [mb, rowHi, M, tile = rowTile](Value *mi) {
     IndexExpr row = IndexExpr::var(mb) + IndexExpr::var(mi);
-    return rowHi == M && M % kTile != 0 ? min(IndexExpr(kTile), IndexExpr(M) - row) : IndexExpr(kTile);
+    return rowHi == M && M % tile != 0 ? min(IndexExpr(tile), IndexExpr(M) - row) : IndexExpr(tile);
   };
-  Value *aT = alloc(aName + "_T", MemSpace::SBUF, dt, {{kDim.label, roundUp(K, kTile)}, {rowDim.label, bm}}, 1, loc);
+  Value *aT = alloc(aName + "_T", MemSpace::SBUF, dt, {{kDim.label, roundToTile(K)}, {rowDim.label, bm}}, 1, loc);
   {
-    Value *mi = openLoop("mi", 0, bm, kTile, loc);
+    Value *mi = openLoop("mi", 0, bm, rowTile, loc);
     IndexExpr em = rowExtent(mi);
-    Value *kt = openLoop("kt", 0, K, kTile, loc);
-    IndexExpr ek = extent(K, kTile, IndexExpr::var(kt));
-    Value *tile = alloc(aName + "_tile", MemSpace::SBUF, dt, {{rowDim.label, kTile}, {kDim.label, kTile}}, 2, loc);
+    Value *kt = openLoop("kt", 0, K, rowTile, loc);
+    IndexExpr ek = extent(K, rowTile, IndexExpr::var(kt));
+    Value *tile = alloc(aName + "_tile", MemSpace::SBUF, dt, {{rowDim.label, rowTile}, {kDim.label, rowTile}}, 2, loc);
     auto &load = emit<DmaOp>(loc);
     load.dst = access(tile, {{0, em}, {0, ek}});
     load.src = access(a, {{IndexExpr::var(mb) + IndexExpr::var(mi), em}, {IndexExpr::var(kt), ek}});
-    Value *tp = alloc(aName + "_Tpsum", MemSpace::PSUM, ir::DType::F32, {{kDim.label, kTile}, {rowDim.label, kTile}}, 2, loc);
+    Value *tp = alloc(aName + "_Tpsum", MemSpace::PSUM, ir::DType::F32, {{kDim.label, rowTile}, {rowDim.label, rowTile}}, 2, loc);
     auto &tr = emit<TransposeOp>(loc);
     tr.dst = access(tp, {{0, ek}, {0, em}});
     tr.src = access(tile, {{0, em}, {0, ek}});
@@ -337,10 +338,10 @@ void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c
   Value *n = openLoop("n", 0, N, bn, loc);
   RowBlock rb{a, b, c, aT, mb, bm, bn, K, N, extent(N, bn, IndexExpr::var(n)), rowExtent, loc};
   // The whole block's accumulators for one column tile, double-buffered,
-  // fit PSUM only up to a point (4 banks x 2 on trn1, m <= 512); past it B's
-  // column block is held in SBUF so B is still read once per row block.
-  int64_t accBytes = bm / kTile * kMovingTile * dtypeBytes(ir::DType::F32);
-  if (2 * accBytes <= opts.psumBytes)
+  // fit PSUM only up to a point (4 banks x 2 on trn1, m <= 4 row tiles); past
+  // it B's column block is held in SBUF so B is still read once per row block.
+  int64_t accBytes = bm / rowTile * movingTile * dtypeBytes(ir::DType::F32);
+  if (2 * accBytes <= opts.geometry.psumBytes)
     lowerStreamedColumn(rb, n);
   else
     lowerHeldColumn(rb, n);
@@ -348,24 +349,24 @@ void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c
   closeLoop();
 }
 
-// Streamed B: acc[M:m, N:512] holds every row tile of the block; B's tiles
+// Streamed B: acc[M:m, N:moving] holds every row tile of the block; B's tiles
 // stream past the strip once each:
 //   for %k { B_tile <- B[k, n]; for %mi { matmul acc[mi] += A_T[k, mi] x B_tile } }
 //   for %mi { C_tile <- acc[mi]; C[mb + mi, n] <- C_tile }
 void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
   const Dim &rowDim = r.a->type.dims[0], &kDim = r.a->type.dims[1], &nDim = r.b->type.dims[1];
   llvm::SMLoc loc = r.loc;
-  // Each 128-row fold of the accumulator is a whole PSUM bank (512 fp32), so
+  // Each partition fold of the accumulator is a whole PSUM bank (moving fp32), so
   // no accumulation group straddles two banks whatever the tile width.
-  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, r.bm}, {nDim.label, kMovingTile}}, 2, loc);
+  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, r.bm}, {nDim.label, movingTile}}, 2, loc);
   {
-    Value *k = openLoop("k", 0, r.K, kTile, loc);
-    IndexExpr ek = extent(r.K, kTile, IndexExpr::var(k));
-    Value *btile = alloc(r.b->name + "_tile", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, kTile}, {nDim.label, r.bn}}, 2, loc);
+    Value *k = openLoop("k", 0, r.K, rowTile, loc);
+    IndexExpr ek = extent(r.K, rowTile, IndexExpr::var(k));
+    Value *btile = alloc(r.b->name + "_tile", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, rowTile}, {nDim.label, r.bn}}, 2, loc);
     auto &load = emit<DmaOp>(loc);
     load.dst = access(btile, {{0, ek}, {0, r.en}});
     load.src = access(r.b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), r.en}});
-    Value *mi = openLoop("mi", 0, r.bm, kTile, loc);
+    Value *mi = openLoop("mi", 0, r.bm, rowTile, loc);
     IndexExpr em = r.rowExtent(mi);
     auto &mm = emit<MatmulOp>(loc);
     mm.dst = access(acc, {{IndexExpr::var(mi), em}, {0, r.en}});
@@ -375,7 +376,7 @@ void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
     closeLoop();
     closeLoop();
   }
-  Value *mi = openLoop("mi", 0, r.bm, kTile, loc);
+  Value *mi = openLoop("mi", 0, r.bm, rowTile, loc);
   storeRowTile(r, n, mi, acc, IndexExpr::var(mi));
   closeLoop();
 }
@@ -387,21 +388,21 @@ void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
 void TileGen::lowerHeldColumn(const RowBlock &r, Value *n) {
   const Dim &rowDim = r.a->type.dims[0], &kDim = r.a->type.dims[1], &nDim = r.b->type.dims[1];
   llvm::SMLoc loc = r.loc;
-  Value *bblk = alloc(r.b->name + "_blk", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, roundUp(r.K, kTile)}, {nDim.label, r.bn}}, 2, loc);
+  Value *bblk = alloc(r.b->name + "_blk", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, roundToTile(r.K)}, {nDim.label, r.bn}}, 2, loc);
   {
-    Value *k = openLoop("k", 0, r.K, kTile, loc);
-    IndexExpr ek = extent(r.K, kTile, IndexExpr::var(k));
+    Value *k = openLoop("k", 0, r.K, rowTile, loc);
+    IndexExpr ek = extent(r.K, rowTile, IndexExpr::var(k));
     auto &load = emit<DmaOp>(loc);
     load.dst = access(bblk, {{IndexExpr::var(k), ek}, {0, r.en}});
     load.src = access(r.b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), r.en}});
     closeLoop();
   }
-  Value *mi = openLoop("mi", 0, r.bm, kTile, loc);
+  Value *mi = openLoop("mi", 0, r.bm, rowTile, loc);
   IndexExpr em = r.rowExtent(mi);
-  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, kTile}, {nDim.label, kMovingTile}}, 2, loc);
+  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, rowTile}, {nDim.label, movingTile}}, 2, loc);
   {
-    Value *k = openLoop("k", 0, r.K, kTile, loc);
-    IndexExpr ek = extent(r.K, kTile, IndexExpr::var(k));
+    Value *k = openLoop("k", 0, r.K, rowTile, loc);
+    IndexExpr ek = extent(r.K, rowTile, IndexExpr::var(k));
     auto &mm = emit<MatmulOp>(loc);
     mm.dst = access(acc, {{0, em}, {0, r.en}});
     mm.stationary = access(r.aT, {{IndexExpr::var(k), ek}, {IndexExpr::var(mi), em}});
@@ -417,7 +418,7 @@ void TileGen::lowerHeldColumn(const RowBlock &r, Value *n) {
 void TileGen::storeRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, IndexExpr accRow) {
   const Dim &rowDim = r.a->type.dims[0], &nDim = r.b->type.dims[1];
   IndexExpr em = r.rowExtent(mi);
-  Value *ctile = alloc(r.c->name + "_tile", MemSpace::SBUF, r.c->type.dtype, {{rowDim.label, kTile}, {nDim.label, r.bn}}, 2, r.loc);
+  Value *ctile = alloc(r.c->name + "_tile", MemSpace::SBUF, r.c->type.dtype, {{rowDim.label, rowTile}, {nDim.label, r.bn}}, 2, r.loc);
   auto &cp = emit<CopyOp>(r.loc);
   cp.dst = access(ctile, {{0, em}, {0, r.en}});
   cp.src = access(acc, {{accRow, em}, {0, r.en}});
@@ -426,17 +427,17 @@ void TileGen::storeRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, I
   store.src = access(ctile, {{0, em}, {0, r.en}});
 }
 
-// C = A op B (Binary), fn(A) (Unary) or a copy of A (Ref): 128 x 512 tiles.
+// C = A op B (Binary), fn(A) (Unary) or a copy of A (Ref): partitions x moving tiles.
 void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c) {
   const int64_t M = e.type.rows, N = e.type.cols;
   const Dim &rowDim = c->type.dims[0], &colDim = c->type.dims[1];
   llvm::SMLoc loc = e.kind == ast::ExprKind::Ref ? e.loc : e.opLoc;
-  Value *m = openLoop("m", 0, M, kTile, loc);
-  IndexExpr em = extent(M, kTile, IndexExpr::var(m));
-  Value *n = openLoop("n", 0, N, kMovingTile, loc);
-  IndexExpr en = extent(N, kMovingTile, IndexExpr::var(n));
+  Value *m = openLoop("m", 0, M, rowTile, loc);
+  IndexExpr em = extent(M, rowTile, IndexExpr::var(m));
+  Value *n = openLoop("n", 0, N, movingTile, loc);
+  IndexExpr en = extent(N, movingTile, IndexExpr::var(n));
   auto loadTile = [&](Value *src) {
-    Value *t = alloc(src->name + "_tile", MemSpace::SBUF, src->type.dtype, {{rowDim.label, kTile}, {colDim.label, kMovingTile}}, 2, loc);
+    Value *t = alloc(src->name + "_tile", MemSpace::SBUF, src->type.dtype, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
     auto &load = emit<DmaOp>(loc);
     load.dst = access(t, {{0, em}, {0, en}});
     load.src = access(src, {{IndexExpr::var(m), em}, {IndexExpr::var(n), en}});
@@ -444,7 +445,7 @@ void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c)
   };
   Value *ta = loadTile(a);
   Value *tb = b ? loadTile(b) : nullptr;
-  Value *out = alloc(c->name + "_tile", MemSpace::SBUF, c->type.dtype, {{rowDim.label, kTile}, {colDim.label, kMovingTile}}, 2, loc);
+  Value *out = alloc(c->name + "_tile", MemSpace::SBUF, c->type.dtype, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
   Access dst = access(out, {{0, em}, {0, en}});
   if (e.kind == ast::ExprKind::Binary) {
     auto &tt = emit<TensorTensorOp>(loc);
@@ -473,24 +474,24 @@ void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c)
   closeLoop();
 }
 
-// C[N', M'] = A[M', N']^T through the tensor engine, 128 x 128 tiles.
+// C[N', M'] = A[M', N']^T through the tensor engine, partitions x partitions tiles.
 void TileGen::lowerTranspose(const ast::Expr &e, Value *a, Value *c) {
   const int64_t M = a->type.dims[0].size, N = a->type.dims[1].size;
   const Dim &rowDim = a->type.dims[0], &colDim = a->type.dims[1];
   llvm::SMLoc loc = e.opLoc;
-  Value *m = openLoop("m", 0, M, kTile, loc);
-  IndexExpr em = extent(M, kTile, IndexExpr::var(m));
-  Value *n = openLoop("n", 0, N, kTile, loc);
-  IndexExpr en = extent(N, kTile, IndexExpr::var(n));
-  Value *tile = alloc(a->name + "_tile", MemSpace::SBUF, a->type.dtype, {{rowDim.label, kTile}, {colDim.label, kTile}}, 2, loc);
+  Value *m = openLoop("m", 0, M, rowTile, loc);
+  IndexExpr em = extent(M, rowTile, IndexExpr::var(m));
+  Value *n = openLoop("n", 0, N, rowTile, loc);
+  IndexExpr en = extent(N, rowTile, IndexExpr::var(n));
+  Value *tile = alloc(a->name + "_tile", MemSpace::SBUF, a->type.dtype, {{rowDim.label, rowTile}, {colDim.label, rowTile}}, 2, loc);
   auto &load = emit<DmaOp>(loc);
   load.dst = access(tile, {{0, em}, {0, en}});
   load.src = access(a, {{IndexExpr::var(m), em}, {IndexExpr::var(n), en}});
-  Value *tp = alloc(a->name + "_Tpsum", MemSpace::PSUM, ir::DType::F32, {{colDim.label, kTile}, {rowDim.label, kTile}}, 2, loc);
+  Value *tp = alloc(a->name + "_Tpsum", MemSpace::PSUM, ir::DType::F32, {{colDim.label, rowTile}, {rowDim.label, rowTile}}, 2, loc);
   auto &tr = emit<TransposeOp>(loc);
   tr.dst = access(tp, {{0, en}, {0, em}});
   tr.src = access(tile, {{0, em}, {0, en}});
-  Value *out = alloc(c->name + "_tile", MemSpace::SBUF, c->type.dtype, {{colDim.label, kTile}, {rowDim.label, kTile}}, 2, loc);
+  Value *out = alloc(c->name + "_tile", MemSpace::SBUF, c->type.dtype, {{colDim.label, rowTile}, {rowDim.label, rowTile}}, 2, loc);
   auto &cp = emit<CopyOp>(loc);
   cp.dst = access(out, {{0, en}, {0, em}});
   cp.src = access(tp, {{0, en}, {0, em}});
@@ -502,6 +503,12 @@ void TileGen::lowerTranspose(const ast::Expr &e, Value *a, Value *c) {
 }
 
 std::unique_ptr<Kernel> TileGen::run() {
+  if (!opts.geometry.isSet() || opts.firstBlockM <= 0 || opts.stripBudgetBytes <= 0) {
+    diags.error(ast.loc, "TileGen needs the target's tile geometry, a first row block and a "
+                         "strip budget (TileGenOptions)");
+    return nullptr;
+  }
+  kernel->geometry = opts.geometry;
   // 1. Dimension classes.
   for (const ast::Param &p : ast.params)
     labeler.bind(p.name, labeler.fresh());
@@ -543,10 +550,10 @@ std::unique_ptr<Kernel> TileGen::run() {
   out->loc = ast.returnStmt().loc;
   kernel->args.push_back(out);
 
-  blockM = opts.blockM ? opts.blockM : 512;
-  blockN = opts.blockN ? opts.blockN : kMovingTile;
-  kernel->blockParams.set("m", std::min(blockM, roundUp(strip->type.rows, kTile)));
-  kernel->blockParams.set("n", std::min(blockN, kMovingTile));
+  blockM = opts.blockM ? opts.blockM : opts.firstBlockM;
+  blockN = opts.blockN ? opts.blockN : movingTile;
+  kernel->blockParams.set("m", std::min(blockM, roundToTile(strip->type.rows)));
+  kernel->blockParams.set("n", std::min(blockN, movingTile));
 
   // 3. Statements in order; the return writes the output argument.
   cur = &kernel->body;

@@ -19,13 +19,18 @@
 
 namespace tessel {
 
+/// Everything TileGen needs from the target and the compiler's policy; the
+/// driver fills it (driver::tileGenOptionsFor), there are no defaults.
 struct TileGenOptions {
+  /// The target's tile geometry: tile sizes, and PSUM bytes per partition
+  /// (whether a row block's accumulators for one column tile fit PSUM,
+  /// double-buffered, decides the matmul loop order). Copied to the kernel.
+  ir::TileGeometry geometry;
   /// SBUF bytes per partition the transposed row strip of a matmul's left
-  /// operand may take; the driver derives it from the target description.
-  int64_t stripBudgetBytes = 96 * 1024;
-  /// PSUM bytes per partition: whether a row block's accumulators for one
-  /// column tile fit PSUM (double-buffered) decides the matmul loop order.
-  int64_t psumBytes = 16 * 1024;
+  /// operand may take.
+  int64_t stripBudgetBytes = 0;
+  /// The row block tried when none is given (halved until its strip fits).
+  int64_t firstBlockM = 0;
   /// Row-block height (`m`) and output column tile (`n`); 0 = choose. A
   /// given `m` is kept even when its strip exceeds the budget (allocation
   /// then spills or reports); a chosen one is halved until it fits.

@@ -18,6 +18,7 @@
 
 #include "ir/BlockConfig.h"
 #include "ir/IndexExpr.h"
+#include "ir/TileGeometry.h"
 #include "ir/Types.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -222,6 +223,9 @@ public:
   /// What passes recorded for the reader ("[select-blocks] m = 1024: ..."):
   /// printed as `// [pass] text` lines above the kernel, kept by the parser.
   std::vector<std::string> notes;
+  /// The target's tile geometry the verifier checks against and the passes
+  /// tile with; not printed (TileGen and the IR parser set it).
+  TileGeometry geometry;
   Block body;
 
   Value *newValue(ValueKind kind, std::string name);

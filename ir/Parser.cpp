@@ -1007,29 +1007,35 @@ private:
 
 } // namespace
 
-std::unique_ptr<Module> parseBuffer(unsigned bufferId, DiagnosticEngine &diags) {
+std::unique_ptr<Module> parseBuffer(unsigned bufferId, DiagnosticEngine &diags,
+                                    const TileGeometry &geometry) {
   const llvm::MemoryBuffer *buf = diags.sourceMgr().getMemoryBuffer(bufferId);
-  return Parser(diags, buf).parseModule();
+  auto module = Parser(diags, buf).parseModule();
+  if (module)
+    for (auto &kernel : module->kernels)
+      kernel->geometry = geometry;
+  return module;
 }
 
-std::unique_ptr<Module> parseModule(DiagnosticEngine &diags) {
+std::unique_ptr<Module> parseModule(DiagnosticEngine &diags, const TileGeometry &geometry) {
   llvm::SourceMgr &sm = diags.sourceMgr();
   if (sm.getNumBuffers() == 0) {
     diags.error(llvm::SMLoc(), "no input to parse");
     return nullptr;
   }
-  return parseBuffer(sm.getMainFileID(), diags);
+  return parseBuffer(sm.getMainFileID(), diags, geometry);
 }
 
 std::unique_ptr<Module> parseModuleString(llvm::StringRef text, llvm::StringRef bufferName,
-                                          DiagnosticEngine &diags) {
+                                          DiagnosticEngine &diags,
+                                          const TileGeometry &geometry) {
   unsigned id = diags.sourceMgr().AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, bufferName), llvm::SMLoc());
-  return parseBuffer(id, diags);
+  return parseBuffer(id, diags, geometry);
 }
 
-std::unique_ptr<Kernel> parseKernel(DiagnosticEngine &diags) {
-  auto module = parseModule(diags);
+std::unique_ptr<Kernel> parseKernel(DiagnosticEngine &diags, const TileGeometry &geometry) {
+  auto module = parseModule(diags, geometry);
   if (!module)
     return nullptr;
   if (module->kernels.size() != 1) {

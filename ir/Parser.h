@@ -23,20 +23,25 @@
 
 namespace tessel::ir {
 
+// Every parsed kernel gets `geometry` (the target's, which the text does not
+// carry): the verifier checks the kernel against it.
+
 /// Parses the main buffer of diags.sourceMgr(). Returns null (after reporting)
 /// on any error.
-std::unique_ptr<Module> parseModule(DiagnosticEngine &diags);
+std::unique_ptr<Module> parseModule(DiagnosticEngine &diags, const TileGeometry &geometry);
 
 /// Parses buffer `bufferId` of diags.sourceMgr().
-std::unique_ptr<Module> parseBuffer(unsigned bufferId, DiagnosticEngine &diags);
+std::unique_ptr<Module> parseBuffer(unsigned bufferId, DiagnosticEngine &diags,
+                                    const TileGeometry &geometry);
 
 /// Adds `text` as a new buffer named `bufferName` to diags.sourceMgr() and
 /// parses it (tests, round trips).
 std::unique_ptr<Module> parseModuleString(llvm::StringRef text, llvm::StringRef bufferName,
-                                          DiagnosticEngine &diags);
+                                          DiagnosticEngine &diags,
+                                          const TileGeometry &geometry);
 
 /// Parses the main buffer, which must hold exactly one kernel.
-std::unique_ptr<Kernel> parseKernel(DiagnosticEngine &diags);
+std::unique_ptr<Kernel> parseKernel(DiagnosticEngine &diags, const TileGeometry &geometry);
 
 } // namespace tessel::ir
 

@@ -1,5 +1,7 @@
 #include "ir/Types.h"
 
+#include "llvm/Support/MathExtras.h"
+
 namespace tessel::ir {
 
 llvm::StringRef dtypeName(DType t) { return t == DType::BF16 ? "bf16" : "f32"; }
@@ -40,19 +42,19 @@ int64_t TensorType::numElements() const {
   return n;
 }
 
-int64_t TensorType::partitionFolds() const {
+int64_t TensorType::partitionFolds(int64_t partitions) const {
   if (space == MemSpace::HBM || dims.empty())
     return 1;
-  return (dims[0].size + kPartitions - 1) / kPartitions;
+  return llvm::divideCeil(dims[0].size, partitions);
 }
 
-int64_t TensorType::bytesPerPartition() const {
+int64_t TensorType::bytesPerPartition(int64_t partitions) const {
   if (space == MemSpace::HBM)
     return numElements() * dtypeBytes(dtype);
   int64_t free = 1;
   for (size_t i = 1; i < dims.size(); ++i)
     free *= dims[i].size;
-  return partitionFolds() * free * dtypeBytes(dtype);
+  return partitionFolds(partitions) * free * dtypeBytes(dtype);
 }
 
 void TensorType::print(llvm::raw_ostream &os) const {

@@ -3,8 +3,9 @@
 // A tensor type is a memory space, a dtype and a list of labelled dimensions.
 // Labels name the logical dimension (M, K, R, N...), so layout is part of the
 // type: for an on-chip buffer the FIRST dimension lies on the partitions
-// (folded over 128-partition groups when larger than 128), and a matmul whose
-// operands do not both carry the contraction label there is a type error.
+// (folded over groups of the target's partition count when larger), and a
+// matmul whose operands do not both carry the contraction label there is a
+// type error.
 // HBM tensors are row-major and have no partition dimension.
 //
 //===----------------------------------------------------------------------===//
@@ -30,10 +31,6 @@ int64_t dtypeBytes(DType t);
 llvm::StringRef memSpaceName(MemSpace s);
 std::optional<MemSpace> parseMemSpace(llvm::StringRef s);
 
-/// Partitions of SBUF/PSUM: an architectural constant of the NKI programming
-/// model (nl.tile_size.pmax), not a tunable hardware number.
-constexpr int64_t kPartitions = 128;
-
 struct Dim {
   std::string label;
   int64_t size = 0;
@@ -47,9 +44,10 @@ struct TensorType {
 
   int64_t numElements() const;
   /// Bytes per partition for one copy of an on-chip buffer (partition dim
-  /// folded over groups of 128); total bytes for an HBM tensor.
-  int64_t bytesPerPartition() const;
-  int64_t partitionFolds() const;
+  /// folded over groups of `partitions`, the target's TileGeometry); total
+  /// bytes for an HBM tensor.
+  int64_t bytesPerPartition(int64_t partitions) const;
+  int64_t partitionFolds(int64_t partitions) const;
   bool operator==(const TensorType &o) const {
     return space == o.space && dtype == o.dtype && dims == o.dims;
   }

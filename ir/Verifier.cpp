@@ -41,10 +41,6 @@
 namespace tessel::ir {
 namespace {
 
-constexpr int64_t kPsumBankBytes = 2048; // per partition
-constexpr int64_t kMatmulMaxK = 128;
-constexpr int64_t kMatmulMaxM = 128;
-constexpr int64_t kMatmulMaxN = 512;
 
 std::string labelList(llvm::ArrayRef<std::string> labels) {
   return "[" + llvm::join(labels.begin(), labels.end(), ", ") + "]";
@@ -71,6 +67,11 @@ public:
 
   bool run() {
     unsigned before = diags.errorCount();
+    if (!k.geometry.isSet()) {
+      error(k.loc, nullptr, "kernel @" + k.name + " has no tile geometry (the target's, set by "
+                                                   "TileGen or the IR parser)");
+      return false;
+    }
     scopes.emplace_back();
     for (Value *v : k.args) {
       if (!v) {
@@ -245,21 +246,23 @@ private:
     if (!sizesOk || !isOnChip(t.space))
       return;
     const Dim &p = t.dims[0];
-    if (p.size > kPartitions && p.size % kPartitions != 0)
+    const int64_t partitions = k.geometry.partitions;
+    if (p.size > partitions && p.size % partitions != 0)
       error(loc, op, "partition dimension " + p.label + " of " + what + " has " +
                          llvm::Twine(p.size) + " partitions; it must be at most " +
-                         llvm::Twine(kPartitions) + " or a multiple of " +
-                         llvm::Twine(kPartitions) + " (partition-folded)");
+                         llvm::Twine(partitions) + " or a multiple of " +
+                         llvm::Twine(partitions) + " (partition-folded)");
     if (t.space == MemSpace::PSUM) {
       int64_t bytes = dtypeBytes(t.dtype);
       bool overflow = false;
       for (size_t i = 1; i < t.dims.size(); ++i)
         overflow |= __builtin_mul_overflow(bytes, t.dims[i].size, &bytes);
-      if (overflow || bytes > kPsumBankBytes)
+      const int64_t bank = k.geometry.psumBankBytes;
+      if (overflow || bytes > bank)
         error(loc, op, "psum tile " + what + " needs " +
                            (overflow ? std::string("too many") : std::to_string(bytes)) +
-                           " bytes per partition, more than one 2 KiB bank (" +
-                           llvm::Twine(kPsumBankBytes) + " bytes)");
+                           " bytes per partition, more than one " + llvm::Twine(bank / 1024) +
+                           " KiB bank (" + llvm::Twine(bank) + " bytes)");
     }
   }
 
@@ -497,7 +500,7 @@ private:
         c.loc = op.loc;
       c.isRange = idx.isRange();
       c.size = t.dims[i].size;
-      c.folded = i == 0 && isOnChip(t.space) && t.dims[0].size > kPartitions;
+      c.folded = i == 0 && isOnChip(t.space) && t.dims[0].size > k.geometry.partitions;
       checks.push_back(c);
     }
   }
@@ -536,7 +539,7 @@ private:
                "transpose destination partitions must equal the source's free size");
       addEqual(extentOf(t.dst, 1), extentOf(t.src, 0), loc,
                "transpose destination free size must equal the source's partitions");
-      addLimit(extentOf(t.src, 1), kPartitions, locOf(t.src, op),
+      addLimit(extentOf(t.src, 1), k.geometry.partitions, locOf(t.src, op),
                "transpose source free size (the result's partitions)");
       break;
     }
@@ -656,11 +659,12 @@ private:
              "matmul result rows (" + dl[0] + ") must equal the stationary free extent");
     addEqual(extentOf(dst, 1), extentOf(mv, 1), dloc,
              "matmul result columns (" + dl[1] + ") must equal the moving free extent");
-    addLimit(extentOf(st, 0), kMatmulMaxK, sloc,
+    addLimit(extentOf(st, 0), k.geometry.maxContraction, sloc,
              "matmul contraction size K (" + sl[0] + ")");
-    addLimit(extentOf(st, 1), kMatmulMaxM, sloc,
+    addLimit(extentOf(st, 1), k.geometry.maxStationary, sloc,
              "matmul stationary free size M (" + sl[1] + ")");
-    addLimit(extentOf(mv, 1), kMatmulMaxN, mloc, "matmul moving free size N (" + ml[1] + ")");
+    addLimit(extentOf(mv, 1), k.geometry.maxMoving, mloc,
+             "matmul moving free size N (" + ml[1] + ")");
   }
 
   // --- dynamic checks over the loop nest -----------------------------------------------
@@ -702,12 +706,14 @@ private:
                                 c.what + " is outside [0, " + llvm::Twine(c.size) + ")" + at());
         return;
       }
-      if (c.folded && (start / kPartitions != (endPos - 1) / kPartitions)) {
+      const int64_t partitions = k.geometry.partitions;
+      if (c.folded && (start / partitions != (endPos - 1) / partitions)) {
         c.failed = true;
         error(c.loc, &op, "range [" + llvm::Twine(start) + ", " + llvm::Twine(endPos) +
-                              ") on partition-folded " + c.what +
-                              " crosses a 128-partition group; start at a multiple of 128 and "
-                              "take at most 128" + at());
+                              ") on partition-folded " + c.what + " crosses a " +
+                              llvm::Twine(partitions) + "-partition group; start at a multiple of " +
+                              llvm::Twine(partitions) + " and take at most " +
+                              llvm::Twine(partitions) + at());
       }
       return;
     }
@@ -746,11 +752,11 @@ private:
         return false;
       if (!c.folded)
         return true;
-      // The start sits at one offset inside its 128-partition group at every
+      // The start sits at one offset inside its partition group at every
       // iteration; the range must fit in what is left of the group.
-      auto offset = nest.residue(c.a, kPartitions);
+      auto offset = nest.residue(c.a, k.geometry.partitions);
       auto extent = nest.max(c.b);
-      return offset && extent && *offset + extent->value <= kPartitions;
+      return offset && extent && *offset + extent->value <= k.geometry.partitions;
     }
     case DynCheck::Equal: return nest.equal(c.a, c.b);
     case DynCheck::Limit: {

@@ -8,8 +8,9 @@
 //     lives for the whole body (its copies rotate across iterations); one
 //     allocated at the top of the kernel lives until the last loop nest that
 //     uses it.
-//  2. Alignment: SBUF buffers start on kSbufAlignBytes. A PSUM buffer starts
-//     on its fold size (the bytes one 128-partition group of one copy takes)
+//  2. Alignment: SBUF buffers start on the target's sbuf_align_bytes. A PSUM
+//     buffer starts on its fold size (the bytes one partition group of one
+//     copy takes)
 //     when that divides the bank, else at the first offset within a bank
 //     from which none of its folds (copies included) crosses a bank: either
 //     way no fold -- one accumulation tile -- straddles two banks (target
@@ -46,6 +47,7 @@
 #include "passes/Statistics.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -54,15 +56,10 @@ namespace {
 
 using namespace ir;
 
-/// Allocator policy, not a hardware rule: SBUF buffers start on 64-byte
-/// boundaries (as the backend's stack allocator does), which keeps addresses
-/// readable. The simulator has no SBUF alignment requirement.
-constexpr int64_t kSbufAlignBytes = 64;
-
 /// The smallest t >= v with t = offset (mod align).
 int64_t alignUp(int64_t v, int64_t align, int64_t offset = 0) {
   int64_t over = std::max<int64_t>(v - offset, 0);
-  return offset + (over + align - 1) / align * align;
+  return offset + llvm::alignTo(over, align);
 }
 
 struct Item {
@@ -152,7 +149,8 @@ public:
 
 private:
   bool collectItems(Kernel &kernel, MemSpace space, PassContext &ctx, std::vector<Item> &items);
-  bool psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &align, int64_t &offset);
+  bool psumAlignment(const LiveRange &r, int64_t partitions, PassContext &ctx, int64_t &align,
+                     int64_t &offset);
   AllocOp *chooseVictim(Kernel &kernel, const std::vector<Item> &items, SpillEstimate &chosen);
   void reportOverflow(Kernel &kernel, const std::vector<Item> &items, MemSpace space,
                       int64_t peak, int64_t capacity, const SpillTotals &spills,
@@ -168,8 +166,9 @@ bool AllocatePass::collectItems(Kernel &kernel, MemSpace space, PassContext &ctx
       continue;
     Item it;
     it.range = r;
-    it.align = kSbufAlignBytes;
-    if (space == MemSpace::PSUM && !psumAlignment(r, ctx, it.align, it.offset)) {
+    it.align = kernel.geometry.sbufAlignBytes;
+    if (space == MemSpace::PSUM &&
+        !psumAlignment(r, kernel.geometry.partitions, ctx, it.align, it.offset)) {
       ok = false;
       continue;
     }
@@ -178,12 +177,12 @@ bool AllocatePass::collectItems(Kernel &kernel, MemSpace space, PassContext &ctx
   return ok;
 }
 
-bool AllocatePass::psumAlignment(const LiveRange &r, PassContext &ctx, int64_t &align,
-                                 int64_t &offset) {
+bool AllocatePass::psumAlignment(const LiveRange &r, int64_t partitions, PassContext &ctx,
+                                 int64_t &align, int64_t &offset) {
   const TensorType &t = r.alloc->result->type;
   const int64_t bank = ctx.target.psum_bank_bytes;
-  const int64_t folds = t.partitionFolds();
-  const int64_t fold = t.bytesPerPartition() / folds;
+  const int64_t folds = t.partitionFolds(partitions);
+  const int64_t fold = t.bytesPerPartition(partitions) / folds;
   const int64_t count = folds * r.alloc->bufs;
   offset = 0;
   if (fold <= bank && bank % fold == 0) {
@@ -252,7 +251,7 @@ void AllocatePass::reportOverflow(Kernel &kernel, const std::vector<Item> &items
   llvm::StringRef spaceName = memSpaceName(space);
   std::string hint = "use smaller tiles";
   int64_t m = kernel.blockParams.lookup(BlockConfig::kRowStrip);
-  if (m > kPartitions)
+  if (m > kernel.geometry.partitions)
     hint = llvm::formatv("use a smaller row block, e.g. --block m={0}", m / 2).str();
   std::string what =
       worstBytes > capacity
@@ -306,7 +305,8 @@ PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
       if (!victim)
         break;
       spills.buffers += 1;
-      spills.freedBytes += victim->result->type.bytesPerPartition() * victim->bufs;
+      spills.freedBytes +=
+          victim->result->type.bytesPerPartition(kernel.geometry.partitions) * victim->bufs;
       spills.stagingBytes += est.stagingBytes;
       spills.trafficBytes += est.trafficBytes;
       spillToHbm(kernel, *victim);

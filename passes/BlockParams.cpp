@@ -1,8 +1,10 @@
 #include "passes/BlockParams.h"
 
 #include "ir/Types.h"
+#include "passes/TargetGeometry.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace tessel::passes {
 namespace {
@@ -36,7 +38,7 @@ llvm::Error parseBlockSpec(llvm::StringRef spec, ir::BlockConfig &out) {
 
 llvm::Error validateBlockConfig(const ir::BlockConfig &given, const ir::BlockConfig &known,
                                 int64_t rows, const runtime::Target &target) {
-  const int64_t tile = ir::kPartitions;
+  const int64_t tile = geometryFor(target).partitions;
   for (const auto &[name, value] : given) {
     if (!known.has(name))
       return fail("unknown block parameter '" + name + "'; this kernel's block parameters are: " +
@@ -46,7 +48,7 @@ llvm::Error validateBlockConfig(const ir::BlockConfig &given, const ir::BlockCon
                                 "{2}-row tile",
                                 name, value, tile));
     if (name == "m" && rows > 0) {
-      int64_t maxRows = (rows + tile - 1) / tile * tile;
+      int64_t maxRows = llvm::alignTo(rows, tile);
       if (value > maxRows)
         return fail(llvm::formatv("--block m={0}: the row strip is larger than the kernel's {1} "
                                   "rows (at most m={2})",

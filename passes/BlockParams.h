@@ -25,7 +25,7 @@ llvm::Error parseBlockSpec(llvm::StringRef spec, ir::BlockConfig &out);
 
 /// Checks `given` against the kernel's parameters (`known`) and the target, saying why a value is impossible:
 ///  - every name must be known;
-///  - every value is a positive multiple of the 128-partition tile;
+///  - every value is a positive multiple of the target's partition tile;
 ///  - `m` is at most the row count rounded up to the tile (`rows`; 0 = not
 ///    checked, e.g. for tile IR whose source is gone);
 ///  - `n` columns of fp32 accumulators fit one PSUM bank.

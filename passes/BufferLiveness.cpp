@@ -71,7 +71,7 @@ std::vector<LiveRange> computeLiveRanges(Kernel &kernel) {
     LiveRange r;
     r.alloc = alloc;
     r.space = alloc->result->type.space;
-    r.bytes = alloc->result->type.bytesPerPartition() * alloc->bufs;
+    r.bytes = alloc->result->type.bytesPerPartition(kernel.geometry.partitions) * alloc->bufs;
     if (loop) {
       // From the alloc to the end of the loop body: nothing earlier in the
       // body can touch it (the simulator orders any reuse of the space by

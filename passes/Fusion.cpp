@@ -136,8 +136,8 @@ bool retargetStores(Kernel &kernel, Block &block, Value *c, Value *s, Value *row
       block.ops[i] = std::move(copy);
       continue;
     }
-    // Swapped layout: transpose 128 x 128 pieces of the tile on the tensor
-    // engine into the strip. The tile's column extent must be constant.
+    // Swapped layout: transpose partitions x partitions pieces of the tile on
+    // the tensor engine into the strip. The tile's column extent must be constant.
     const Access &src = store->src;
     if (!src.indices[1].extent || !src.indices[1].extent->isConst() || !src.indices[0].extent)
       return false;
@@ -145,11 +145,12 @@ bool retargetStores(Kernel &kernel, Block &block, Value *c, Value *s, Value *row
     IndexExpr rows = *src.indices[0].extent;
     const Dim &rowDim = src.base->type.dims[0], &colDim = src.base->type.dims[1];
     Block holder; // appendLoop/appendAlloc build into a block; the loop then replaces the store
-    ForOp &built = appendLoop(kernel, holder, "j", 0, width, kPartitions, store->loc);
+    const int64_t tile = kernel.geometry.partitions;
+    ForOp &built = appendLoop(kernel, holder, "j", 0, width, tile, store->loc);
     IndexExpr j = IndexExpr::var(built.iv);
-    IndexExpr ej = width % kPartitions == 0 ? IndexExpr(kPartitions) : min(IndexExpr(kPartitions), IndexExpr(width) - j);
+    IndexExpr ej = width % tile == 0 ? IndexExpr(tile) : min(IndexExpr(tile), IndexExpr(width) - j);
     Value *p = appendAlloc(kernel, built.body, s->name + "_psum", MemSpace::PSUM, DType::F32,
-                           {Dim{colDim.label, kPartitions}, Dim{rowDim.label, kPartitions}}, 2, store->loc);
+                           {Dim{colDim.label, tile}, Dim{rowDim.label, tile}}, 2, store->loc);
     auto tr = std::make_unique<TransposeOp>();
     tr->loc = store->loc;
     tr->dst = makeAccess(p, {{0, ej}, {0, rows}});
@@ -171,14 +172,14 @@ bool retargetStores(Kernel &kernel, Block &block, Value *c, Value *s, Value *row
 /// The transposes added into a strip need a PSUM bank next to the
 /// producer's accumulators, which double-buffering may already fill (8 banks):
 /// multi-bank accumulators of the fused copy give up their second buffer.
-void makeRoomForTransposes(Block &block) {
+void makeRoomForTransposes(Block &block, int64_t partitions) {
   for (auto &op : block.ops) {
     if (auto *alloc = llvm::dyn_cast<AllocOp>(op.get())) {
       const TensorType &t = alloc->result->type;
-      if (t.space == MemSpace::PSUM && t.partitionFolds() > 1)
+      if (t.space == MemSpace::PSUM && t.partitionFolds(partitions) > 1)
         alloc->bufs = 1;
     } else if (auto *loop = llvm::dyn_cast<ForOp>(op.get())) {
-      makeRoomForTransposes(loop->body);
+      makeRoomForTransposes(loop->body, partitions);
     }
   }
 }
@@ -243,7 +244,7 @@ bool fuseProducers(Kernel &kernel, StripPlacement placement) {
       bool addedTransposes = false;
       ok &= retargetStores(kernel, clone, c, site.strip, site.rowLoop->iv, addedTransposes);
       if (addedTransposes)
-        makeRoomForTransposes(clone);
+        makeRoomForTransposes(clone, kernel.geometry.partitions);
       f.ops = std::move(clone.ops);
       if (placement == StripPlacement::PerColumnBlock) {
         Block &qb = site.rowLoop->body;

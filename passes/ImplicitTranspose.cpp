@@ -23,6 +23,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -30,8 +31,6 @@ namespace tessel::passes {
 namespace {
 
 using namespace ir;
-
-constexpr int64_t kMovingMax = 512; // moving free elements: one fp32 PSUM bank
 
 /// Counts the accesses that name each value.
 llvm::DenseMap<const Value *, unsigned> countUses(Kernel &kernel) {
@@ -169,11 +168,13 @@ std::optional<MatmulColumnLoop> matchColumnLoop(DmaOp &store, llvm::ArrayRef<For
 
 class TransposedColumnBuilder {
 public:
-  TransposedColumnBuilder(Kernel &k) : kernel(k) {}
+  TransposedColumnBuilder(Kernel &k)
+      : kernel(k), rowTile(k.geometry.partitions), movingMax(k.geometry.maxMoving) {}
 
   /// Replaces `m.column` with the loop computing C^T[n, rows of the block]:
   /// per column tile, B's tile [K, tile] is loaded once per k and each of its
-  /// 128-column slices is a stationary operand against the row strip A^T.
+  /// partition-wide column slices is a stationary operand against the row
+  /// strip A^T.
   void rewrite(const MatmulColumnLoop &m, Value *ct) {
     std::unique_ptr<ForOp> column = m.heldB ? buildHeld(m, ct) : buildStreamed(m, ct);
     for (auto &op : m.rowBlock->body.ops)
@@ -213,9 +214,9 @@ private:
     return loop;
   }
 
-  /// Held B, transposed: B's column block [K, 128] is loaded once; each
-  /// 128-column slice of it is stationary against 512-row chunks of the
-  /// strip A^T, accumulating over k in one PSUM bank.
+  /// Held B, transposed: B's column block [K, partitions] is loaded once;
+  /// each partition-wide column slice of it is stationary against moving-wide
+  /// row chunks of the strip A^T, accumulating over k in one PSUM bank.
   std::unique_ptr<ForOp> buildHeld(const MatmulColumnLoop &m, Value *ct) {
     Value *aT = m.matmul->stationary.base, *b = m.loadB->src.base;
     const Dim &kDim = b->type.dims[0], &nDim = b->type.dims[1], &rowDim = aT->type.dims[1];
@@ -226,14 +227,14 @@ private:
     int64_t rows = heldRows(m);
     IndexExpr mbStart = IndexExpr::var(m.rowBlock->iv);
     llvm::SMLoc loc = m.column->loc;
-    IndexExpr ek = m.loadB->src.indices[0].extent.value_or(IndexExpr(kPartitions));
+    IndexExpr ek = m.loadB->src.indices[0].extent.value_or(IndexExpr(rowTile));
 
-    auto column = newLoop(m.column->iv, n, kPartitions, loc);
+    auto column = newLoop(m.column->iv, n, rowTile, loc);
     IndexExpr nStart = IndexExpr::var(column->iv);
-    IndexExpr colExt = n % kPartitions == 0 ? IndexExpr(kPartitions) : min(IndexExpr(kPartitions), IndexExpr(n) - nStart);
+    IndexExpr colExt = n % rowTile == 0 ? IndexExpr(rowTile) : min(IndexExpr(rowTile), IndexExpr(n) - nStart);
     Block &body = column->body;
-    int64_t kRounded = (kSize + kPartitions - 1) / kPartitions * kPartitions;
-    Value *bBlk = alloc(body, b->name + "_blk", MemSpace::SBUF, b->type.dtype, {{kDim.label, kRounded}, {nDim.label, kPartitions}}, 2, loc);
+    int64_t kRounded = llvm::alignTo(kSize, rowTile);
+    Value *bBlk = alloc(body, b->name + "_blk", MemSpace::SBUF, b->type.dtype, {{kDim.label, kRounded}, {nDim.label, rowTile}}, 2, loc);
     ForOp &fill = openLoop(body, "k", kSize, loc);
     IndexExpr fk = IndexExpr::var(fill.iv);
     IndexExpr fek = ek.substitute(m.kLoop->iv, IndexExpr::var(fill.iv));
@@ -243,12 +244,12 @@ private:
     load->src = access(b, {{fk, fek}, {nStart, colExt}});
     fill.body.ops.push_back(std::move(load));
 
-    ForOp &chunks = appendLoop(kernel, body, "mc", 0, rows, kMovingMax, loc);
+    ForOp &chunks = appendLoop(kernel, body, "mc", 0, rows, movingMax, loc);
     IndexExpr mc = IndexExpr::var(chunks.iv);
-    IndexExpr chunkRows = rows % kMovingMax == 0 ? IndexExpr(kMovingMax)
-                                                 : min(IndexExpr(kMovingMax), IndexExpr(rows) - mc);
-    Value *acc = alloc(chunks.body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, kPartitions}, {rowDim.label, kMovingMax}}, 2, loc);
-    auto kLoop = newLoop(m.kLoop->iv, kSize, kPartitions, m.kLoop->loc);
+    IndexExpr chunkRows = rows % movingMax == 0 ? IndexExpr(movingMax)
+                                                : min(IndexExpr(movingMax), IndexExpr(rows) - mc);
+    Value *acc = alloc(chunks.body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, rowTile}, {rowDim.label, movingMax}}, 2, loc);
+    auto kLoop = newLoop(m.kLoop->iv, kSize, rowTile, m.kLoop->loc);
     IndexExpr k = IndexExpr::var(kLoop->iv);
     auto mm = std::make_unique<MatmulOp>();
     mm->loc = m.matmul->loc;
@@ -259,13 +260,13 @@ private:
     kLoop->body.ops.push_back(std::move(mm));
     chunks.body.ops.push_back(std::move(kLoop));
     appendStore(chunks.body, access(acc, {{0, colExt}, {0, chunkRows}}),
-                access(ct, {{nStart, colExt}, {mbStart + mc, chunkRows}}), kMovingMax, loc);
+                access(ct, {{nStart, colExt}, {mbStart + mc, chunkRows}}), movingMax, loc);
     return column;
   }
 
   /// Streamed B, transposed: per column tile, B's tile [K, tile] is loaded
-  /// once per k and each of its 128-column slices is a stationary operand
-  /// against the row strip A^T.
+  /// once per k and each of its partition-wide column slices is a stationary
+  /// operand against the row strip A^T.
   std::unique_ptr<ForOp> buildStreamed(const MatmulColumnLoop &m, Value *ct) {
     Value *aT = m.matmul->stationary.base, *b = m.loadB->src.base;
     int64_t bm = m.rows;
@@ -277,11 +278,12 @@ private:
     llvm::SMLoc loc = m.column->loc;
 
     // Keep the original column tile when every tile has the same width (a
-    // multiple of 128); otherwise walk 128-column tiles, the last partial.
+    // multiple of the partitions); otherwise walk partition-wide tiles, the
+    // last partial.
     std::optional<IndexExpr> origExtent = m.loadB->src.indices[1].extent;
-    bool wide = origExtent && origExtent->isConst() && origExtent->constValue() % kPartitions == 0 &&
+    bool wide = origExtent && origExtent->isConst() && origExtent->constValue() % rowTile == 0 &&
                 m.column->step == origExtent->constValue();
-    int64_t tileN = wide ? m.column->step : kPartitions;
+    int64_t tileN = wide ? m.column->step : rowTile;
 
     auto column = std::make_unique<ForOp>();
     column->loc = loc;
@@ -291,11 +293,11 @@ private:
     column->hi = n;
     column->step = tileN;
     IndexExpr nStart = IndexExpr::var(column->iv);
-    IndexExpr colExt = wide || n % kPartitions == 0 ? IndexExpr(tileN) : min(IndexExpr(kPartitions), IndexExpr(n) - nStart);
-    IndexExpr sliceExt = wide ? IndexExpr(kPartitions) : colExt;
+    IndexExpr colExt = wide || n % rowTile == 0 ? IndexExpr(tileN) : min(IndexExpr(rowTile), IndexExpr(n) - nStart);
+    IndexExpr sliceExt = wide ? IndexExpr(rowTile) : colExt;
     Block &body = column->body;
-    // Whole-bank folds (512 fp32), so no accumulation tile straddles banks.
-    Value *acc = alloc(body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, tileN}, {rowDim.label, kMovingMax}}, 2, loc);
+    // Whole-bank folds (maxMoving fp32), so no accumulation tile straddles banks.
+    Value *acc = alloc(body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, tileN}, {rowDim.label, movingMax}}, 2, loc);
 
     auto kLoop = std::make_unique<ForOp>();
     kLoop->loc = m.kLoop->loc;
@@ -303,10 +305,10 @@ private:
     kLoop->iv->def = kLoop.get();
     kLoop->lo = 0;
     kLoop->hi = kSize;
-    kLoop->step = kPartitions;
-    IndexExpr ek = m.loadB->src.indices[0].extent.value_or(IndexExpr(kPartitions));
+    kLoop->step = rowTile;
+    IndexExpr ek = m.loadB->src.indices[0].extent.value_or(IndexExpr(rowTile));
     IndexExpr kStart = IndexExpr::var(kLoop->iv);
-    Value *bTile = alloc(kLoop->body, b->name + "_tile", MemSpace::SBUF, b->type.dtype, {{kDim.label, kPartitions}, {nDim.label, tileN}}, 2, loc);
+    Value *bTile = alloc(kLoop->body, b->name + "_tile", MemSpace::SBUF, b->type.dtype, {{kDim.label, rowTile}, {nDim.label, tileN}}, 2, loc);
     auto load = std::make_unique<DmaOp>();
     load->loc = m.loadB->loc;
     load->dst = access(bTile, {{0, ek}, {0, colExt}});
@@ -331,13 +333,13 @@ private:
   }
 
   /// Appends to `b` the evacuation of an accumulator region `accRegion`
-  /// into a fresh SBUF tile [128, width] and its store to `dst` (an HBM
+  /// into a fresh SBUF tile [partitions, width] and its store to `dst` (an HBM
   /// region of the same extents).
   void appendStore(Block &b, const Access &accRegion, const Access &dst, int64_t width, llvm::SMLoc loc) {
     Value *ct = dst.base;
     const Index &rowsIdx = accRegion.indices[0], &colsIdx = accRegion.indices[1];
     Value *tile = alloc(b, ct->name + "_tile", MemSpace::SBUF, ct->type.dtype,
-                        {{ct->type.dims[0].label, kPartitions}, {ct->type.dims[1].label, width}}, 2, loc);
+                        {{ct->type.dims[0].label, rowTile}, {ct->type.dims[1].label, width}}, 2, loc);
     Access staged = access(tile, {{0, *rowsIdx.extent}, {0, *colsIdx.extent}});
     auto copy = std::make_unique<CopyOp>();
     copy->loc = loc;
@@ -352,7 +354,7 @@ private:
   }
 
   ForOp &openLoop(Block &b, const std::string &hint, int64_t hi, llvm::SMLoc loc) {
-    return appendLoop(kernel, b, hint, 0, hi, kPartitions, loc);
+    return appendLoop(kernel, b, hint, 0, hi, rowTile, loc);
   }
   Value *alloc(Block &b, const std::string &hint, MemSpace space, DType dt,
                std::initializer_list<Dim> dims, int64_t bufs, llvm::SMLoc loc) {
@@ -363,6 +365,9 @@ private:
   }
 
   Kernel &kernel;
+  /// Partitions (rows of a tile, stationary columns), and the moving free
+  /// elements of one matmul (one fp32 PSUM bank).
+  const int64_t rowTile, movingMax;
 };
 
 /// An explicit transpose nest of the straightforward form, D = C^T:

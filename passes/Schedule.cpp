@@ -9,8 +9,9 @@
 // For each SBUF tile allocated inside a loop and filled by a DMA from HBM,
 // the pass raises its buffer count to the loads that must be in flight to
 // keep HBM busy: ceil((fixed cost + transfer) / transfer) with the transfer
-// at the target's HBM bandwidth, bounded by kMaxPrefetch. It runs before
-// `allocate`, which places the larger buffers (and reports if they do not fit).
+// at the target's HBM bandwidth, bounded by policy::kMaxPrefetch. It runs
+// before `allocate`, which places the larger buffers (and reports if they do
+// not fit).
 //
 // A strip filled by DMA once per iteration of its loop (an operand's row
 // strip, bufs 1) is double-buffered when the kernel's SBUF peak still fits
@@ -20,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
+#include "passes/Policy.h"
 #include "passes/analysis/KernelCost.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -31,10 +33,6 @@ namespace tessel::passes {
 namespace {
 
 using namespace ir;
-
-/// Loads in flight per streamed tile: the backend rotates each DMA statement
-/// over 4 queues, so more copies than that cannot all be moving.
-constexpr int64_t kMaxPrefetch = 4;
 
 class SchedulePass : public Pass {
 public:
@@ -58,10 +56,12 @@ public:
           !loads.count(alloc->result) || alloc->bufs < 2)
         return;
       const TensorType &t = alloc->result->type;
-      double bytes = double(t.bytesPerPartition()) * double(std::min<int64_t>(t.dims[0].size, kPartitions));
+      const int64_t partitions = kernel.geometry.partitions;
+      double bytes = double(t.bytesPerPartition(partitions)) *
+                     double(std::min<int64_t>(t.dims[0].size, partitions));
       double transferNs = bytes / ctx.target.hbm_bandwidth_gbs;
       int64_t depth = int64_t(std::ceil((ctx.target.dma_fixed_latency_ns + transferNs) / transferNs));
-      depth = std::min(std::max<int64_t>(depth, 2), kMaxPrefetch);
+      depth = std::min(std::max<int64_t>(depth, 2), policy::kMaxPrefetch);
       if (depth > alloc->bufs) {
         alloc->bufs = depth;
         changed = true;

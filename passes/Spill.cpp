@@ -175,25 +175,26 @@ Plan planSpill(Kernel &kernel, AllocOp &alloc) {
 }
 
 /// The staging tile's dimensions: the access's range dimensions, each as
-/// large as its extent can get (partitions: at most one 128-row group).
-llvm::SmallVector<Dim, 2> stagingDims(const Site &s) {
+/// large as its extent can get (partitions: at most one group of
+/// `partitions` rows).
+llvm::SmallVector<Dim, 2> stagingDims(const Site &s, int64_t partitions) {
   const TensorType &t = s.access->base->type;
   VarRanges vars(s.loops);
   llvm::SmallVector<Dim, 2> dims;
   for (unsigned d : s.access->rangeDims()) {
-    int64_t cap = d == 0 ? std::min(t.dims[0].size, kPartitions) : t.dims[d].size;
+    int64_t cap = d == 0 ? std::min(t.dims[0].size, partitions) : t.dims[d].size;
     int64_t ub = vars.of(*s.access->indices[d].extent).hi;
     dims.push_back(Dim{t.dims[d].label, std::clamp<int64_t>(ub, 1, cap)});
   }
   return dims;
 }
 
-int64_t stagingBytes(const TensorType &victim, llvm::ArrayRef<Dim> dims) {
+int64_t stagingBytes(const TensorType &victim, llvm::ArrayRef<Dim> dims, int64_t partitions) {
   TensorType t;
   t.space = MemSpace::SBUF;
   t.dtype = victim.dtype;
   t.dims.assign(dims.begin(), dims.end());
-  return t.bytesPerPartition() * kStagingBufs;
+  return t.bytesPerPartition(partitions) * kStagingBufs;
 }
 
 using OpInsertions = llvm::DenseMap<const Op *, std::vector<std::unique_ptr<Op>>>;
@@ -229,10 +230,11 @@ SpillEstimate estimateSpill(Kernel &kernel, AllocOp &alloc, const OpPositions &p
     return est;
   est.spillable = true;
   const TensorType &t = alloc.result->type;
-  est.freedBytes = t.bytesPerPartition() * alloc.bufs;
+  const int64_t partitions = kernel.geometry.partitions;
+  est.freedBytes = t.bytesPerPartition(partitions) * alloc.bufs;
   for (const Site &s : plan.sites) {
-    llvm::SmallVector<Dim, 2> dims = stagingDims(s);
-    int64_t bytes = s.replacesCopy ? 0 : stagingBytes(t, dims);
+    llvm::SmallVector<Dim, 2> dims = stagingDims(s, partitions);
+    int64_t bytes = s.replacesCopy ? 0 : stagingBytes(t, dims, partitions);
     est.stagingBytes += bytes;
     // A staging tile in a loop body takes space for the whole body.
     const Op *anchor = s.anchor();
@@ -281,7 +283,7 @@ Value *spillToHbm(Kernel &kernel, AllocOp &alloc) {
       replaced.insert(s.op);
       continue;
     }
-    llvm::SmallVector<Dim, 2> dims = stagingDims(s);
+    llvm::SmallVector<Dim, 2> dims = stagingDims(s, kernel.geometry.partitions);
     Value *stage = kernel.newValue(ValueKind::Buffer,
                                    kernel.uniqueName(victim->name + (s.write ? "_save" : "_reload")));
     stage->type.space = MemSpace::SBUF;

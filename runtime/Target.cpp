@@ -66,6 +66,10 @@ static Target makeTrn1() {
   t.psum_bytes_per_partition = 16 * 1024;
   t.psum_banks = 8;
   t.psum_bank_bytes = 2 * 1024;
+  // §7: no documented minimum SBUF alignment (sbuf_min_align); 64 bytes is
+  // the compiler's choice (readable addresses; the simulator needs none)
+  // [ASSUMED].
+  t.sbuf_align_bytes = 64;
   // §1.2: 820 GB/s per chip / 2 NeuronCores = 410 GB/s [DERIVED]; matches the
   // documented 222 flop/B bf16 ridge (91.75 T / 410 G = 224).
   t.hbm_bandwidth_gbs = 410;

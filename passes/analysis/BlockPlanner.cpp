@@ -1,6 +1,9 @@
 //===- passes/analysis/BlockPlanner.cpp - Block sizes from the cost model -===//
 #include "passes/analysis/BlockPlanner.h"
 
+#include "passes/Policy.h"
+#include "passes/TargetGeometry.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -11,13 +14,7 @@ namespace tessel::passes::analysis {
 namespace {
 
 using ir::BlockConfig;
-
-/// SBUF kept free by the choice: a policy, not a hardware figure -- room for
-/// the allocator's alignment, so a chosen block never spills. Small, because
-/// `allocate` places exactly the liveness peak on every compiled kernel the
-/// agreement tests cover (tests/unit/analysis); only hand-written IR with
-/// odd-sized buffers fragments.
-constexpr double kSbufHeadroom = 0.02;
+using policy::kSbufHeadroom;
 
 std::string kib(int64_t bytes) { return llvm::formatv("{0:f1} KiB", bytes / 1024.0).str(); }
 
@@ -84,7 +81,7 @@ std::string describeCost(const KernelCost &cost, const runtime::Target &t) {
 llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
                                      const runtime::Target &t, BuildAndMeasureFn buildAndMeasure) {
   const llvm::StringRef M = BlockConfig::kRowStrip, N = BlockConfig::kColumnBlock;
-  const int64_t tile = t.sbuf_partitions;
+  const int64_t tile = geometryFor(t).partitions;
   double ridge = t.ridgeFlopsPerByte();
   CandidateCache candidates(buildAndMeasure, t);
   BlockPlan plan;

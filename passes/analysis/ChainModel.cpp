@@ -2,6 +2,9 @@
 #include "passes/analysis/ChainModel.h"
 
 #include "ir/Types.h"
+#include "passes/TargetGeometry.h"
+
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cassert>
@@ -57,8 +60,8 @@ std::optional<int64_t> ChainModel::smallestStripClearingRidge(const runtime::Tar
   // Intensity never falls as strips grow (fewer weight re-reads), so the
   // first strip over the ridge is the smallest.
   double ridge = target.ridgeFlopsPerByte();
-  int64_t tile = ir::kPartitions;
-  int64_t largest = (numRows + tile - 1) / tile * tile;
+  const int64_t tile = geometryFor(target).partitions;
+  const int64_t largest = llvm::alignTo(numRows, tile);
   for (int64_t bs = tile; bs <= largest; bs += tile)
     if (arithmeticIntensity(bs) >= ridge)
       return bs;

@@ -53,7 +53,7 @@ public:
   /// max(flops / peak bf16 flops, traffic / HBM bandwidth), microseconds.
   double rooflineUs(int64_t stripRows, const runtime::Target &target) const;
 
-  /// The smallest strip height, a multiple of the 128-partition tile and at
+  /// The smallest strip height, a multiple of the target's partition tile and at
   /// most the rows rounded up to it, whose intensity reaches the target's
   /// ridge point (compute bound); none if even one strip of all rows is
   /// memory bound.

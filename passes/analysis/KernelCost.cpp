@@ -187,7 +187,7 @@ private:
     // The best a transfer can do: all partitions' engines, no descriptor
     // overhead (a huge contiguous chunk), limited by the shared bandwidth.
     const int64_t probe = int64_t(1) << 20;
-    runtime::CostModel::DmaCost best = model.dma(probe, kPartitions, int64_t(1) << 40, dma.transpose);
+    runtime::CostModel::DmaCost best = model.dma(probe, kernel.geometry.partitions, int64_t(1) << 40, dma.transpose);
     double nsPerByte = std::max(1.0 / best.rate, best.occupancy / double(probe));
     double statementNs = double(transfers) * target.dma_fixed_latency_ns + double(bytes) * nsPerByte;
     // The backend gives the statements queue groups round-robin in program

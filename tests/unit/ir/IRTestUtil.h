@@ -5,6 +5,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "tests/unit/TestGeometry.h"
 
 #include "llvm/Support/SourceMgr.h"
 
@@ -23,7 +24,7 @@ public:
   IRFixture() { sm.setDiagHandler(&IRFixture::handle, this); }
 
   std::unique_ptr<Module> parse(llvm::StringRef text) {
-    return parseModuleString(text, "test.tir", diags);
+    return parseModuleString(text, "test.tir", diags, geometry);
   }
 
   /// Parses (must succeed) and verifies; returns the verifier's verdict.
@@ -58,6 +59,7 @@ public:
 
   llvm::SourceMgr sm;
   DiagnosticEngine diags{sm};
+  TileGeometry geometry = tessel::test::trn1Geometry();
   std::vector<std::string> messages;
   std::unique_ptr<Module> module;
 

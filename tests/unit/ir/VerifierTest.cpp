@@ -291,6 +291,7 @@ TEST(Verifier, MatmulLimitExceededOnlyInAnInnerIteration) {
 TEST(Verifier, InMemoryUseBeforeDefinition) {
   Kernel k;
   k.name = "mem";
+  k.geometry = tessel::test::trn1Geometry();
   Value *a = k.newValue(ValueKind::Argument, "A");
   a->type = TensorType{MemSpace::HBM, DType::BF16, {{"M", 128}, {"N", 4}}};
   k.args.push_back(a);

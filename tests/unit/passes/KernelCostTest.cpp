@@ -11,6 +11,7 @@
 #include "tests/unit/ir/IRTestUtil.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
+#include "tests/unit/TestGeometry.h"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +25,7 @@ struct Parsed {
   DiagnosticEngine diags{sm};
   std::unique_ptr<ir::Module> module;
   explicit Parsed(llvm::StringRef text) {
-    module = ir::parseModuleString(text, "test.tir", diags);
+    module = ir::parseModuleString(text, "test.tir", diags, test::trn1Geometry());
     EXPECT_TRUE(module && ir::verifyModule(*module, diags));
   }
   const ir::Kernel &kernel() const { return *module->kernels.at(0); }

@@ -3,6 +3,7 @@
 
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "tests/unit/TestGeometry.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -55,7 +56,7 @@ protected:
           static_cast<PassManagerTest *>(ctx)->errors += d.getMessage().str() + "\n";
         },
         this);
-    module = ir::parseModuleString(kKernel, "k.tir", diags);
+    module = ir::parseModuleString(kKernel, "k.tir", diags, test::trn1Geometry());
   }
   bool run(PassManager &pm) {
     PassContext ctx{runtime::trn1Target(), diags};
@@ -121,7 +122,7 @@ TEST_F(PassManagerTest, PrintBeforeAndAfterNamedPasses) {
   EXPECT_LT(after, before);
   EXPECT_EQ(dumps.find("After b-pass"), std::string::npos);
   // Each dump parses back.
-  auto reparsed = ir::parseModuleString(dumps.substr(dumps.find("kernel @k"), before - dumps.find("kernel @k")), "d.tir", diags);
+  auto reparsed = ir::parseModuleString(dumps.substr(dumps.find("kernel @k"), before - dumps.find("kernel @k")), "d.tir", diags, test::trn1Geometry());
   EXPECT_TRUE(reparsed) << errors;
 }
 
@@ -171,7 +172,7 @@ TEST_F(PassManagerTest, DumpDirWritesNumberedParseableFiles) {
     llvm::sys::path::append(path, name);
     auto buf = llvm::MemoryBuffer::getFile(path);
     ASSERT_TRUE(bool(buf)) << path.str().str();
-    auto m = ir::parseModuleString((*buf)->getBuffer(), name, diags);
+    auto m = ir::parseModuleString((*buf)->getBuffer(), name, diags, test::trn1Geometry());
     ASSERT_TRUE(m) << errors;
     EXPECT_EQ(m->kernels[0]->blockParams.has("a"), std::string(name) != "00-input.tir");
     llvm::sys::fs::remove(path);

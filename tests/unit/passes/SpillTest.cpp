@@ -4,6 +4,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "tests/unit/TestGeometry.h"
 
 #include "llvm/Support/Casting.h"
 
@@ -67,7 +68,7 @@ protected:
   }
 
   Kernel &parse(const char *text) {
-    module = parseModuleString(text, "k.tir", diags);
+    module = parseModuleString(text, "k.tir", diags, test::trn1Geometry());
     EXPECT_TRUE(module && errors.empty()) << errors;
     return *module->kernels[0];
   }

@@ -1,0 +1,43 @@
+//===- passes/Policy.h - The compiler's policy numbers ----------*- C++ -*-===//
+//
+// Numbers that are the compiler's choices, not the hardware's (those are the
+// target description's, runtime/TargetFields.def). Each says why it is what
+// it is; change one here and every user follows.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_PASSES_POLICY_H
+#define TESSEL_PASSES_POLICY_H
+
+#include "ir/Kernel.h"
+
+#include <cstdint>
+
+namespace tessel::passes::policy {
+
+/// The block planner (select-blocks) keeps this fraction of SBUF free when it
+/// picks the largest row strip that fits: room for the allocator's alignment,
+/// so a chosen block never spills. Small, because `allocate` places exactly
+/// the liveness peak on every compiled kernel the agreement tests cover
+/// (tests/unit/analysis); only hand-written IR with odd-sized buffers
+/// fragments.
+constexpr double kSbufHeadroom = 0.02;
+
+/// TileGen's straightforward form may give the transposed row strip of a
+/// matmul's left operand this share of a partition's SBUF: the other half
+/// holds the streamed operand tiles, the output tiles and their double
+/// buffers.
+constexpr double kStripSbufShare = 0.5;
+
+/// The row block TileGen tries first when none is given, in partition tiles
+/// (AWS's NKI matmul tutorial blocks 4 tiles; 512 rows on trn1); it is
+/// halved until its strip fits kStripSbufShare.
+constexpr int64_t kFirstBlockTiles = 4;
+
+/// Loads in flight per streamed tile (schedule): the backend rotates each DMA
+/// statement over ir::kDmaQueuesPerStatement queues, so more copies than
+/// that cannot all be moving.
+constexpr int64_t kMaxPrefetch = ir::kDmaQueuesPerStatement;
+
+} // namespace tessel::passes::policy
+
+#endif
