@@ -12,13 +12,6 @@ using namespace tessel::ast;
 
 namespace tessel::driver {
 
-float referenceSilu(float x) { return x / (1.0f + std::exp(-x)); }
-
-float referenceGelu(float x) {
-  double xd = x;
-  return float(0.5 * xd * (1.0 + std::erf(xd / std::sqrt(2.0))));
-}
-
 namespace {
 
 using Value = std::shared_ptr<const HostTensor>;
@@ -124,24 +117,8 @@ private:
       return a.takeError();
     const HostTensor &x = **a;
     auto out = std::make_shared<HostTensor>(zeros(x.shape[0], x.shape[1]));
-    for (size_t i = 0; i < out->data.size(); ++i) {
-      float v = x.data[i];
-      switch (e.unaryFn) {
-      case UnaryFn::Silu:
-        v = referenceSilu(v);
-        break;
-      case UnaryFn::Gelu:
-        v = referenceGelu(v);
-        break;
-      case UnaryFn::Relu:
-        v = v > 0.0f ? v : 0.0f;
-        break;
-      case UnaryFn::Exp:
-        v = std::exp(v);
-        break;
-      }
-      out->data[i] = v;
-    }
+    for (size_t i = 0; i < out->data.size(); ++i)
+      out->data[i] = float(applyActFn(e.unaryFn, double(x.data[i])));
     return Value(out);
   }
 };

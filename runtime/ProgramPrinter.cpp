@@ -64,12 +64,7 @@ std::string printAccess(const Program &p, const Access &a) {
 }
 
 std::string printInstruction(const Program &p, const Instr &in) {
-  std::string s(opcodeName(in.op));
-  if (in.op == Opcode::Activation)
-    s += "." + actFuncName(in.actFunc()).str();
-  else if (in.op == Opcode::TensorTensor || in.op == Opcode::TensorScalar)
-    s += "." + aluOpName(in.aluOp()).str();
-  s += " " + printAccess(p, in.dst) + " <- ";
+  std::string s = instrName(in) + " " + printAccess(p, in.dst) + " <- ";
   for (size_t i = 0; i < in.srcs.size(); ++i)
     s += (i ? ", " : "") + printAccess(p, in.srcs[i]);
   if (in.op == Opcode::TensorScalar)
