@@ -1,6 +1,9 @@
 //===- driver/Reference.cpp - Plain fp32 evaluation of a kernel ----------===//
 #include "driver/Reference.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
 #include <cblas.h>
 #include <fmt/format.h>
 
@@ -21,10 +24,7 @@ llvm::Error fail(const std::string &msg) {
 }
 
 std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? " x " : "") + std::to_string(shape[i]);
-  return s + "]";
+  return "[" + llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), " x ") + "]";
 }
 
 HostTensor zeros(int64_t rows, int64_t cols) {

@@ -1,5 +1,7 @@
 #include "ir/Printer.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -121,10 +123,9 @@ private:
       os << ", ";
       m.moving.print(os);
       if (!m.resetOn.empty()) {
-        os << " reset(";
-        for (size_t i = 0; i < m.resetOn.size(); ++i)
-          os << (i ? ", " : "") << '%' << m.resetOn[i]->name;
-        os << ')';
+        os << " reset("
+           << llvm::join(llvm::map_range(m.resetOn, [](const Value *v) { return "%" + v->name; }), ", ")
+           << ')';
       }
       break;
     }

@@ -20,6 +20,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -192,7 +193,7 @@ struct Loop {
   int64_t lo = 0, hi = 0, step = 1;
   std::vector<Stmt> body;
   SrcLoc loc;
-  int64_t tripCount() const { return hi > lo ? (hi - lo + step - 1) / step : 0; }
+  int64_t tripCount() const { return hi > lo ? int64_t(llvm::divideCeil(hi - lo, step)) : 0; }
 };
 
 struct Program {
