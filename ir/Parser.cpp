@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
 
+#include "support/Registry.h"
 #include "support/Scan.h"
 #include "support/Suggest.h"
 

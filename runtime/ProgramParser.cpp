@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Program.h"
+#include "support/Registry.h"
 #include "support/Scan.h"
 #include "support/Suggest.h"
 

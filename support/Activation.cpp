@@ -1,5 +1,6 @@
 //===- support/Activation.cpp - Names of activations and ALU operations ---===//
 #include "support/Activation.h"
+#include "support/Registry.h"
 
 namespace tessel {
 
@@ -21,12 +22,7 @@ llvm::StringRef actFnName(ActFn f) {
   return "?";
 }
 
-std::optional<ActFn> parseActFn(llvm::StringRef name) {
-  for (ActFn f : allActFns())
-    if (actFnName(f) == name)
-      return f;
-  return std::nullopt;
-}
+std::optional<ActFn> parseActFn(llvm::StringRef name) { return lookupName(allActFns(), actFnName, name); }
 
 bool isDslFunction(ActFn f) {
   switch (f) {
@@ -56,11 +52,6 @@ llvm::StringRef aluOpName(AluOp op) {
   return "?";
 }
 
-std::optional<AluOp> parseAluOp(llvm::StringRef name) {
-  for (AluOp op : allAluOps())
-    if (aluOpName(op) == name)
-      return op;
-  return std::nullopt;
-}
+std::optional<AluOp> parseAluOp(llvm::StringRef name) { return lookupName(allAluOps(), aluOpName, name); }
 
 } // namespace tessel

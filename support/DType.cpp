@@ -1,7 +1,7 @@
 //===- support/DType.cpp - Element types, from DTypes.def -----------------===//
 #include "support/DType.h"
 
-#include "llvm/ADT/STLExtras.h"
+#include "support/Registry.h"
 
 namespace tessel {
 
@@ -23,12 +23,7 @@ llvm::StringRef dtypeName(DType t) {
   return "?";
 }
 
-std::optional<DType> parseDType(llvm::StringRef name) {
-  for (DType t : allDTypes())
-    if (dtypeName(t) == name)
-      return t;
-  return std::nullopt;
-}
+std::optional<DType> parseDType(llvm::StringRef name) { return lookupName(allDTypes(), dtypeName, name); }
 
 int64_t dtypeBytes(DType t) {
   switch (t) {

@@ -1,5 +1,6 @@
 //===- support/Ops.cpp - Engines and instructions, from Ops.def -----------===//
 #include "support/Ops.h"
+#include "support/Registry.h"
 
 namespace tessel {
 
@@ -14,12 +15,12 @@ llvm::StringRef engineName(Engine e) {
   return "?";
 }
 
-std::optional<Engine> parseEngine(llvm::StringRef name) {
-  for (unsigned i = 0; i < NumEngines; ++i)
-    if (engineName(Engine(i)) == name)
-      return Engine(i);
-  return std::nullopt;
+llvm::ArrayRef<Engine> allEngines() {
+  static const Engine all[] = {Engine::Tensor, Engine::Vector, Engine::Scalar, Engine::GpSimd, Engine::Dma};
+  return all;
 }
+
+std::optional<Engine> parseEngine(llvm::StringRef name) { return lookupName(allEngines(), engineName, name); }
 
 #define TESSEL_UNPAREN(...) __VA_ARGS__
 #define ENGINE_BIT(E) (1u << unsigned(Engine::E))
@@ -45,10 +46,7 @@ llvm::ArrayRef<Opcode> allOpcodes() { return kOpcodes; }
 llvm::StringRef opcodeName(Opcode op) { return opInfo(op).mnemonic; }
 
 std::optional<Opcode> parseOpcode(llvm::StringRef mnemonic) {
-  for (Opcode op : allOpcodes())
-    if (opcodeName(op) == mnemonic)
-      return op;
-  return std::nullopt;
+  return lookupName(allOpcodes(), opcodeName, mnemonic);
 }
 
 Engine defaultEngine(Opcode op) { return opInfo(op).engine; }

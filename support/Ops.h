@@ -14,6 +14,7 @@ namespace tessel {
 /// Execution units of a NeuronCore. DMA instructions additionally name a queue.
 enum class Engine : uint8_t { Tensor, Vector, Scalar, GpSimd, Dma };
 constexpr unsigned NumEngines = 5;
+llvm::ArrayRef<Engine> allEngines();
 llvm::StringRef engineName(Engine e); ///< "tensor", "vector", "scalar", "gpsimd", "dma"
 std::optional<Engine> parseEngine(llvm::StringRef name);
 

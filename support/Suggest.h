@@ -22,15 +22,6 @@ namespace tessel {
 std::string closestName(llvm::StringRef name, llvm::ArrayRef<llvm::StringRef> candidates);
 std::string closestName(llvm::StringRef name, llvm::ArrayRef<std::string> candidates);
 
-/// The names of every enumerator of a registry: namesOf(allActFns(), actFnName).
-template <class E, class NameFn>
-std::vector<llvm::StringRef> namesOf(llvm::ArrayRef<E> all, NameFn name) {
-  std::vector<llvm::StringRef> names;
-  for (E e : all)
-    names.push_back(name(e));
-  return names;
-}
-
 /// "a, b or c" (unquoted), for "expected a, b or c" messages.
 std::string alternatives(llvm::ArrayRef<llvm::StringRef> names);
 
