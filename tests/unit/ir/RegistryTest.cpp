@@ -53,36 +53,37 @@ TEST(Registry, EveryInstructionRoundTrips) {
   }
 }
 
-TEST(Registry, EveryActivationRoundTrips) {
-  for (ActFn fn : tessel::allActFns()) {
+/// Every enumerator of `all`, written into an op by `line`, reads back as
+/// itself (`field` of the parsed op).
+template <class OpT, class E, class LineFn, class FieldFn>
+void expectEachRoundTrips(llvm::ArrayRef<E> all, LineFn line, FieldFn field) {
+  for (E e : all) {
     IRFixture f;
     std::unique_ptr<Module> m;
-    const Op *op = roundTrip(f, m, "activation " + actFnName(fn).str() +
-                                       " %s[0 +: 128, 0 +: 128] <- %p[0 +: 128, 0 +: 128]");
+    const Op *op = roundTrip(f, m, line(e));
     ASSERT_TRUE(op);
-    EXPECT_EQ(llvm::cast<ActivationOp>(op)->fn, fn);
+    EXPECT_EQ(field(*llvm::cast<OpT>(op)), e);
   }
+}
+
+TEST(Registry, EveryActivationRoundTrips) {
+  expectEachRoundTrips<ActivationOp>(
+      tessel::allActFns(),
+      [](ActFn fn) { return "activation " + actFnName(fn).str() + " %s[0 +: 128, 0 +: 128] <- %p[0 +: 128, 0 +: 128]"; },
+      [](const ActivationOp &op) { return op.fn; });
 }
 
 TEST(Registry, EveryAluOperationRoundTrips) {
-  for (AluOp alu : tessel::allAluOps()) {
-    IRFixture f;
-    std::unique_ptr<Module> m;
-    const Op *op = roundTrip(f, m, "tensor_scalar " + aluOpName(alu).str() +
-                                       " %s[0 +: 128, 0 +: 128] <- %s[0 +: 128, 0 +: 128], 1.0");
-    ASSERT_TRUE(op);
-    EXPECT_EQ(llvm::cast<TensorScalarOp>(op)->alu, alu);
-  }
+  expectEachRoundTrips<TensorScalarOp>(
+      tessel::allAluOps(),
+      [](AluOp alu) { return "tensor_scalar " + aluOpName(alu).str() + " %s[0 +: 128, 0 +: 128] <- %s[0 +: 128, 0 +: 128], 1.0"; },
+      [](const TensorScalarOp &op) { return op.alu; });
 }
 
 TEST(Registry, EveryDTypeRoundTrips) {
-  for (DType t : tessel::allDTypes()) {
-    IRFixture f;
-    std::unique_ptr<Module> m;
-    const Op *op = roundTrip(f, m, "%b = alloc sbuf<" + dtypeName(t).str() + ", [M:128, N:4]>");
-    ASSERT_TRUE(op);
-    EXPECT_EQ(llvm::cast<AllocOp>(op)->result->type.dtype, t);
-  }
+  expectEachRoundTrips<AllocOp>(
+      tessel::allDTypes(), [](DType t) { return "%b = alloc sbuf<" + dtypeName(t).str() + ", [M:128, N:4]>"; },
+      [](const AllocOp &op) { return op.result->type.dtype; });
 }
 
 } // namespace
