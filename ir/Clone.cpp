@@ -38,47 +38,44 @@ static Value *cloneValue(const Value &old, Kernel &kernel, ValueMap &map) {
   return v;
 }
 
-std::unique_ptr<Op> cloneOp(const Op &op, Kernel &kernel, ValueMap &map) {
-  switch (op.kind) {
-  case OpKind::Alloc: {
-    const auto &a = llvm::cast<AllocOp>(op);
-    auto out = std::make_unique<AllocOp>();
-    out->loc = a.loc;
-    out->bufs = a.bufs;
-    out->address = a.address;
-    out->result = cloneValue(*a.result, kernel, map);
-    out->result->def = out.get();
-    return out;
-  }
-  case OpKind::For: {
-    const auto &f = llvm::cast<ForOp>(op);
-    auto out = std::make_unique<ForOp>();
-    out->loc = f.loc;
-    out->lo = remapExpr(f.lo, map);
-    out->hi = remapExpr(f.hi, map);
-    out->step = f.step;
-    out->parallel = f.parallel;
-    out->iv = cloneValue(*f.iv, kernel, map);
-    out->iv->def = out.get();
-    for (const auto &inner : f.body.ops)
-      out->body.ops.push_back(cloneOp(*inner, kernel, map));
-    return out;
-  }
-  default:
-    break;
-  }
-  // An instruction: copy it (IR op classes are named after Ops.def, as
-  // DmaOp), then remap its accesses.
-  std::unique_ptr<Op> out;
+/// A copy of an instruction (IR op classes are named after Ops.def: DmaOp, ...).
+static std::unique_ptr<Op> copyInstruction(const Op &op) {
   switch (op.kind) {
 #define TESSEL_OP(ENUM, MNEMONIC, ENGINE, OTHER_ENGINES, SRC_ROLES, FUNC)                          \
   case OpKind::ENUM:                                                                               \
-    out = std::make_unique<ENUM##Op>(llvm::cast<ENUM##Op>(op));                                    \
-    break;
+    return std::make_unique<ENUM##Op>(llvm::cast<ENUM##Op>(op));
 #include "support/Ops.def"
   default:
     return nullptr;
   }
+}
+
+std::unique_ptr<Op> cloneOp(const Op &op, Kernel &kernel, ValueMap &map) {
+  if (const auto *a = llvm::dyn_cast<AllocOp>(&op)) {
+    auto out = std::make_unique<AllocOp>();
+    out->loc = a->loc;
+    out->bufs = a->bufs;
+    out->address = a->address;
+    out->result = cloneValue(*a->result, kernel, map);
+    out->result->def = out.get();
+    return out;
+  }
+  if (const auto *f = llvm::dyn_cast<ForOp>(&op)) {
+    auto out = std::make_unique<ForOp>();
+    out->loc = f->loc;
+    out->lo = remapExpr(f->lo, map);
+    out->hi = remapExpr(f->hi, map);
+    out->step = f->step;
+    out->parallel = f->parallel;
+    out->iv = cloneValue(*f->iv, kernel, map);
+    out->iv->def = out.get();
+    for (const auto &inner : f->body.ops)
+      out->body.ops.push_back(cloneOp(*inner, kernel, map));
+    return out;
+  }
+  std::unique_ptr<Op> out = copyInstruction(op);
+  if (!out)
+    return nullptr;
   if (Access *dst = out->write())
     *dst = remapAccess(*dst, map);
   for (Access *src : out->reads())
