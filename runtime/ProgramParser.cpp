@@ -545,8 +545,9 @@ private:
       if (!f) {
         std::vector<StringRef> names = namesOf(allActFns(), actFnName);
         std::string hint = closestName(suffix, names);
+        names.insert(names.begin() + 1, "identity");
         return error(formatv("unknown activation function '{0}' ({1})", suffix,
-                             hint.empty() ? "expected activation.F with F one of identity, " + join(names, ", ")
+                             hint.empty() ? "expected activation.F with F one of " + join(names, ", ")
                                           : "did you mean '" + hint + "'?"));
       }
       in.func = uint8_t(*f);

@@ -99,6 +99,10 @@ TEST(Registry, MisspelledNamesGetASuggestion) {
   EXPECT_NE(parseError(std::string(kHead) + "activation.gleu %s[0:128, 0:128] <- %p[0:128, 0:128]\n")
                 .find("unknown activation function 'gleu' (did you mean 'gelu'?)"),
             std::string::npos);
+  EXPECT_NE(parseError(std::string(kHead) + "activation.softplus %s[0:128, 0:128] <- %p[0:128, 0:128]\n")
+                .find("unknown activation function 'softplus' (expected activation.F with F one of copy, identity, "
+                      "silu, gelu, relu, exp, sigmoid, tanh, square)"),
+            std::string::npos);
   EXPECT_NE(parseError(std::string(kHead) + "frobnicate %s <- %s\n")
                 .find("unknown statement 'frobnicate' (expected for, alloc, dma, matmul, transpose, activation.F, "
                       "tensor_tensor.OP, tensor_scalar.OP, copy or memset)"),
