@@ -90,7 +90,7 @@ TEST(Registry, OpcodesAndEngines) {
   EXPECT_FALSE(engineAllowed(Opcode::TensorTensor, Engine::Scalar));
   EXPECT_FALSE(engineAllowed(Opcode::Matmul, Engine::Vector));
   EXPECT_EQ(opInfo(Opcode::Matmul).srcRoles,
-            (std::vector<llvm::StringRef>{"stationary operand", "moving operand"}));
+            (std::vector<llvm::StringRef>{"stationary", "moving"}));
   EXPECT_TRUE(opInfo(Opcode::Memset).srcRoles.empty());
   EXPECT_EQ(opInfo(Opcode::Activation).func, FuncKind::Activation);
   EXPECT_EQ(opInfo(Opcode::TensorScalar).func, FuncKind::Alu);
