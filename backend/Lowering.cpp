@@ -42,7 +42,7 @@ private:
   void declareTensor(const Value &v) {
     rt::TensorDecl t;
     t.name = v.name;
-    t.dtype = v.type.dtype == DType::BF16 ? rt::DType::BF16 : rt::DType::F32;
+    t.dtype = v.type.dtype;
     for (const Dim &d : v.type.dims)
       t.shape.push_back(d.size);
     switch (v.role) {
@@ -197,7 +197,7 @@ private:
     rt::BufferDecl b;
     b.name = v.name;
     b.space = v.type.space == MemSpace::SBUF ? rt::MemSpace::SBUF : rt::MemSpace::PSUM;
-    b.dtype = v.type.dtype == DType::BF16 ? rt::DType::BF16 : rt::DType::F32;
+    b.dtype = v.type.dtype;
     int64_t folds = v.type.partitionFolds(kernel.geometry.partitions);
     b.shape.push_back(folds > 1 ? kernel.geometry.partitions : v.type.dims[0].size);
     if (folds > 1)
@@ -250,10 +250,10 @@ private:
     // moving for a matmul), converted one after the other.
     llvm::SmallVector<const Access *, 3> srcs;
     const Access *dst = nullptr;
+    in.op = *opcodeOf(op.kind);
     switch (op.kind) {
     case OpKind::Dma: {
       const auto &d = llvm::cast<DmaOp>(op);
-      in.op = rt::Opcode::Dma;
       in.transpose = d.transpose;
       in.tag = d.tag == DmaTag::SpillSave     ? rt::DmaTag::SpillSave
                : d.tag == DmaTag::SpillReload ? rt::DmaTag::SpillReload
@@ -269,7 +269,6 @@ private:
     }
     case OpKind::Matmul: {
       const auto &m = llvm::cast<MatmulOp>(op);
-      in.op = rt::Opcode::Matmul;
       in.acc = m.resetOn.empty() ? rt::AccMode::Reset : rt::AccMode::ResetIfFirst;
       for (const Value *v : m.resetOn) {
         auto it = loops.find(v);
@@ -283,21 +282,13 @@ private:
     }
     case OpKind::Transpose: {
       const auto &t = llvm::cast<TransposeOp>(op);
-      in.op = rt::Opcode::Transpose;
       dst = &t.dst;
       srcs = {&t.src};
       break;
     }
     case OpKind::Activation: {
       const auto &a = llvm::cast<ActivationOp>(op);
-      in.op = rt::Opcode::Activation;
-      switch (a.fn) {
-      case ActFn::Copy: in.func = uint8_t(rt::ActFunc::Copy); break;
-      case ActFn::Silu: in.func = uint8_t(rt::ActFunc::Silu); break;
-      case ActFn::Gelu: in.func = uint8_t(rt::ActFunc::Gelu); break;
-      case ActFn::Relu: in.func = uint8_t(rt::ActFunc::Relu); break;
-      case ActFn::Exp: in.func = uint8_t(rt::ActFunc::Exp); break;
-      }
+      in.func = uint8_t(a.fn);
       in.scale = a.scale;
       dst = &a.dst;
       srcs = {&a.src};
@@ -305,16 +296,14 @@ private:
     }
     case OpKind::TensorTensor: {
       const auto &t = llvm::cast<TensorTensorOp>(op);
-      in.op = rt::Opcode::TensorTensor;
-      in.func = uint8_t(aluOp(t.alu));
+      in.func = uint8_t(t.alu);
       dst = &t.dst;
       srcs = {&t.lhs, &t.rhs};
       break;
     }
     case OpKind::TensorScalar: {
       const auto &t = llvm::cast<TensorScalarOp>(op);
-      in.op = rt::Opcode::TensorScalar;
-      in.func = uint8_t(aluOp(t.alu));
+      in.func = uint8_t(t.alu);
       in.imm = t.scalar;
       dst = &t.dst;
       srcs = {&t.src};
@@ -322,14 +311,12 @@ private:
     }
     case OpKind::Copy: {
       const auto &c = llvm::cast<CopyOp>(op);
-      in.op = rt::Opcode::Copy;
       dst = &c.dst;
       srcs = {&c.src};
       break;
     }
     case OpKind::Memset: {
       const auto &m = llvm::cast<MemsetOp>(op);
-      in.op = rt::Opcode::Memset;
       in.imm = m.value;
       dst = &m.dst;
       break;
@@ -346,20 +333,10 @@ private:
       if (auto err = addAccess(*src, in.srcs.back()))
         return err;
     }
-    in.engine = rt::defaultEngine(in.op);
+    in.engine = defaultEngine(in.op);
     out.push_back(rt::Stmt{rt::Stmt::Kind::Instr, uint32_t(prog.instrs.size())});
     prog.instrs.push_back(std::move(in));
     return llvm::Error::success();
-  }
-
-  static rt::AluOp aluOp(AluOp op) {
-    switch (op) {
-    case AluOp::Add: return rt::AluOp::Add;
-    case AluOp::Sub: return rt::AluOp::Sub;
-    case AluOp::Mul: return rt::AluOp::Mul;
-    case AluOp::Max: return rt::AluOp::Max;
-    }
-    return rt::AluOp::Add;
   }
 
   llvm::Error lowerBlock(const Block &block, std::vector<rt::Stmt> &out) {

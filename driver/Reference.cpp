@@ -1,6 +1,9 @@
 //===- driver/Reference.cpp - Plain fp32 evaluation of a kernel ----------===//
 #include "driver/Reference.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
 #include <cblas.h>
 #include <fmt/format.h>
 
@@ -12,13 +15,6 @@ using namespace tessel::ast;
 
 namespace tessel::driver {
 
-float referenceSilu(float x) { return x / (1.0f + std::exp(-x)); }
-
-float referenceGelu(float x) {
-  double xd = x;
-  return float(0.5 * xd * (1.0 + std::erf(xd / std::sqrt(2.0))));
-}
-
 namespace {
 
 using Value = std::shared_ptr<const HostTensor>;
@@ -28,10 +24,7 @@ llvm::Error fail(const std::string &msg) {
 }
 
 std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? " x " : "") + std::to_string(shape[i]);
-  return s + "]";
+  return "[" + llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }), " x ") + "]";
 }
 
 HostTensor zeros(int64_t rows, int64_t cols) {
@@ -124,24 +117,8 @@ private:
       return a.takeError();
     const HostTensor &x = **a;
     auto out = std::make_shared<HostTensor>(zeros(x.shape[0], x.shape[1]));
-    for (size_t i = 0; i < out->data.size(); ++i) {
-      float v = x.data[i];
-      switch (e.unaryFn) {
-      case UnaryFn::Silu:
-        v = referenceSilu(v);
-        break;
-      case UnaryFn::Gelu:
-        v = referenceGelu(v);
-        break;
-      case UnaryFn::Relu:
-        v = v > 0.0f ? v : 0.0f;
-        break;
-      case UnaryFn::Exp:
-        v = std::exp(v);
-        break;
-      }
-      out->data[i] = v;
-    }
+    for (size_t i = 0; i < out->data.size(); ++i)
+      out->data[i] = float(applyActFn(e.unaryFn, double(x.data[i])));
     return Value(out);
   }
 };

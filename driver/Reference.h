@@ -6,10 +6,8 @@
 //
 //   @          cblas_sgemm (OpenBLAS), fp32 accumulation
 //   * +        elementwise in fp32
-//   silu(x)    x / (1 + e^-x)
-//   gelu(x)    0.5 x (1 + erf(x / sqrt 2))   -- the exact (erf) form, not tanh
-//   relu(x)    max(x, 0)
-//   exp(x)     e^x
+//   silu, ...  applyActFn: the formula in support/Activations.def, the same
+//              definition the simulator's scalar engine evaluates
 //   e.T        transpose
 //
 //===----------------------------------------------------------------------===//
@@ -41,11 +39,6 @@ constexpr const char *kReferenceResultKey = "result";
 /// Fails (without evaluating) on a missing, unknown or mis-shaped input.
 llvm::Expected<std::map<std::string, HostTensor>>
 evaluateReference(const ast::Kernel &kernel, const std::map<std::string, HostTensor> &inputs);
-
-/// The scalar functions, exposed so the simulator's engines can be tested
-/// against exactly the same formulas.
-float referenceSilu(float x);
-float referenceGelu(float x);
 
 } // namespace tessel::driver
 

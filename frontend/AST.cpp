@@ -5,36 +5,12 @@
 
 namespace tessel::ast {
 
-const char *dtypeName(DType t) {
-  switch (t) {
-  case DType::BF16:
-    return "bf16";
-  case DType::F32:
-    return "f32";
-  }
-  return "?";
-}
-
 const char *binaryOpName(BinaryOp op) {
   switch (op) {
   case BinaryOp::Mul:
     return "*";
   case BinaryOp::Add:
     return "+";
-  }
-  return "?";
-}
-
-const char *unaryFnName(UnaryFn fn) {
-  switch (fn) {
-  case UnaryFn::Silu:
-    return "silu";
-  case UnaryFn::Gelu:
-    return "gelu";
-  case UnaryFn::Relu:
-    return "relu";
-  case UnaryFn::Exp:
-    return "exp";
   }
   return "?";
 }
@@ -58,7 +34,7 @@ const char *exprKindName(ExprKind k) {
 std::string formatShape(const TensorType &t) { return fmt::format("[{} x {}]", t.rows, t.cols); }
 
 std::string formatType(const TensorType &t) {
-  return fmt::format("{}{}", dtypeName(t.dtype), formatShape(t));
+  return fmt::format("{}{}", dtypeName(t.dtype).str(), formatShape(t));
 }
 
 } // namespace tessel::ast

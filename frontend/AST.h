@@ -8,6 +8,9 @@
 #ifndef TESSEL_FRONTEND_AST_H
 #define TESSEL_FRONTEND_AST_H
 
+#include "support/Activation.h"
+#include "support/DType.h"
+
 #include "llvm/Support/SMLoc.h"
 
 #include <cstdint>
@@ -19,8 +22,12 @@
 
 namespace tessel::ast {
 
-enum class DType { BF16, F32 };
-const char *dtypeName(DType t);
+// Dtypes and the DSL's unary functions come from the registries
+// (support/DTypes.def, support/Activations.def: the entries marked IN_DSL).
+using tessel::ActFn;
+using tessel::DType;
+using tessel::actFnName;
+using tessel::dtypeName;
 
 /// A dimension as written: an integer literal or the name of a constant.
 struct DimExpr {
@@ -51,9 +58,9 @@ constexpr int64_t kMaxDim = int64_t(1) << 24;
 
 enum class ExprKind { Ref, MatMul, Binary, Unary, Transpose };
 enum class BinaryOp { Mul, Add };
-enum class UnaryFn { Silu, Gelu, Relu, Exp };
+/// TileGen's spelling of ActFn, until it switches over.
+using UnaryFn = ActFn;
 const char *binaryOpName(BinaryOp op);
-const char *unaryFnName(UnaryFn fn);
 
 const char *exprKindName(ExprKind k);
 
@@ -68,7 +75,7 @@ struct Expr {
   // MatMul (lhs @ rhs), Binary (lhs op rhs): both operands. Unary/Transpose: lhs only.
   std::unique_ptr<Expr> lhs, rhs;
   BinaryOp binOp = BinaryOp::Mul;
-  UnaryFn unaryFn = UnaryFn::Silu;
+  ActFn unaryFn = ActFn::Silu;
 
   explicit Expr(ExprKind k, llvm::SMLoc l) : kind(k), loc(l) {}
 };

@@ -61,7 +61,7 @@ private:
       head += fmt::format(" {}", binaryOpName(e.binOp));
       break;
     case ExprKind::Unary:
-      head += fmt::format(" {}", unaryFnName(e.unaryFn));
+      head += fmt::format(" {}", actFnName(e.unaryFn).str());
       break;
     default:
       break;

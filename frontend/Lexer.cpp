@@ -1,6 +1,8 @@
 //===- frontend/Lexer.cpp - Tokens of the .tsl language ------------------===//
 #include "frontend/Lexer.h"
 
+#include "support/Scan.h"
+
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/ConvertUTF.h"
 
@@ -71,12 +73,6 @@ std::string Token::describe() const {
   }
 }
 
-static bool isIdentStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-static bool isDigit(char c) { return c >= '0' && c <= '9'; }
-static bool isIdentChar(char c) { return isIdentStart(c) || isDigit(c); }
-
 Token Lexer::make(Tok kind, const char *start) const {
   Token t;
   t.kind = kind;
@@ -96,16 +92,11 @@ Token Lexer::next() {
     }
     const char *start = cur;
     char c = *cur++;
-    switch (c) {
-    case ' ':
-    case '\t':
-    case '\r':
-    case '\f':
-    case '\v':
+    if (scan::isBlank(c))
       continue;
+    switch (c) {
     case '#':
-      while (cur < buf.end() && *cur != '\n')
-        ++cur;
+      cur = scan::skipToEndOfLine(cur, buf.end());
       continue;
     case '\n':
       return make(Tok::Newline, start);
@@ -149,9 +140,9 @@ Token Lexer::next() {
     default:
       break;
     }
-    if (isDigit(c))
+    if (llvm::isDigit(c))
       return lexNumber(start);
-    if (isIdentStart(c))
+    if (scan::isIdentStart(c))
       return lexIdentifier(start);
     skipBadChars(start);
     return make(Tok::Error, start);
@@ -159,35 +150,28 @@ Token Lexer::next() {
 }
 
 Token Lexer::lexNumber(const char *start) {
-  while (cur < buf.end() && isDigit(*cur))
-    ++cur;
-  if (cur < buf.end() && isIdentChar(*cur)) {
-    while (cur < buf.end() && isIdentChar(*cur))
-      ++cur;
+  cur = scan::skipWhile(cur, buf.end(), llvm::isDigit);
+  if (cur < buf.end() && scan::isIdentChar(*cur)) {
+    cur = scan::skipWhile(cur, buf.end(), scan::isIdentChar);
     Token t = make(Tok::Error, start);
     diags.error(t.loc, fmt::format("invalid integer literal '{}': only decimal digits are allowed",
                                    t.text.str()));
     return t;
   }
   Token t = make(Tok::Int, start);
-  uint64_t v = 0;
-  for (char d : t.text) {
-    uint64_t digit = uint64_t(d - '0');
-    if (v > (uint64_t(INT64_MAX) - digit) / 10) {
-      t.kind = Tok::Error;
-      diags.error(t.loc, fmt::format("integer literal '{}' is too large (the limit is {})",
-                                     t.text.str(), INT64_MAX));
-      return t;
-    }
-    v = v * 10 + digit;
+  std::optional<uint64_t> v = scan::parseDecimal(t.text);
+  if (!v) {
+    t.kind = Tok::Error;
+    diags.error(t.loc, fmt::format("integer literal '{}' is too large (the limit is {})", t.text.str(),
+                                   INT64_MAX));
+    return t;
   }
-  t.intValue = int64_t(v);
+  t.intValue = int64_t(*v);
   return t;
 }
 
 Token Lexer::lexIdentifier(const char *start) {
-  while (cur < buf.end() && isIdentChar(*cur))
-    ++cur;
+  cur = scan::skipWhile(cur, buf.end(), scan::isIdentChar);
   Token t = make(Tok::Ident, start);
   t.kind = llvm::StringSwitch<Tok>(t.text)
                .Case("const", Tok::KwConst)
@@ -219,7 +203,7 @@ void Lexer::skipBadChars(const char *start) {
   // Skip the rest of a run of bad characters: one error per run.
   while (cur < buf.end()) {
     char c = *cur;
-    if (isIdentChar(c) || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#' ||
+    if (scan::isIdentChar(c) || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#' ||
         llvm::StringRef("()[]{},:;=@*+.-").contains(c))
       break;
     cur += charLen(cur);

@@ -17,7 +17,7 @@
 #include "frontend/Parser.h"
 
 #include "frontend/Lexer.h"
-#include "frontend/Suggest.h"
+#include "support/Suggest.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -30,9 +30,17 @@ namespace {
 
 using ExprPtr = std::unique_ptr<Expr>;
 
-/// The functions callable as `fn(e)`; `transpose` makes a Transpose node.
+/// The functions callable as `fn(e)`: the DSL's activations (Activations.def),
+/// then `transpose`, which makes a Transpose node.
 const std::vector<std::string> &knownFunctions() {
-  static const std::vector<std::string> fns = {"silu", "gelu", "relu", "exp", "transpose"};
+  static const std::vector<std::string> fns = [] {
+    std::vector<std::string> names;
+    for (ActFn f : allActFns())
+      if (isDslFunction(f))
+        names.push_back(actFnName(f).str());
+    names.push_back("transpose");
+    return names;
+  }();
   return fns;
 }
 
@@ -305,14 +313,16 @@ bool Parser::parseType(DType &dtype, DimExpr &rows, DimExpr &cols) {
     errorExpected("a type such as 'bf16[M, 128]'");
     return false;
   }
-  if (tok.text == "bf16") {
-    dtype = DType::BF16;
-  } else if (tok.text == "f32") {
-    dtype = DType::F32;
-  } else {
-    error(tok.loc, fmt::format("unknown element type '{}': expected 'bf16' or 'f32'", tok.text.str()));
+  std::optional<DType> parsed = parseDType(tok.text);
+  if (!parsed) {
+    std::vector<std::string> quoted;
+    for (DType t : allDTypes())
+      quoted.push_back(("'" + dtypeName(t) + "'").str());
+    std::vector<llvm::StringRef> refs(quoted.begin(), quoted.end());
+    error(tok.loc, fmt::format("unknown element type '{}': expected {}", tok.text.str(), alternatives(refs)));
     return false;
   }
+  dtype = *parsed;
   advance();
   if (!tok.is(Tok::LBracket)) {
     errorExpected("'[' and the shape after the element type (every value is 2-D: 'bf16[ROWS, COLS]')");
@@ -594,10 +604,7 @@ ExprPtr Parser::parseCall(const Token &fnTok) {
   } else {
     e = makeNode(ExprKind::Unary, fnTok.loc, std::move(arg), nullptr);
     if (e)
-      e->unaryFn = fn == "silu"   ? UnaryFn::Silu
-                   : fn == "gelu" ? UnaryFn::Gelu
-                   : fn == "relu" ? UnaryFn::Relu
-                                  : UnaryFn::Exp;
+      e->unaryFn = *parseActFn(fn);
   }
   if (e)
     e->loc = fnTok.loc;

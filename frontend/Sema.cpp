@@ -2,7 +2,7 @@
 #include "frontend/Sema.h"
 
 #include "frontend/Lexer.h"
-#include "frontend/Suggest.h"
+#include "support/Suggest.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -45,7 +45,7 @@ static void render(const Expr &e, std::string &out, int minPrec) {
     break;
   }
   case ExprKind::Unary:
-    out += unaryFnName(e.unaryFn);
+    out += actFnName(e.unaryFn).str();
     out += "(";
     render(*e.lhs, out, 0);
     out += ")";

@@ -38,94 +38,53 @@ static Value *cloneValue(const Value &old, Kernel &kernel, ValueMap &map) {
   return v;
 }
 
-std::unique_ptr<Op> cloneOp(const Op &op, Kernel &kernel, ValueMap &map) {
+/// A copy of an instruction (IR op classes are named after Ops.def: DmaOp, ...).
+static std::unique_ptr<Op> copyInstruction(const Op &op) {
   switch (op.kind) {
-  case OpKind::Alloc: {
-    const auto &a = llvm::cast<AllocOp>(op);
+#define TESSEL_OP(ENUM, MNEMONIC, ENGINE, OTHER_ENGINES, SRC_ROLES, FUNC)                          \
+  case OpKind::ENUM:                                                                               \
+    return std::make_unique<ENUM##Op>(llvm::cast<ENUM##Op>(op));
+#include "support/Ops.def"
+  default:
+    return nullptr;
+  }
+}
+
+std::unique_ptr<Op> cloneOp(const Op &op, Kernel &kernel, ValueMap &map) {
+  if (const auto *a = llvm::dyn_cast<AllocOp>(&op)) {
     auto out = std::make_unique<AllocOp>();
-    out->loc = a.loc;
-    out->bufs = a.bufs;
-    out->address = a.address;
-    out->result = cloneValue(*a.result, kernel, map);
+    out->loc = a->loc;
+    out->bufs = a->bufs;
+    out->address = a->address;
+    out->result = cloneValue(*a->result, kernel, map);
     out->result->def = out.get();
     return out;
   }
-  case OpKind::For: {
-    const auto &f = llvm::cast<ForOp>(op);
+  if (const auto *f = llvm::dyn_cast<ForOp>(&op)) {
     auto out = std::make_unique<ForOp>();
-    out->loc = f.loc;
-    out->lo = remapExpr(f.lo, map);
-    out->hi = remapExpr(f.hi, map);
-    out->step = f.step;
-    out->parallel = f.parallel;
-    out->iv = cloneValue(*f.iv, kernel, map);
+    out->loc = f->loc;
+    out->lo = remapExpr(f->lo, map);
+    out->hi = remapExpr(f->hi, map);
+    out->step = f->step;
+    out->parallel = f->parallel;
+    out->iv = cloneValue(*f->iv, kernel, map);
     out->iv->def = out.get();
-    for (const auto &inner : f.body.ops)
+    for (const auto &inner : f->body.ops)
       out->body.ops.push_back(cloneOp(*inner, kernel, map));
     return out;
   }
-  case OpKind::Dma: {
-    const auto &d = llvm::cast<DmaOp>(op);
-    auto out = std::make_unique<DmaOp>(d);
-    out->dst = remapAccess(d.dst, map);
-    out->src = remapAccess(d.src, map);
-    return out;
-  }
-  case OpKind::Matmul: {
-    const auto &m = llvm::cast<MatmulOp>(op);
-    auto out = std::make_unique<MatmulOp>(m);
-    out->dst = remapAccess(m.dst, map);
-    out->stationary = remapAccess(m.stationary, map);
-    out->moving = remapAccess(m.moving, map);
-    for (Value *&v : out->resetOn)
+  std::unique_ptr<Op> out = copyInstruction(op);
+  if (!out)
+    return nullptr;
+  if (Access *dst = out->write())
+    *dst = remapAccess(*dst, map);
+  for (Access *src : out->reads())
+    *src = remapAccess(*src, map);
+  if (auto *m = llvm::dyn_cast<MatmulOp>(out.get()))
+    for (Value *&v : m->resetOn)
       if (auto it = map.find(v); it != map.end())
         v = it->second;
-    return out;
-  }
-  case OpKind::Transpose: {
-    const auto &t = llvm::cast<TransposeOp>(op);
-    auto out = std::make_unique<TransposeOp>(t);
-    out->dst = remapAccess(t.dst, map);
-    out->src = remapAccess(t.src, map);
-    return out;
-  }
-  case OpKind::Activation: {
-    const auto &a = llvm::cast<ActivationOp>(op);
-    auto out = std::make_unique<ActivationOp>(a);
-    out->dst = remapAccess(a.dst, map);
-    out->src = remapAccess(a.src, map);
-    return out;
-  }
-  case OpKind::TensorTensor: {
-    const auto &t = llvm::cast<TensorTensorOp>(op);
-    auto out = std::make_unique<TensorTensorOp>(t);
-    out->dst = remapAccess(t.dst, map);
-    out->lhs = remapAccess(t.lhs, map);
-    out->rhs = remapAccess(t.rhs, map);
-    return out;
-  }
-  case OpKind::TensorScalar: {
-    const auto &t = llvm::cast<TensorScalarOp>(op);
-    auto out = std::make_unique<TensorScalarOp>(t);
-    out->dst = remapAccess(t.dst, map);
-    out->src = remapAccess(t.src, map);
-    return out;
-  }
-  case OpKind::Copy: {
-    const auto &c = llvm::cast<CopyOp>(op);
-    auto out = std::make_unique<CopyOp>(c);
-    out->dst = remapAccess(c.dst, map);
-    out->src = remapAccess(c.src, map);
-    return out;
-  }
-  case OpKind::Memset: {
-    const auto &m = llvm::cast<MemsetOp>(op);
-    auto out = std::make_unique<MemsetOp>(m);
-    out->dst = remapAccess(m.dst, map);
-    return out;
-  }
-  }
-  return nullptr;
+  return out;
 }
 
 } // namespace tessel::ir

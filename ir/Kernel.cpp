@@ -18,55 +18,17 @@ llvm::StringRef roleName(TensorRole r) {
   return "?";
 }
 
-llvm::StringRef actFnName(ActFn f) {
-  switch (f) {
-  case ActFn::Copy: return "copy";
-  case ActFn::Silu: return "silu";
-  case ActFn::Gelu: return "gelu";
-  case ActFn::Relu: return "relu";
-  case ActFn::Exp: return "exp";
-  }
-  return "?";
-}
-
-std::optional<ActFn> parseActFn(llvm::StringRef s) {
-  for (ActFn f : {ActFn::Copy, ActFn::Silu, ActFn::Gelu, ActFn::Relu, ActFn::Exp})
-    if (actFnName(f) == s)
-      return f;
-  return std::nullopt;
-}
-
-llvm::StringRef aluOpName(AluOp op) {
-  switch (op) {
-  case AluOp::Add: return "add";
-  case AluOp::Sub: return "sub";
-  case AluOp::Mul: return "mul";
-  case AluOp::Max: return "max";
-  }
-  return "?";
-}
-
-std::optional<AluOp> parseAluOp(llvm::StringRef s) {
-  for (AluOp op : {AluOp::Add, AluOp::Sub, AluOp::Mul, AluOp::Max})
-    if (aluOpName(op) == s)
-      return op;
-  return std::nullopt;
+std::optional<Opcode> opcodeOf(OpKind kind) {
+  if (kind == OpKind::Alloc || kind == OpKind::For)
+    return std::nullopt;
+  // Instruction kinds follow Alloc and For, in Ops.def order.
+  return Opcode(unsigned(kind) - unsigned(OpKind::For) - 1);
 }
 
 llvm::StringRef Op::mnemonic() const {
-  switch (kind) {
-  case OpKind::Alloc: return "alloc";
-  case OpKind::For: return "for";
-  case OpKind::Dma: return "dma";
-  case OpKind::Matmul: return "matmul";
-  case OpKind::Transpose: return "transpose";
-  case OpKind::Activation: return "activation";
-  case OpKind::TensorTensor: return "tensor_tensor";
-  case OpKind::TensorScalar: return "tensor_scalar";
-  case OpKind::Copy: return "copy";
-  case OpKind::Memset: return "memset";
-  }
-  return "?";
+  if (auto op = opcodeOf(kind))
+    return opcodeName(*op);
+  return kind == OpKind::Alloc ? "alloc" : "for";
 }
 
 llvm::SmallVector<unsigned, 3> Access::rangeDims() const {

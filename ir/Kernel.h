@@ -20,6 +20,8 @@
 #include "ir/IndexExpr.h"
 #include "ir/TileGeometry.h"
 #include "ir/Types.h"
+#include "support/Activation.h"
+#include "support/Ops.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -70,18 +72,15 @@ struct Access {
   void print(llvm::raw_ostream &os) const;
 };
 
+/// The structural ops, then one kind per instruction of support/Ops.def.
 enum class OpKind {
   Alloc,
   For,
-  Dma,
-  Matmul,
-  Transpose,
-  Activation,
-  TensorTensor,
-  TensorScalar,
-  Copy,
-  Memset,
+#define TESSEL_OP(ENUM, MNEMONIC, ENGINE, OTHER_ENGINES, SRC_ROLES, FUNC) ENUM,
+#include "support/Ops.def"
 };
+/// The instruction an op kind is, or none for alloc and for.
+std::optional<Opcode> opcodeOf(OpKind kind);
 
 struct Op {
   OpKind kind;
@@ -155,9 +154,10 @@ struct TransposeOp : Op {
   static bool classof(const Op *op) { return op->kind == OpKind::Transpose; }
 };
 
-enum class ActFn { Copy, Silu, Gelu, Relu, Exp };
-llvm::StringRef actFnName(ActFn f);
-std::optional<ActFn> parseActFn(llvm::StringRef s);
+// Activation functions are registered in support/Activations.def.
+using tessel::ActFn;
+using tessel::actFnName;
+using tessel::parseActFn;
 
 /// Scalar engine: dst = fn(src * scale).
 struct ActivationOp : Op {
@@ -170,9 +170,10 @@ struct ActivationOp : Op {
   static bool classof(const Op *op) { return op->kind == OpKind::Activation; }
 };
 
-enum class AluOp { Add, Sub, Mul, Max };
-llvm::StringRef aluOpName(AluOp op);
-std::optional<AluOp> parseAluOp(llvm::StringRef s);
+// ALU operations are registered in support/AluOps.def.
+using tessel::AluOp;
+using tessel::aluOpName;
+using tessel::parseAluOp;
 
 /// Vector engine: dst = lhs op rhs, elementwise.
 struct TensorTensorOp : Op {

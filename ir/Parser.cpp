@@ -16,6 +16,10 @@
 //===----------------------------------------------------------------------===//
 #include "ir/Parser.h"
 
+#include "support/Registry.h"
+#include "support/Scan.h"
+#include "support/Suggest.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -69,8 +73,6 @@ struct Token {
   bool is(Tok k) const { return kind == k; }
   bool isKeyword(llvm::StringRef kw) const { return kind == Tok::Ident && text == kw; }
 };
-
-bool isNameChar(char c) { return llvm::isAlnum(c) || c == '_' || c == '.'; }
 
 class Lexer {
 public:
@@ -127,8 +129,7 @@ public:
     case '%':
     case '@': {
       const char *nameStart = cur;
-      while (cur < end && isNameChar(*cur))
-        ++cur;
+      cur = scan::skipWhile(cur, end, scan::isNameChar);
       t.kind = c == '%' ? Tok::ValueRef : Tok::Symbol;
       t.text = llvm::StringRef(nameStart, cur - nameStart);
       if (t.text.empty()) {
@@ -140,31 +141,12 @@ public:
     default: break;
     }
     if (llvm::isDigit(c)) {
-      while (cur < end && llvm::isDigit(*cur))
-        ++cur;
-      bool isFloat = false;
-      if (cur < end && *cur == '.') {
-        isFloat = true;
-        ++cur;
-        while (cur < end && llvm::isDigit(*cur))
-          ++cur;
-      }
-      if (cur < end && (*cur == 'e' || *cur == 'E')) {
-        const char *p = cur + 1;
-        if (p < end && (*p == '+' || *p == '-'))
-          ++p;
-        if (p < end && llvm::isDigit(*p)) {
-          isFloat = true;
-          cur = p;
-          while (cur < end && llvm::isDigit(*cur))
-            ++cur;
-        }
-      }
+      bool isFloat;
+      cur = scan::scanNumber(start, end, isFloat);
       return make(isFloat ? Tok::Float : Tok::Int);
     }
-    if (llvm::isAlpha(c) || c == '_') {
-      while (cur < end && isNameChar(*cur))
-        ++cur;
+    if (scan::isIdentStart(c)) {
+      cur = scan::skipWhile(cur, end, scan::isNameChar);
       return make(Tok::Ident);
     }
     return make(Tok::Error);
@@ -174,12 +156,11 @@ private:
   void skipTrivia() {
     while (cur < end) {
       char c = *cur;
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      if (scan::isBlank(c) || c == '\n') {
         ++cur;
       } else if (c == '/' && cur + 1 < end && cur[1] == '/') {
         const char *start = cur;
-        while (cur < end && *cur != '\n')
-          ++cur;
+        cur = scan::skipToEndOfLine(cur, end);
         llvm::StringRef text = llvm::StringRef(start, cur - start).drop_front(2).trim();
         if (text.startswith("["))
           notes.push_back(text.str());
@@ -209,25 +190,16 @@ std::string describe(const Token &t) {
   }
 }
 
-const char *const kOpNames[] = {"alloc",      "for",           "dma",           "matmul", "transpose",
-                                "activation", "tensor_tensor", "tensor_scalar", "copy",   "memset"};
-
-/// The closest candidate within a small edit distance, or "".
-std::string suggest(llvm::StringRef name, llvm::ArrayRef<std::string> candidates) {
-  std::string best;
-  unsigned bestDist = std::max<unsigned>(2, name.size() / 3) + 1;
-  for (const std::string &c : candidates) {
-    unsigned d = name.edit_distance(c, true, bestDist);
-    if (d < bestDist) {
-      bestDist = d;
-      best = c;
-    }
-  }
-  return best;
+/// Every op's mnemonic: the structural ops, then the instructions of Ops.def.
+std::vector<llvm::StringRef> opNames() {
+  std::vector<llvm::StringRef> names = {"alloc", "for"};
+  for (Opcode op : allOpcodes())
+    names.push_back(opcodeName(op));
+  return names;
 }
 
-std::string didYouMean(llvm::StringRef name, llvm::ArrayRef<std::string> candidates) {
-  std::string s = suggest(name, candidates);
+std::string didYouMean(llvm::StringRef name, llvm::ArrayRef<llvm::StringRef> candidates) {
+  std::string s = closestName(name, candidates);
   return s.empty() ? "" : "; did you mean '" + s + "'?";
 }
 
@@ -481,11 +453,12 @@ private:
     consume();
     if (!expect(Tok::Less, "<", "after the memory space"))
       return false;
+    std::string dtypes = alternatives(namesOf(allDTypes(), dtypeName));
     if (!tok.is(Tok::Ident))
-      return error(tok.loc, "expected a dtype (bf16 or f32), found " + describe(tok));
+      return error(tok.loc, "expected a dtype (" + dtypes + "), found " + describe(tok));
     auto dtype = parseDType(tok.text);
     if (!dtype)
-      return error(tok.loc, "unknown dtype '" + tok.text + "'; expected bf16 or f32");
+      return error(tok.loc, "unknown dtype '" + tok.text + "'; expected " + dtypes);
     type.dtype = *dtype;
     consume();
     if (!expect(Tok::Comma, ",", "after the dtype") ||
@@ -540,30 +513,25 @@ private:
       return parseFor(out, depth);
     if (name == "alloc")
       return error(loc, "alloc needs a result: '%name = alloc <type>'");
+    std::optional<Opcode> opcode = parseOpcode(name);
+    if (!opcode) {
+      std::vector<llvm::StringRef> names = opNames();
+      std::string hint = didYouMean(name, names);
+      return error(loc, "unknown op '" + name + "'" +
+                            (hint.empty() ? "; expected one of " + llvm::join(names, ", ") : hint));
+    }
     consume();
-    if (name == "dma")
-      return parseDma(out, loc);
-    if (name == "matmul")
-      return parseMatmul(out, loc);
-    if (name == "transpose")
-      return parseUnary<TransposeOp>(out, loc);
-    if (name == "copy")
-      return parseUnary<CopyOp>(out, loc);
-    if (name == "activation")
-      return parseActivation(out, loc);
-    if (name == "tensor_tensor")
-      return parseTensorTensor(out, loc);
-    if (name == "tensor_scalar")
-      return parseTensorScalar(out, loc);
-    if (name == "memset")
-      return parseMemset(out, loc);
-    std::vector<std::string> names(std::begin(kOpNames), std::end(kOpNames));
-    std::string hint = didYouMean(name, names);
-    return error(loc, "unknown op '" + name + "'" +
-                          (hint.empty() ? "; expected one of alloc, for, dma, matmul, "
-                                          "transpose, activation, tensor_tensor, "
-                                          "tensor_scalar, copy, memset"
-                                        : hint));
+    switch (*opcode) {
+    case Opcode::Dma: return parseDma(out, loc);
+    case Opcode::Matmul: return parseMatmul(out, loc);
+    case Opcode::Transpose: return parseUnary<TransposeOp>(out, loc);
+    case Opcode::Activation: return parseActivation(out, loc);
+    case Opcode::TensorTensor: return parseTensorTensor(out, loc);
+    case Opcode::TensorScalar: return parseTensorScalar(out, loc);
+    case Opcode::Copy: return parseUnary<CopyOp>(out, loc);
+    case Opcode::Memset: return parseMemset(out, loc);
+    }
+    return false;
   }
 
   bool parseAlloc(std::unique_ptr<Op> &out) {
@@ -573,7 +541,7 @@ private:
       return false;
     if (!tok.isKeyword("alloc")) {
       if (tok.is(Tok::Ident)) {
-        std::string hint = suggest(tok.text, {"alloc"});
+        std::string hint = closestName(tok.text, {llvm::StringRef("alloc")});
         if (!hint.empty())
           return error(tok.loc, "unknown op '" + tok.text + "'; did you mean 'alloc'?");
       }
@@ -713,15 +681,15 @@ private:
   bool parseActivation(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
     auto op = std::make_unique<ActivationOp>();
     op->loc = loc;
-    static const std::vector<std::string> fns = {"copy", "silu", "gelu", "relu", "exp"};
+    std::vector<llvm::StringRef> fns = namesOf(allActFns(), actFnName);
     if (!tok.is(Tok::Ident))
-      return error(tok.loc, "expected an activation function (copy, silu, gelu, relu, exp), "
-                            "found " + describe(tok));
+      return error(tok.loc, "expected an activation function (" + llvm::join(fns, ", ") +
+                                "), found " + describe(tok));
     auto fn = parseActFn(tok.text);
     if (!fn) {
       std::string hint = didYouMean(tok.text, fns);
       return error(tok.loc, "unknown activation function '" + tok.text + "'" +
-                                (hint.empty() ? "; expected copy, silu, gelu, relu or exp" : hint));
+                                (hint.empty() ? "; expected " + alternatives(fns) : hint));
     }
     op->fn = *fn;
     consume();
@@ -737,15 +705,15 @@ private:
   }
 
   bool parseAlu(AluOp &alu) {
-    static const std::vector<std::string> ops = {"add", "sub", "mul", "max"};
+    std::vector<llvm::StringRef> ops = namesOf(allAluOps(), aluOpName);
     if (!tok.is(Tok::Ident))
-      return error(tok.loc, "expected an ALU operation (add, sub, mul, max), found " +
+      return error(tok.loc, "expected an ALU operation (" + llvm::join(ops, ", ") + "), found " +
                                 describe(tok));
     auto parsed = parseAluOp(tok.text);
     if (!parsed) {
       std::string hint = didYouMean(tok.text, ops);
       return error(tok.loc, "unknown ALU operation '" + tok.text + "'" +
-                                (hint.empty() ? "; expected add, sub, mul or max" : hint));
+                                (hint.empty() ? "; expected " + alternatives(ops) : hint));
     }
     alu = *parsed;
     consume();
@@ -968,7 +936,7 @@ private:
         if ((v->kind == ValueKind::LoopVar) == (want == ValueKind::LoopVar))
           candidates.push_back(v->name);
       std::sort(candidates.begin(), candidates.end());
-      std::string hint = suggest(name, candidates);
+      std::string hint = closestName(name, candidates);
       diags.error(use.loc, "use of undefined value %" + name +
                                (hint.empty() ? "" : "; did you mean %" + hint + "?"));
       return nullptr;

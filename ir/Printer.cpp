@@ -1,5 +1,7 @@
 #include "ir/Printer.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -99,7 +101,7 @@ private:
     }
     case OpKind::Dma: {
       const auto &d = llvm::cast<DmaOp>(op);
-      os << "dma";
+      os << op.mnemonic();
       if (d.transpose)
         os << " transpose";
       if (d.tag == DmaTag::SpillSave)
@@ -114,23 +116,22 @@ private:
     }
     case OpKind::Matmul: {
       const auto &m = llvm::cast<MatmulOp>(op);
-      os << "matmul ";
+      os << op.mnemonic() << ' ';
       m.dst.print(os);
       os << " <- ";
       m.stationary.print(os);
       os << ", ";
       m.moving.print(os);
       if (!m.resetOn.empty()) {
-        os << " reset(";
-        for (size_t i = 0; i < m.resetOn.size(); ++i)
-          os << (i ? ", " : "") << '%' << m.resetOn[i]->name;
-        os << ')';
+        os << " reset("
+           << llvm::join(llvm::map_range(m.resetOn, [](const Value *v) { return "%" + v->name; }), ", ")
+           << ')';
       }
       break;
     }
     case OpKind::Transpose: {
       const auto &t = llvm::cast<TransposeOp>(op);
-      os << "transpose ";
+      os << op.mnemonic() << ' ';
       t.dst.print(os);
       os << " <- ";
       t.src.print(os);
@@ -138,7 +139,7 @@ private:
     }
     case OpKind::Activation: {
       const auto &a = llvm::cast<ActivationOp>(op);
-      os << "activation " << actFnName(a.fn) << ' ';
+      os << op.mnemonic() << ' ' << actFnName(a.fn) << ' ';
       a.dst.print(os);
       os << " <- ";
       a.src.print(os);
@@ -148,7 +149,7 @@ private:
     }
     case OpKind::TensorTensor: {
       const auto &t = llvm::cast<TensorTensorOp>(op);
-      os << "tensor_tensor " << aluOpName(t.alu) << ' ';
+      os << op.mnemonic() << ' ' << aluOpName(t.alu) << ' ';
       t.dst.print(os);
       os << " <- ";
       t.lhs.print(os);
@@ -158,7 +159,7 @@ private:
     }
     case OpKind::TensorScalar: {
       const auto &t = llvm::cast<TensorScalarOp>(op);
-      os << "tensor_scalar " << aluOpName(t.alu) << ' ';
+      os << op.mnemonic() << ' ' << aluOpName(t.alu) << ' ';
       t.dst.print(os);
       os << " <- ";
       t.src.print(os);
@@ -167,7 +168,7 @@ private:
     }
     case OpKind::Copy: {
       const auto &c = llvm::cast<CopyOp>(op);
-      os << "copy ";
+      os << op.mnemonic() << ' ';
       c.dst.print(os);
       os << " <- ";
       c.src.print(os);
@@ -175,7 +176,7 @@ private:
     }
     case OpKind::Memset: {
       const auto &m = llvm::cast<MemsetOp>(op);
-      os << "memset ";
+      os << op.mnemonic() << ' ';
       m.dst.print(os);
       os << ", " << fmtDouble(m.value);
       break;

@@ -4,18 +4,6 @@
 
 namespace tessel::ir {
 
-llvm::StringRef dtypeName(DType t) { return t == DType::BF16 ? "bf16" : "f32"; }
-
-std::optional<DType> parseDType(llvm::StringRef s) {
-  if (s == "bf16")
-    return DType::BF16;
-  if (s == "f32")
-    return DType::F32;
-  return std::nullopt;
-}
-
-int64_t dtypeBytes(DType t) { return t == DType::BF16 ? 2 : 4; }
-
 llvm::StringRef memSpaceName(MemSpace s) {
   switch (s) {
   case MemSpace::HBM: return "hbm";

@@ -12,6 +12,8 @@
 #ifndef TESSEL_IR_TYPES_H
 #define TESSEL_IR_TYPES_H
 
+#include "support/DType.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -22,12 +24,13 @@
 
 namespace tessel::ir {
 
-enum class DType { BF16, F32 };
+// Dtypes are registered in support/DTypes.def.
+using tessel::DType;
+using tessel::dtypeBytes;
+using tessel::dtypeName;
+using tessel::parseDType;
 enum class MemSpace { HBM, SBUF, PSUM };
 
-llvm::StringRef dtypeName(DType t);
-std::optional<DType> parseDType(llvm::StringRef s);
-int64_t dtypeBytes(DType t);
 llvm::StringRef memSpaceName(MemSpace s);
 std::optional<MemSpace> parseMemSpace(llvm::StringRef s);
 

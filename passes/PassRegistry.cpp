@@ -2,6 +2,7 @@
 #include "passes/PassRegistry.h"
 
 #include "passes/Passes.h"
+#include "support/Suggest.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatAdapters.h"
@@ -26,22 +27,13 @@ const PassInfo *lookupPass(llvm::StringRef name) {
 
 std::string unknownPassMessage(llvm::StringRef name) {
   std::string msg = ("unknown pass '" + name + "'").str();
-  llvm::StringRef best;
-  unsigned bestDistance = 0;
-  for (const PassInfo &p : registeredPasses()) {
-    unsigned d = name.edit_distance(p.name, /*AllowReplacements=*/true);
-    if (best.empty() || d < bestDistance) {
-      best = p.name;
-      bestDistance = d;
-    }
-  }
-  // Suggest only a plausible typo: at most a third of the name edited.
-  if (!best.empty() && bestDistance <= std::max<size_t>(2, best.size() / 3))
-    msg += (" (did you mean '" + best + "'?)").str();
-  msg += "; known passes:";
+  std::vector<llvm::StringRef> names;
   for (const PassInfo &p : registeredPasses())
-    msg += (p.name == registeredPasses().front().name ? " " : ", ") + p.name.str();
-  return msg;
+    names.push_back(p.name);
+  std::string best = closestName(name, names);
+  if (!best.empty())
+    msg += " (did you mean '" + best + "'?)";
+  return msg + "; known passes: " + llvm::join(names, ", ");
 }
 
 llvm::Expected<std::vector<std::string>> parsePassList(llvm::StringRef text) {

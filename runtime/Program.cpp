@@ -8,8 +8,15 @@ using namespace llvm;
 
 namespace tessel::runtime {
 
-unsigned dtypeBytes(DType t) { return t == DType::BF16 ? 2 : 4; }
-StringRef dtypeName(DType t) { return t == DType::BF16 ? "bf16" : "f32"; }
+std::string instrName(const Instr &in) {
+  std::string name(opcodeName(in.op));
+  switch (opInfo(in.op).func) {
+  case FuncKind::None: break;
+  case FuncKind::Activation: name += "." + actFnName(in.actFn()).str(); break;
+  case FuncKind::Alu: name += "." + aluOpName(in.aluOp()).str(); break;
+  }
+  return name;
+}
 
 StringRef roleName(TensorRole r) {
   switch (r) {
@@ -22,80 +29,6 @@ StringRef roleName(TensorRole r) {
 }
 
 StringRef spaceName(MemSpace s) { return s == MemSpace::SBUF ? "sbuf" : "psum"; }
-
-StringRef opcodeName(Opcode op) {
-  switch (op) {
-  case Opcode::Dma: return "dma";
-  case Opcode::Matmul: return "matmul";
-  case Opcode::Transpose: return "transpose";
-  case Opcode::Activation: return "activation";
-  case Opcode::TensorTensor: return "tensor_tensor";
-  case Opcode::TensorScalar: return "tensor_scalar";
-  case Opcode::Copy: return "copy";
-  case Opcode::Memset: return "memset";
-  }
-  return "?";
-}
-
-StringRef engineName(Engine e) {
-  switch (e) {
-  case Engine::Tensor: return "tensor";
-  case Engine::Vector: return "vector";
-  case Engine::Scalar: return "scalar";
-  case Engine::GpSimd: return "gpsimd";
-  case Engine::Dma: return "dma";
-  }
-  return "?";
-}
-
-StringRef actFuncName(ActFunc f) {
-  switch (f) {
-  case ActFunc::Copy: return "copy";
-  case ActFunc::Silu: return "silu";
-  case ActFunc::Gelu: return "gelu";
-  case ActFunc::Relu: return "relu";
-  case ActFunc::Exp: return "exp";
-  case ActFunc::Sigmoid: return "sigmoid";
-  case ActFunc::Tanh: return "tanh";
-  case ActFunc::Square: return "square";
-  }
-  return "?";
-}
-
-StringRef aluOpName(AluOp op) {
-  switch (op) {
-  case AluOp::Add: return "add";
-  case AluOp::Sub: return "sub";
-  case AluOp::Mul: return "mul";
-  case AluOp::Max: return "max";
-  case AluOp::Min: return "min";
-  }
-  return "?";
-}
-
-Engine defaultEngine(Opcode op) {
-  switch (op) {
-  case Opcode::Dma: return Engine::Dma;
-  case Opcode::Matmul:
-  case Opcode::Transpose: return Engine::Tensor;
-  case Opcode::Activation: return Engine::Scalar;
-  default: return Engine::Vector;
-  }
-}
-
-bool engineAllowed(Opcode op, Engine e) {
-  switch (op) {
-  case Opcode::Dma: return e == Engine::Dma;
-  case Opcode::Matmul:
-  case Opcode::Transpose: return e == Engine::Tensor;
-  case Opcode::Activation: return e == Engine::Scalar;
-  case Opcode::TensorTensor: return e == Engine::Vector || e == Engine::GpSimd;
-  case Opcode::TensorScalar:
-  case Opcode::Copy: return e == Engine::Vector || e == Engine::Scalar || e == Engine::GpSimd;
-  case Opcode::Memset: return e == Engine::Vector || e == Engine::GpSimd;
-  }
-  return false;
-}
 
 int64_t TensorDecl::numElements() const {
   int64_t n = 1;
@@ -225,10 +158,6 @@ struct Verifier {
       checkAccess(s, in, "source");
     if (!engineAllowed(in.op, in.engine))
       error(in.loc, formatv("`{0}` cannot run on the {1} engine", op, engineName(in.engine)));
-    auto wantSrcs = [&](size_t n) {
-      if (in.srcs.size() != n)
-        error(in.loc, formatv("`{0}` takes {1} source operand(s), got {2}", op, n, in.srcs.size()));
-    };
     if (in.op != Opcode::Dma && (in.transpose || in.tag != DmaTag::None))
       error(in.loc, formatv("`transpose` and spill tags apply to `dma` only, not `{0}`", op));
     if (in.op != Opcode::Matmul && in.acc != AccMode::Reset)
@@ -240,9 +169,11 @@ struct Verifier {
         if (s.isTensor())
           error(s.loc, formatv("`{0}` cannot read an HBM tensor; only `dma` accesses HBM", op));
     }
+    size_t wantSrcs = opInfo(in.op).srcRoles.size();
+    if (in.srcs.size() != wantSrcs)
+      error(in.loc, formatv("`{0}` takes {1} source operand(s), got {2}", op, wantSrcs, in.srcs.size()));
     switch (in.op) {
     case Opcode::Dma:
-      wantSrcs(1);
       if (in.srcs.size() == 1) {
         const Access &s = in.srcs[0];
         if (in.dst.isTensor() == s.isTensor())
@@ -265,7 +196,6 @@ struct Verifier {
       }
       break;
     case Opcode::Matmul:
-      wantSrcs(2);
       if (!isSpace(in.dst, MemSpace::PSUM))
         error(in.dst.loc, "`matmul` writes PSUM: the destination must be a psum buffer");
       for (const Access &s : in.srcs)
@@ -273,7 +203,6 @@ struct Verifier {
           error(s.loc, "`matmul` operands (stationary, moving) must be sbuf buffers");
       break;
     case Opcode::Transpose:
-      wantSrcs(1);
       if (!isSpace(in.dst, MemSpace::PSUM))
         error(in.dst.loc, "`transpose` (TensorE) writes PSUM: the destination must be a psum buffer");
       for (const Access &s : in.srcs)
@@ -283,15 +212,11 @@ struct Verifier {
     case Opcode::Activation:
     case Opcode::TensorScalar:
     case Opcode::Copy:
-      wantSrcs(1);
+    case Opcode::Memset:
       break;
     case Opcode::TensorTensor:
-      wantSrcs(2);
       if (in.srcs.size() == 2 && isSpace(in.srcs[0], MemSpace::PSUM) && isSpace(in.srcs[1], MemSpace::PSUM))
         error(in.loc, "`tensor_tensor` inputs cannot both be in PSUM");
-      break;
-    case Opcode::Memset:
-      wantSrcs(0);
       break;
     }
     if (in.engine == Engine::GpSimd) {

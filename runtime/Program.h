@@ -13,9 +13,14 @@
 #ifndef TESSEL_RUNTIME_PROGRAM_H
 #define TESSEL_RUNTIME_PROGRAM_H
 
+#include "support/Activation.h"
+#include "support/DType.h"
+#include "support/Ops.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -26,9 +31,13 @@
 
 namespace tessel::runtime {
 
-enum class DType : uint8_t { BF16, F32 };
-unsigned dtypeBytes(DType t);
-llvm::StringRef dtypeName(DType t);
+// The registries the compiler shares (support/*.def): plain data, no compiler code.
+using tessel::ActFn;
+using tessel::AluOp;
+using tessel::DType;
+using tessel::Engine;
+using tessel::NumEngines;
+using tessel::Opcode;
 
 enum class TensorRole : uint8_t { Input, Output, Scratch, Spill };
 llvm::StringRef roleName(TensorRole r);
@@ -136,19 +145,6 @@ struct Access {
   bool isBuffer() const { return kind == Kind::Buffer; }
 };
 
-enum class Opcode : uint8_t { Dma, Matmul, Transpose, Activation, TensorTensor, TensorScalar, Copy, Memset };
-llvm::StringRef opcodeName(Opcode op);
-
-/// Execution units. DMA instructions additionally name a queue.
-enum class Engine : uint8_t { Tensor, Vector, Scalar, GpSimd, Dma };
-constexpr unsigned NumEngines = 5;
-llvm::StringRef engineName(Engine e); ///< "tensor", "vector", "scalar", "gpsimd", "dma"
-
-enum class ActFunc : uint8_t { Copy, Silu, Gelu, Relu, Exp, Sigmoid, Tanh, Square };
-llvm::StringRef actFuncName(ActFunc f);
-enum class AluOp : uint8_t { Add, Sub, Mul, Max, Min };
-llvm::StringRef aluOpName(AluOp op);
-
 /// Matmul accumulation: overwrite, accumulate, or overwrite exactly when the
 /// listed loop variables are all at their first iteration.
 enum class AccMode : uint8_t { Reset, Accumulate, ResetIfFirst };
@@ -157,7 +153,7 @@ enum class DmaTag : uint8_t { None, SpillSave, SpillReload };
 struct Instr {
   Opcode op = Opcode::Copy;
   Engine engine = Engine::Vector;
-  uint8_t func = 0; ///< ActFunc for activation, AluOp for tensor_tensor / tensor_scalar
+  uint8_t func = 0; ///< ActFn for activation, AluOp for tensor_tensor / tensor_scalar
   // dma
   uint32_t queue = 0;
   /// Executions rotate over queues [queue, queue + queueSpan): the k-th
@@ -177,13 +173,13 @@ struct Instr {
   llvm::SmallVector<Access, 2> srcs;
   SrcLoc loc;
 
-  ActFunc actFunc() const { return ActFunc(func); }
+  ActFn actFn() const { return ActFn(func); }
   AluOp aluOp() const { return AluOp(func); }
 };
 
-/// The default engine of an opcode, and whether `engine=E` may choose E.
-Engine defaultEngine(Opcode op);
-bool engineAllowed(Opcode op, Engine e);
+/// `activation.gelu`, `tensor_scalar.mul`, `matmul`: the opcode and the
+/// function it applies, as in .tasm text, traces and messages.
+std::string instrName(const Instr &in);
 
 struct Stmt {
   enum class Kind : uint8_t { For, Alloc, Instr };
@@ -197,7 +193,7 @@ struct Loop {
   int64_t lo = 0, hi = 0, step = 1;
   std::vector<Stmt> body;
   SrcLoc loc;
-  int64_t tripCount() const { return hi > lo ? (hi - lo + step - 1) / step : 0; }
+  int64_t tripCount() const { return hi > lo ? int64_t(llvm::divideCeil(hi - lo, step)) : 0; }
 };
 
 struct Program {

@@ -8,6 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Program.h"
+#include "support/Registry.h"
+#include "support/Scan.h"
+#include "support/Suggest.h"
 
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -107,11 +110,9 @@ private:
       return;
     }
     for (;;) {
-      while (cur < end && (*cur == ' ' || *cur == '\t' || *cur == '\r'))
-        ++cur;
+      cur = scan::skipWhile(cur, end, scan::isBlank);
       if (cur < end && *cur == '#') {
-        while (cur < end && *cur != '\n')
-          ++cur;
+        cur = scan::skipToEndOfLine(cur, end);
         continue;
       }
       break;
@@ -125,45 +126,19 @@ private:
     if (cur >= end)
       return make(Tok::Eof, cur);
     char c = *cur;
-    auto isIdent = [](char ch) { return isalnum((unsigned char)ch) || ch == '_' || ch == '.'; };
     if (c == '\n')
       return make(Tok::Newline, cur + 1);
-    if (isalpha((unsigned char)c) || c == '_') {
-      const char *e = cur;
-      while (e < end && isIdent(*e))
-        ++e;
-      return make(Tok::Ident, e);
-    }
+    if (scan::isIdentStart(c))
+      return make(Tok::Ident, scan::skipWhile(cur, end, scan::isNameChar));
     if (c == '%') {
-      const char *e = cur + 1;
-      while (e < end && (isalnum((unsigned char)*e) || *e == '_' || *e == '.'))
-        ++e;
+      const char *e = scan::skipWhile(cur + 1, end, scan::isNameChar);
       if (e == cur + 1)
         return make(Tok::Error, cur + 1);
       return make(Tok::Var, e);
     }
-    if (isdigit((unsigned char)c)) {
-      const char *e = cur;
-      bool isFloat = false;
-      while (e < end && isdigit((unsigned char)*e))
-        ++e;
-      if (e < end && *e == '.') {
-        isFloat = true;
-        ++e;
-        while (e < end && isdigit((unsigned char)*e))
-          ++e;
-      }
-      if (e < end && (*e == 'e' || *e == 'E')) {
-        const char *f = e + 1;
-        if (f < end && (*f == '+' || *f == '-'))
-          ++f;
-        if (f < end && isdigit((unsigned char)*f)) {
-          isFloat = true;
-          e = f;
-          while (e < end && isdigit((unsigned char)*e))
-            ++e;
-        }
-      }
+    if (llvm::isDigit(c)) {
+      bool isFloat;
+      const char *e = scan::scanNumber(cur, end, isFloat);
       return make(isFloat ? Tok::Float : Tok::Int, e);
     }
     switch (c) {
@@ -249,12 +224,11 @@ private:
 
   // ---- declarations ----
   bool parseDType(DType &t) {
-    if (isIdent("bf16"))
-      t = DType::BF16;
-    else if (isIdent("f32") || isIdent("fp32"))
-      t = DType::F32;
-    else
-      return error("expected a dtype (bf16 or f32)");
+    // `fp32` is accepted for f32, as NKI spells it.
+    std::optional<DType> d = isIdent("fp32") ? DType::F32 : tessel::parseDType(tok.text);
+    if (tok.kind != Tok::Ident || !d)
+      return error(formatv("expected a dtype ({0})", alternatives(namesOf(allDTypes(), dtypeName))));
+    t = *d;
     next();
     return true;
   }
@@ -540,61 +514,53 @@ private:
   }
 
   // ---- statements ----
+  bool unknownStatement(StringRef name, StringRef base) {
+    std::vector<std::string> forms = {"for", "alloc"};
+    for (Opcode op : allOpcodes()) {
+      static const char *const suffixes[] = {"", ".F", ".OP"}; // by FuncKind
+      forms.push_back((opcodeName(op) + suffixes[unsigned(opInfo(op).func)]).str());
+    }
+    std::string hint = closestName(base, forms);
+    if (!hint.empty())
+      return error(formatv("unknown statement '{0}' (did you mean '{1}'?)", name, hint));
+    std::vector<StringRef> refs(forms.begin(), forms.end());
+    return error(formatv("unknown statement '{0}' (expected {1})", name, alternatives(refs)));
+  }
+
   bool parseInstr() {
     Instr in;
     SMLoc opLoc = tok.loc();
     in.loc = srcLoc(opLoc);
     StringRef name = tok.text;
     auto [base, suffix] = name.split('.');
-    Optional<Opcode> op = StringSwitch<Optional<Opcode>>(base)
-                              .Case("dma", Opcode::Dma)
-                              .Case("matmul", Opcode::Matmul)
-                              .Case("transpose", Opcode::Transpose)
-                              .Case("activation", Opcode::Activation)
-                              .Case("tensor_tensor", Opcode::TensorTensor)
-                              .Case("tensor_scalar", Opcode::TensorScalar)
-                              .Case("copy", Opcode::Copy)
-                              .Case("memset", Opcode::Memset)
-                              .Default(None);
+    std::optional<Opcode> op = parseOpcode(base);
     if (!op)
-      return error(formatv("unknown statement '{0}' (expected for, alloc, dma, matmul, transpose, "
-                           "activation.F, tensor_tensor.OP, tensor_scalar.OP, copy or memset)",
-                           name));
+      return unknownStatement(name, base);
     in.op = *op;
     in.engine = defaultEngine(in.op);
-    bool wantsSuffix = in.op == Opcode::Activation || in.op == Opcode::TensorTensor ||
-                       in.op == Opcode::TensorScalar;
-    if (wantsSuffix) {
-      if (in.op == Opcode::Activation) {
-        auto f = StringSwitch<Optional<ActFunc>>(suffix)
-                     .Cases("copy", "identity", ActFunc::Copy)
-                     .Case("silu", ActFunc::Silu)
-                     .Case("gelu", ActFunc::Gelu)
-                     .Case("relu", ActFunc::Relu)
-                     .Case("exp", ActFunc::Exp)
-                     .Case("sigmoid", ActFunc::Sigmoid)
-                     .Case("tanh", ActFunc::Tanh)
-                     .Case("square", ActFunc::Square)
-                     .Default(None);
-        if (!f)
-          return error(formatv("unknown activation function '{0}' (expected activation.F with F one of "
-                               "copy, identity, silu, gelu, relu, exp, sigmoid, tanh, square)",
-                               suffix));
-        in.func = uint8_t(*f);
-      } else {
-        auto o = StringSwitch<Optional<AluOp>>(suffix)
-                     .Case("add", AluOp::Add)
-                     .Case("sub", AluOp::Sub)
-                     .Case("mul", AluOp::Mul)
-                     .Case("max", AluOp::Max)
-                     .Case("min", AluOp::Min)
-                     .Default(None);
-        if (!o)
-          return error(formatv("unknown operation '{0}' for {1} (expected {1}.OP with OP one of add, sub, "
-                               "mul, max, min)",
-                               suffix, base));
-        in.func = uint8_t(*o);
+    FuncKind func = opInfo(in.op).func;
+    if (func == FuncKind::Activation) {
+      // `identity` is NKI's name for copy.
+      std::optional<ActFn> f = suffix == "identity" ? ActFn::Copy : parseActFn(suffix);
+      if (!f) {
+        std::vector<StringRef> names = namesOf(allActFns(), actFnName);
+        std::string hint = closestName(suffix, names);
+        names.insert(names.begin() + 1, "identity");
+        return error(formatv("unknown activation function '{0}' ({1})", suffix,
+                             hint.empty() ? "expected activation.F with F one of " + join(names, ", ")
+                                          : "did you mean '" + hint + "'?"));
       }
+      in.func = uint8_t(*f);
+    } else if (func == FuncKind::Alu) {
+      std::optional<AluOp> o = parseAluOp(suffix);
+      if (!o) {
+        std::vector<StringRef> names = namesOf(allAluOps(), aluOpName);
+        std::string hint = closestName(suffix, names);
+        return error(formatv("unknown operation '{0}' for {1} ({2})", suffix, base,
+                             hint.empty() ? formatv("expected {0}.OP with OP one of {1}", base, join(names, ", ")).str()
+                                          : "did you mean '" + hint + "'?"));
+      }
+      in.func = uint8_t(*o);
     } else if (!suffix.empty() || name.endswith(".")) {
       return error(formatv("`{0}` takes no '.' suffix", base));
     }
@@ -699,13 +665,7 @@ private:
           return false;
         if (tok.kind != Tok::Ident)
           return error("expected an engine name (vector, scalar, gpsimd)");
-        auto e = StringSwitch<Optional<Engine>>(tok.text)
-                     .Case("tensor", Engine::Tensor)
-                     .Case("vector", Engine::Vector)
-                     .Case("scalar", Engine::Scalar)
-                     .Case("gpsimd", Engine::GpSimd)
-                     .Case("dma", Engine::Dma)
-                     .Default(None);
+        std::optional<Engine> e = parseEngine(tok.text);
         if (!e)
           return error(formatv("unknown engine '{0}' (expected tensor, vector, scalar, gpsimd)", tok.text));
         if (!engineAllowed(in.op, *e))

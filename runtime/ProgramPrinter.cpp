@@ -1,7 +1,9 @@
 //===- runtime/ProgramPrinter.cpp - Program -> canonical .tasm text -------===//
 #include "runtime/Program.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fmt/format.h>
@@ -64,14 +66,8 @@ std::string printAccess(const Program &p, const Access &a) {
 }
 
 std::string printInstruction(const Program &p, const Instr &in) {
-  std::string s(opcodeName(in.op));
-  if (in.op == Opcode::Activation)
-    s += "." + actFuncName(in.actFunc()).str();
-  else if (in.op == Opcode::TensorTensor || in.op == Opcode::TensorScalar)
-    s += "." + aluOpName(in.aluOp()).str();
-  s += " " + printAccess(p, in.dst) + " <- ";
-  for (size_t i = 0; i < in.srcs.size(); ++i)
-    s += (i ? ", " : "") + printAccess(p, in.srcs[i]);
+  std::string s = instrName(in) + " " + printAccess(p, in.dst) + " <- " +
+                  join(map_range(in.srcs, [&](const Access &a) { return printAccess(p, a); }), ", ");
   if (in.op == Opcode::TensorScalar)
     s += ", " + num(in.imm);
   if (in.op == Opcode::Memset)
@@ -94,10 +90,8 @@ std::string printInstruction(const Program &p, const Instr &in) {
     else if (in.acc == AccMode::Accumulate)
       s += " accumulate";
     else {
-      s += " reset_if_first(";
-      for (size_t i = 0; i < in.accVars.size(); ++i)
-        s += (i ? ", %" : "%") + p.vars[in.accVars[i]];
-      s += ")";
+      s += " reset_if_first(" +
+           join(map_range(in.accVars, [&](uint32_t v) { return "%" + p.vars[v]; }), ", ") + ")";
     }
     break;
   case Opcode::Activation:
@@ -114,24 +108,24 @@ std::string printInstruction(const Program &p, const Instr &in) {
   return s;
 }
 
+static std::string shapeList(const std::vector<int64_t> &shape) {
+  return join(map_range(shape, [](int64_t d) { return std::to_string(d); }), ", ");
+}
+
 static void printDecls(const Program &p, raw_ostream &os) {
   os << "kernel " << p.kernel << "\n";
   os << "target " << p.target << "\n";
   if (!p.tensors.empty())
     os << "\n";
   for (const TensorDecl &t : p.tensors) {
-    os << "tensor %" << t.name << " : " << dtypeName(t.dtype) << "[";
-    for (size_t i = 0; i < t.shape.size(); ++i)
-      os << (i ? ", " : "") << t.shape[i];
-    os << "] " << roleName(t.role) << "\n";
+    os << "tensor %" << t.name << " : " << dtypeName(t.dtype) << "[" << shapeList(t.shape) << "] "
+       << roleName(t.role) << "\n";
   }
   if (!p.buffers.empty())
     os << "\n";
   for (const BufferDecl &b : p.buffers) {
-    os << "buffer %" << b.name << " : " << spaceName(b.space) << " " << dtypeName(b.dtype) << "[";
-    for (size_t i = 0; i < b.shape.size(); ++i)
-      os << (i ? ", " : "") << b.shape[i];
-    os << "] bufs=" << b.bufs << " addr=" << b.address << "\n";
+    os << "buffer %" << b.name << " : " << spaceName(b.space) << " " << dtypeName(b.dtype) << "["
+       << shapeList(b.shape) << "] bufs=" << b.bufs << " addr=" << b.address << "\n";
   }
 }
 

@@ -130,32 +130,6 @@ template <class Fn> inline void forEachElem(const TileView &v, Fn fn) {
   });
 }
 
-double applyAct(ActFunc f, double x) {
-  switch (f) {
-  case ActFunc::Copy: return x;
-  case ActFunc::Silu: return x / (1.0 + std::exp(-x));
-  // NKI's `gelu` is the exact erf form, as the DSL's gelu and the --check reference.
-  case ActFunc::Gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-  case ActFunc::Relu: return x > 0 ? x : 0.0;
-  case ActFunc::Exp: return std::exp(x);
-  case ActFunc::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
-  case ActFunc::Tanh: return std::tanh(x);
-  case ActFunc::Square: return x * x;
-  }
-  return x;
-}
-
-inline float applyAlu(AluOp op, float a, float b) {
-  switch (op) {
-  case AluOp::Add: return a + b;
-  case AluOp::Sub: return a - b;
-  case AluOp::Mul: return a * b;
-  case AluOp::Max: return a > b ? a : b;
-  case AluOp::Min: return a < b ? a : b;
-  }
-  return a;
-}
-
 class Machine {
 public:
   Machine(const Program &p, const Target &t, const SimOptions &o)
@@ -223,7 +197,7 @@ private:
     if (!errMsg.empty())
       return false;
     if (cur) {
-      errMsg = (P.locString(cur->loc) + ": error: `" + printOpName(*cur) + "`: " + msg + iterationString())
+      errMsg = (P.locString(cur->loc) + ": error: `" + instrName(*cur) + "`: " + msg + iterationString())
                    .str();
       errMsg += "\n    " + printInstruction(P, *cur);
     } else {
@@ -235,14 +209,6 @@ private:
     if (errMsg.empty())
       errMsg = (P.locString(loc) + ": error: " + msg).str();
     return false;
-  }
-  static std::string printOpName(const Instr &in) {
-    std::string s(opcodeName(in.op));
-    if (in.op == Opcode::Activation)
-      s += "." + actFuncName(in.actFunc()).str();
-    else if (in.op == Opcode::TensorTensor || in.op == Opcode::TensorScalar)
-      s += "." + aluOpName(in.aluOp()).str();
-    return s;
   }
 
   // ---- setup ----
@@ -907,10 +873,10 @@ bool Machine::exec(const Instr &in, uint32_t id) {
     switch (in.op) {
     case Opcode::Activation: {
       gather(vSrc[0], tA);
-      ActFunc f = in.actFunc();
+      ActFn f = in.actFn();
       float sc = float(in.scale), bi = float(in.bias);
       for (size_t i = 0; i < n; ++i)
-        tA[i] = float(applyAct(f, double(tA[i] * sc + bi)));
+        tA[i] = float(applyActFn(f, double(tA[i] * sc + bi)));
       scatter(vDst, tA.data());
       break;
     }
@@ -918,14 +884,14 @@ bool Machine::exec(const Instr &in, uint32_t id) {
       gather(vSrc[0], tA);
       gather(vSrc[1], tB);
       for (size_t i = 0; i < n; ++i)
-        tA[i] = applyAlu(in.aluOp(), tA[i], tB[i]);
+        tA[i] = applyAluOp(in.aluOp(), tA[i], tB[i]);
       scatter(vDst, tA.data());
       break;
     case Opcode::TensorScalar: {
       gather(vSrc[0], tA);
       float imm = float(in.imm);
       for (size_t i = 0; i < n; ++i)
-        tA[i] = applyAlu(in.aluOp(), tA[i], imm);
+        tA[i] = applyAluOp(in.aluOp(), tA[i], imm);
       scatter(vDst, tA.data());
       break;
     }
@@ -1025,7 +991,7 @@ void Machine::finishReport(SimResult &res, double simSeconds) {
   for (uint32_t i : order) {
     const Instr &in = P.instrs[i];
     std::string unit = in.engine == Engine::Dma ? "dma.q" + std::to_string(in.queue) : engineName(in.engine).str();
-    r.hotspots.push_back({in.loc.line, printOpName(in), unit, perInstr[i].count, perInstr[i].busyNs,
+    r.hotspots.push_back({in.loc.line, instrName(in), unit, perInstr[i].count, perInstr[i].busyNs,
                           perInstr[i].waitNs});
   }
   res.report = r;

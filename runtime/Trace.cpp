@@ -75,11 +75,7 @@ Error writeChromeTrace(StringRef path, const Program &prog, const Report &report
       }
       for (const TraceEvent &e : events) {
         const Instr &in = prog.instrs[e.instr];
-        std::string name(opcodeName(in.op));
-        if (in.op == Opcode::Activation)
-          name += "." + actFuncName(in.actFunc()).str();
-        else if (in.op == Opcode::TensorTensor || in.op == Opcode::TensorScalar)
-          name += "." + aluOpName(in.aluOp()).str();
+        std::string name = instrName(in);
         j.object([&] {
           j.attribute("name", name);
           j.attribute("cat", engineName(in.engine));

@@ -21,7 +21,7 @@ std::string structure(const Expr &e) {
   case ExprKind::Binary:
     return "(" + structure(*e.lhs) + " " + binaryOpName(e.binOp) + " " + structure(*e.rhs) + ")";
   case ExprKind::Unary:
-    return std::string(unaryFnName(e.unaryFn)) + "(" + structure(*e.lhs) + ")";
+    return actFnName(e.unaryFn).str() + "(" + structure(*e.lhs) + ")";
   case ExprKind::Transpose:
     return "T(" + structure(*e.lhs) + ")";
   }
