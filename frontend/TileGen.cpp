@@ -14,6 +14,7 @@
 #include "ir/Builder.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -78,16 +79,12 @@ public:
   std::pair<unsigned, unsigned> slotsOfName(const std::string &name) const { return named.at(name); }
   std::pair<unsigned, unsigned> slotsOf(const ast::Expr &e) const { return slots.lookup(&e); }
   std::pair<unsigned, unsigned> fresh() {
-    parent.push_back(parent.size());
-    parent.push_back(parent.size());
-    return {parent.size() - 2, parent.size() - 1};
+    unsigned rows = classes.insert(numSlots++)->getData();
+    unsigned cols = classes.insert(numSlots++)->getData();
+    return {rows, cols};
   }
-  unsigned find(unsigned s) {
-    while (parent[s] != s)
-      s = parent[s] = parent[parent[s]];
-    return s;
-  }
-  void join(unsigned a, unsigned b) { parent[find(a)] = find(b); }
+  unsigned find(unsigned s) const { return classes.getLeaderValue(s); }
+  void join(unsigned a, unsigned b) { classes.unionSets(a, b); }
 
   /// Names every class: `rowsSlot` -> M, `colsSlot` -> N, others in order.
   std::string label(unsigned slot) {
@@ -104,7 +101,8 @@ public:
   void nameClass(unsigned slot, const std::string &name) { names[find(slot)] = name; }
 
 private:
-  std::vector<unsigned> parent;
+  llvm::EquivalenceClasses<unsigned> classes; ///< slots of one dimension class
+  unsigned numSlots = 0;
   llvm::DenseMap<const ast::Expr *, std::pair<unsigned, unsigned>> slots;
   std::map<std::string, std::pair<unsigned, unsigned>> named;
   std::map<unsigned, std::string> names;
@@ -457,12 +455,7 @@ void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c)
     auto &act = emit<ActivationOp>(loc);
     act.fn = ActFn::Copy;
     if (e.kind == ast::ExprKind::Unary && e.lhs) {
-      switch (e.unaryFn) {
-      case ast::UnaryFn::Silu: act.fn = ActFn::Silu; break;
-      case ast::UnaryFn::Gelu: act.fn = ActFn::Gelu; break;
-      case ast::UnaryFn::Relu: act.fn = ActFn::Relu; break;
-      case ast::UnaryFn::Exp: act.fn = ActFn::Exp; break;
-      }
+      act.fn = e.unaryFn; // the DSL's functions are the registry's activations
     }
     act.dst = dst;
     act.src = access(ta, {{0, em}, {0, en}});
