@@ -338,43 +338,20 @@ private:
 
   // --- instructions ---------------------------------------------------------------
   struct Operand {
-    const char *role;
+    llvm::StringRef role;
     Access *access;
   };
 
+  /// The destination, then the sources in the roles support/Ops.def names.
   llvm::SmallVector<Operand, 3> operandsOf(Op &op) {
-    switch (op.kind) {
-    case OpKind::Dma: {
-      auto &d = llvm::cast<DmaOp>(op);
-      return {{"destination", &d.dst}, {"source", &d.src}};
-    }
-    case OpKind::Matmul: {
-      auto &m = llvm::cast<MatmulOp>(op);
-      return {{"destination", &m.dst}, {"stationary", &m.stationary}, {"moving", &m.moving}};
-    }
-    case OpKind::Transpose: {
-      auto &t = llvm::cast<TransposeOp>(op);
-      return {{"destination", &t.dst}, {"source", &t.src}};
-    }
-    case OpKind::Activation: {
-      auto &a = llvm::cast<ActivationOp>(op);
-      return {{"destination", &a.dst}, {"source", &a.src}};
-    }
-    case OpKind::TensorTensor: {
-      auto &t = llvm::cast<TensorTensorOp>(op);
-      return {{"destination", &t.dst}, {"first operand", &t.lhs}, {"second operand", &t.rhs}};
-    }
-    case OpKind::TensorScalar: {
-      auto &t = llvm::cast<TensorScalarOp>(op);
-      return {{"destination", &t.dst}, {"source", &t.src}};
-    }
-    case OpKind::Copy: {
-      auto &c = llvm::cast<CopyOp>(op);
-      return {{"destination", &c.dst}, {"source", &c.src}};
-    }
-    case OpKind::Memset: return {{"destination", &llvm::cast<MemsetOp>(op).dst}};
-    default: return {};
-    }
+    llvm::SmallVector<Operand, 3> out;
+    std::optional<Opcode> code = opcodeOf(op.kind);
+    if (!code)
+      return out;
+    out.push_back({"destination", op.write()});
+    for (auto [role, access] : llvm::zip(opInfo(*code).srcRoles, op.reads()))
+      out.push_back({role, access});
+    return out;
   }
 
   static llvm::SMLoc locOf(const Access &a, const Op &op) {
@@ -384,7 +361,7 @@ private:
   bool checkAccessStatic(const Operand &o, Op &op) {
     Access &a = *o.access;
     llvm::SMLoc loc = locOf(a, op);
-    std::string role = o.role;
+    std::string role = o.role.str();
     if (!a.base) {
       error(loc, &op, op.mnemonic() + " " + role + " access has no tensor");
       return false;
@@ -452,7 +429,7 @@ private:
     MemSpace s = spaceOf(*o.access);
     if (std::find(allowed.begin(), allowed.end(), s) != allowed.end())
       return;
-    bool isDst = std::string(o.role) == "destination";
+    bool isDst = o.role == "destination";
     error(locOf(*o.access, op), &op,
           op.mnemonic() + (isDst ? " writes " : " reads ") + "its " + o.role + " from " +
               spaceList(allowed) + "; %" + o.access->base->name + " is in " +
@@ -556,7 +533,7 @@ private:
         requireSameLabels(dst, *o.access, op, o.role);
         for (unsigned r = 0; r < 2; ++r)
           addEqual(extentOf(dst, r), extentOf(*o.access, r), locOf(*o.access, op),
-                   op.mnemonic().str() + " " + o.role + " extent of dimension " +
+                   op.mnemonic().str() + " " + o.role.str() + " extent of dimension " +
                        labelsOf(*o.access)[r] + " must equal the destination's");
       }
       break;
