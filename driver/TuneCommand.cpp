@@ -276,7 +276,8 @@ int runTuneCommand(int argc, char **argv) {
   cl::list<std::string> spaceSpecs(
       "space",
       cl::desc("Try only these values of a block parameter, e.g. --space m=256,512 --space n=512 "
-               "(default: 128, 256, 512, ... up to the dimension it tiles, at most 4096)"),
+               "(default: P, 2P, 4P, ... for the target's P partitions -- 128, 256, 512, ... on trn1 "
+               "-- up to the dimension it tiles, at most 4096)"),
       cl::value_desc("NAME=INT,..."), cl::cat(toolCategory()));
   cl::opt<uint64_t> budget("budget", cl::desc("Simulate at most N configurations (default: no limit)"),
                            cl::value_desc("N"), cl::cat(toolCategory()));

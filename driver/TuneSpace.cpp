@@ -2,6 +2,7 @@
 
 #include "driver/Compile.h"
 #include "ir/Types.h"
+#include "passes/Policy.h"
 #include "passes/TargetGeometry.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -138,8 +139,8 @@ std::vector<BlockConfig> enumerateSpace(const SpaceBounds &bounds,
       continue;
     }
     int64_t limit = maxBlockValue(name, bounds, target);
-    axes.push_back({name, defaultValues(limit > 0 ? std::min(limit, kMaxDefaultBlock)
-                                                  : kMaxDefaultBlock,
+    axes.push_back({name, defaultValues(limit > 0 ? std::min(limit, passes::policy::kMaxDefaultTuneBlock)
+                                                  : passes::policy::kMaxDefaultTuneBlock,
                                         tileOf(target))});
   }
   std::vector<BlockConfig> space{BlockConfig{}};

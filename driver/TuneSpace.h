@@ -2,7 +2,7 @@
 //
 // The search space of `tessel tune`: every combination of the kernel's block
 // parameters (Kernel::blockParams) over power-of-two multiples of the
-// 128-partition tile, bounded by the dimension each one tiles, optionally
+// target's partition tile, bounded by the dimension each one tiles, optionally
 // restricted by --space NAME=V1,V2,... and split into --shard I/N.
 //
 //===----------------------------------------------------------------------===//
@@ -28,10 +28,6 @@ using ir::BlockConfig;
 
 /// "m=512,n=256" (names in order): the --block spelling of `config`.
 std::string formatBlock(const BlockConfig &config);
-
-/// The largest block the default space tries for a parameter (the paper's
-/// sweeps stop there; --space may name larger values).
-constexpr int64_t kMaxDefaultBlock = 4096;
 
 /// What bounds the space of one kernel.
 struct SpaceBounds {

@@ -38,6 +38,11 @@ constexpr int64_t kFirstBlockTiles = 4;
 /// that cannot all be moving.
 constexpr int64_t kMaxPrefetch = ir::kDmaQueuesPerStatement;
 
+/// The largest block `tessel tune`'s default space tries for a parameter:
+/// the paper's sweeps stop there (Table 3), and past it a strip no longer
+/// fits SBUF on trn1; --space may name larger values.
+constexpr int64_t kMaxDefaultTuneBlock = 4096;
+
 } // namespace tessel::passes::policy
 
 #endif
