@@ -41,8 +41,7 @@ std::unique_ptr<ir::Kernel> generateKernel(Frontend &fe, const ir::BlockConfig &
                                            const runtime::Target &target,
                                            DiagnosticEngine &diags) {
   TileGenOptions options = tileGenOptionsFor(target);
-  options.blockM = blocks.lookup(ir::BlockConfig::kRowStrip);
-  options.blockN = blocks.lookup(ir::BlockConfig::kColumnBlock);
+  options.blocks = blocks;
   auto kernel = generateTileIR(*fe.kernel, options, diags);
   if (!kernel)
     return nullptr;

@@ -144,7 +144,7 @@ private:
   Value *lower(const ast::Expr &e, Value *dest, llvm::StringRef hint);
   void lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c);
   void lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
-                         int64_t rowHi, int64_t bm);
+                         int64_t rowHi, int64_t stripRows);
   struct RowBlock;
   void lowerStreamedColumn(const RowBlock &r, Value *n);
   void lowerHeldColumn(const RowBlock &r, Value *n);
@@ -165,7 +165,10 @@ private:
   const int64_t rowTile, movingTile;
   std::map<std::string, Value *> tensors; // params and lowered locals
   std::vector<Block *> loopStack;
-  int64_t blockM = 0, blockN = 0;
+  /// The row strip and column block asked for (given, or the defaults).
+  int64_t wantedStripRows = 0, wantedBlockCols = 0;
+  /// Whether the row strip was given (kept) rather than chosen (halved to fit).
+  bool rowStripGiven = false;
   bool failed = false;
 };
 
@@ -263,25 +266,26 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
 void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
   const int64_t M = e.type.rows, K = e.lhs->type.cols;
   ir::DType dt = a->type.dtype;
-  int64_t bm = std::min(blockM, roundToTile(M));
+  int64_t stripRows = std::min(wantedStripRows, roundToTile(M));
   auto stripBytes = [&](int64_t rows) { return roundToTile(K) / rowTile * rows * dtypeBytes(dt); };
   // A row block the user (or the tuner) gave is kept: allocation spills or
   // reports when its strip does not fit. A default one is halved to fit.
-  while (!opts.blockM && bm > rowTile && stripBytes(bm) > opts.stripBudgetBytes)
-    bm /= 2;
-  if (!opts.blockM && stripBytes(bm) > opts.stripBudgetBytes) {
+  while (!rowStripGiven && stripRows > rowTile && stripBytes(stripRows) > opts.stripBudgetBytes)
+    stripRows /= 2;
+  if (!rowStripGiven && stripBytes(stripRows) > opts.stripBudgetBytes) {
     diags.error(e.opLoc, llvm::formatv("contraction dimension of {0} elements is too long for "
                                        "the straightforward form: its transposed strip needs {1} "
                                        "bytes per partition, over the {2} available",
-                                       K, stripBytes(bm), opts.stripBudgetBytes));
+                                       K, stripBytes(stripRows), opts.stripBudgetBytes));
     failed = true;
     return;
   }
   // Record the row block actually used (it may have been halved to fit).
-  kernel->blockParams.set("m", std::min(kernel->blockParams.lookup("m"), bm));
-  int64_t fullRows = M / bm * bm;
+  kernel->blockParams.set(ir::BlockConfig::kRowStrip,
+                          std::min(kernel->blockParams.lookup(ir::BlockConfig::kRowStrip), stripRows));
+  int64_t fullRows = M / stripRows * stripRows;
   if (fullRows > 0)
-    lowerMatMulBlocks(e, a, b, c, 0, fullRows, bm);
+    lowerMatMulBlocks(e, a, b, c, 0, fullRows, stripRows);
   if (fullRows < M)
     lowerMatMulBlocks(e, a, b, c, fullRows, M, roundToTile(M - fullRows));
 }
@@ -289,33 +293,33 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
 /// The operands of one row block's column loop.
 struct TileGen::RowBlock {
   Value *a, *b, *c, *aT, *mb;
-  int64_t bm, bn, K, N;
+  int64_t stripRows, blockCols, K, N;
   IndexExpr en;
   std::function<IndexExpr(Value *)> rowExtent;
   llvm::SMLoc loc;
 };
 
 void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
-                                int64_t rowHi, int64_t bm) {
+                                int64_t rowHi, int64_t stripRows) {
   const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
   const Dim &rowDim = a->type.dims[0], &kDim = a->type.dims[1];
   ir::DType dt = a->type.dtype;
   // Column tiles no wider than the (partition-rounded) columns, so a narrow
   // N gets one exact tile rather than a clamped moving-wide one.
-  int64_t bn = std::min({blockN, movingTile, roundToTile(N)});
+  int64_t blockCols = std::min({wantedBlockCols, movingTile, roundToTile(N)});
   llvm::SMLoc loc = e.opLoc;
   std::string aName = a->name;
 
-  Value *mb = openLoop("mb", rowLo, rowHi, bm, loc);
+  Value *mb = openLoop("mb", rowLo, rowHi, stripRows, loc);
   // Rows of the tile at offset %mi inside the block; only a block that ends
   // at M can hold a partial tile.
   auto rowExtent = [mb, rowHi, M, tile = rowTile](Value *mi) {
     IndexExpr row = IndexExpr::var(mb) + IndexExpr::var(mi);
     return rowHi == M && M % tile != 0 ? min(IndexExpr(tile), IndexExpr(M) - row) : IndexExpr(tile);
   };
-  Value *aT = alloc(aName + "_T", MemSpace::SBUF, dt, {{kDim.label, roundToTile(K)}, {rowDim.label, bm}}, 1, loc);
+  Value *aT = alloc(aName + "_T", MemSpace::SBUF, dt, {{kDim.label, roundToTile(K)}, {rowDim.label, stripRows}}, 1, loc);
   {
-    Value *mi = openLoop("mi", 0, bm, rowTile, loc);
+    Value *mi = openLoop("mi", 0, stripRows, rowTile, loc);
     IndexExpr em = rowExtent(mi);
     Value *kt = openLoop("kt", 0, K, rowTile, loc);
     IndexExpr ek = extent(K, rowTile, IndexExpr::var(kt));
@@ -333,12 +337,12 @@ void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c
     closeLoop();
     closeLoop();
   }
-  Value *n = openLoop("n", 0, N, bn, loc);
-  RowBlock rb{a, b, c, aT, mb, bm, bn, K, N, extent(N, bn, IndexExpr::var(n)), rowExtent, loc};
+  Value *n = openLoop("n", 0, N, blockCols, loc);
+  RowBlock rb{a, b, c, aT, mb, stripRows, blockCols, K, N, extent(N, blockCols, IndexExpr::var(n)), rowExtent, loc};
   // The whole block's accumulators for one column tile, double-buffered,
   // fit PSUM only up to a point (4 banks x 2 on trn1, m <= 4 row tiles); past
   // it B's column block is held in SBUF so B is still read once per row block.
-  int64_t accBytes = bm / rowTile * movingTile * dtypeBytes(ir::DType::F32);
+  int64_t accBytes = stripRows / rowTile * movingTile * dtypeBytes(ir::DType::F32);
   if (2 * accBytes <= opts.geometry.psumBytes)
     lowerStreamedColumn(rb, n);
   else
@@ -356,15 +360,15 @@ void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
   llvm::SMLoc loc = r.loc;
   // Each partition fold of the accumulator is a whole PSUM bank (moving fp32), so
   // no accumulation group straddles two banks whatever the tile width.
-  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, r.bm}, {nDim.label, movingTile}}, 2, loc);
+  Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, r.stripRows}, {nDim.label, movingTile}}, 2, loc);
   {
     Value *k = openLoop("k", 0, r.K, rowTile, loc);
     IndexExpr ek = extent(r.K, rowTile, IndexExpr::var(k));
-    Value *btile = alloc(r.b->name + "_tile", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, rowTile}, {nDim.label, r.bn}}, 2, loc);
+    Value *btile = alloc(r.b->name + "_tile", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, rowTile}, {nDim.label, r.blockCols}}, 2, loc);
     auto &load = emit<DmaOp>(loc);
     load.dst = access(btile, {{0, ek}, {0, r.en}});
     load.src = access(r.b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), r.en}});
-    Value *mi = openLoop("mi", 0, r.bm, rowTile, loc);
+    Value *mi = openLoop("mi", 0, r.stripRows, rowTile, loc);
     IndexExpr em = r.rowExtent(mi);
     auto &mm = emit<MatmulOp>(loc);
     mm.dst = access(acc, {{IndexExpr::var(mi), em}, {0, r.en}});
@@ -374,7 +378,7 @@ void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
     closeLoop();
     closeLoop();
   }
-  Value *mi = openLoop("mi", 0, r.bm, rowTile, loc);
+  Value *mi = openLoop("mi", 0, r.stripRows, rowTile, loc);
   storeRowTile(r, n, mi, acc, IndexExpr::var(mi));
   closeLoop();
 }
@@ -386,7 +390,7 @@ void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
 void TileGen::lowerHeldColumn(const RowBlock &r, Value *n) {
   const Dim &rowDim = r.a->type.dims[0], &kDim = r.a->type.dims[1], &nDim = r.b->type.dims[1];
   llvm::SMLoc loc = r.loc;
-  Value *bblk = alloc(r.b->name + "_blk", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, roundToTile(r.K)}, {nDim.label, r.bn}}, 2, loc);
+  Value *bblk = alloc(r.b->name + "_blk", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, roundToTile(r.K)}, {nDim.label, r.blockCols}}, 2, loc);
   {
     Value *k = openLoop("k", 0, r.K, rowTile, loc);
     IndexExpr ek = extent(r.K, rowTile, IndexExpr::var(k));
@@ -395,7 +399,7 @@ void TileGen::lowerHeldColumn(const RowBlock &r, Value *n) {
     load.src = access(r.b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), r.en}});
     closeLoop();
   }
-  Value *mi = openLoop("mi", 0, r.bm, rowTile, loc);
+  Value *mi = openLoop("mi", 0, r.stripRows, rowTile, loc);
   IndexExpr em = r.rowExtent(mi);
   Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, rowTile}, {nDim.label, movingTile}}, 2, loc);
   {
@@ -416,7 +420,7 @@ void TileGen::lowerHeldColumn(const RowBlock &r, Value *n) {
 void TileGen::storeRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, IndexExpr accRow) {
   const Dim &rowDim = r.a->type.dims[0], &nDim = r.b->type.dims[1];
   IndexExpr em = r.rowExtent(mi);
-  Value *ctile = alloc(r.c->name + "_tile", MemSpace::SBUF, r.c->type.dtype, {{rowDim.label, rowTile}, {nDim.label, r.bn}}, 2, r.loc);
+  Value *ctile = alloc(r.c->name + "_tile", MemSpace::SBUF, r.c->type.dtype, {{rowDim.label, rowTile}, {nDim.label, r.blockCols}}, 2, r.loc);
   auto &cp = emit<CopyOp>(r.loc);
   cp.dst = access(ctile, {{0, em}, {0, r.en}});
   cp.src = access(acc, {{accRow, em}, {0, r.en}});
@@ -543,10 +547,11 @@ std::unique_ptr<Kernel> TileGen::run() {
   out->loc = ast.returnStmt().loc;
   kernel->args.push_back(out);
 
-  blockM = opts.blockM ? opts.blockM : opts.firstBlockM;
-  blockN = opts.blockN ? opts.blockN : movingTile;
-  kernel->blockParams.set("m", std::min(blockM, roundToTile(strip->type.rows)));
-  kernel->blockParams.set("n", std::min(blockN, movingTile));
+  wantedStripRows = opts.blocks.get(ir::BlockConfig::kRowStrip).value_or(opts.firstBlockM);
+  wantedBlockCols = opts.blocks.get(ir::BlockConfig::kColumnBlock).value_or(movingTile);
+  rowStripGiven = opts.blocks.has(ir::BlockConfig::kRowStrip);
+  kernel->blockParams.set(ir::BlockConfig::kRowStrip, std::min(wantedStripRows, roundToTile(strip->type.rows)));
+  kernel->blockParams.set(ir::BlockConfig::kColumnBlock, std::min(wantedBlockCols, movingTile));
 
   // 3. Statements in order; the return writes the output argument.
   cur = &kernel->body;

@@ -31,11 +31,11 @@ struct TileGenOptions {
   int64_t stripBudgetBytes = 0;
   /// The row block tried when none is given (halved until its strip fits).
   int64_t firstBlockM = 0;
-  /// Row-block height (`m`) and output column tile (`n`); 0 = choose. A
-  /// given `m` is kept even when its strip exceeds the budget (allocation
-  /// then spills or reports); a chosen one is halved until it fits.
-  int64_t blockM = 0;
-  int64_t blockN = 0;
+  /// The blocks given (row strip `m`, column block `n`); the others are
+  /// chosen. A given `m` is kept even when its strip exceeds the budget
+  /// (allocation then spills or reports); a chosen one is halved until it
+  /// fits.
+  ir::BlockConfig blocks;
 };
 
 /// Returns null after reporting an error (e.g. a block that cannot fit).

@@ -269,7 +269,7 @@ private:
   /// operand against the row strip A^T.
   std::unique_ptr<ForOp> buildStreamed(const MatmulColumnLoop &m, Value *ct) {
     Value *aT = m.matmul->stationary.base, *b = m.loadB->src.base;
-    int64_t bm = m.rows;
+    int64_t stripRows = m.rows;
     const Dim &rowDim = aT->type.dims[1];
     int64_t n = b->type.dims[1].size, kSize = b->type.dims[0].size;
     const Dim &nDim = b->type.dims[1], &kDim = b->type.dims[0];
@@ -328,7 +328,7 @@ private:
     ForOp &stores = openLoop(body, "ni", tileN, loc);
     IndexExpr si = IndexExpr::var(stores.iv);
     appendStore(stores.body, access(acc, {{si, sliceExt}, {0, rows}}),
-                access(ct, {{nStart + si, sliceExt}, {IndexExpr::var(mb), rows}}), bm, loc);
+                access(ct, {{nStart + si, sliceExt}, {IndexExpr::var(mb), rows}}), stripRows, loc);
     return column;
   }
 

@@ -42,7 +42,7 @@ uint64_t ChainModel::trafficBytes(int64_t stripRows) const {
     rowElements += uint64_t(numRows) * uint64_t(c);
   for (const WeightShape &w : weights)
     weightElements += uint64_t(w.elements());
-  uint64_t strips = uint64_t((numRows + stripRows - 1) / stripRows);
+  uint64_t strips = uint64_t(llvm::divideCeil(numRows, stripRows));
   return uint64_t(elementBytes) * (rowElements + strips * weightElements);
 }
 
