@@ -87,8 +87,9 @@ TEST(Parser, RecordsLocationsAndStructure) {
   walk(k.body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
     ++ops;
     EXPECT_TRUE(op.loc.isValid()) << op.mnemonic().str();
-    if (Access *w = op.write())
+    if (Access *w = op.write()) {
       EXPECT_TRUE(w->loc.isValid());
+    }
     if (auto *mm = llvm::dyn_cast<MatmulOp>(&op)) {
       ASSERT_EQ(mm->resetOn.size(), 1u);
       EXPECT_EQ(mm->resetOn[0]->name, "k");
