@@ -224,7 +224,7 @@ private:
     prog.varLoop.push_back(loopId);
     int64_t lo = loop.lo.constValue(), hi = loop.hi.constValue();
     l.lo = 0;
-    l.hi = hi > lo ? (hi - lo + loop.step - 1) / loop.step : 0;
+    l.hi = ForOp::tripCount(lo, hi, loop.step);
     l.step = 1;
     prog.loops.push_back(std::move(l));
     loops[loop.iv] = LoopInfo{prog.loops[loopId].var, lo, loop.step};

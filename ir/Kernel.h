@@ -24,6 +24,7 @@
 #include "support/Ops.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/SMLoc.h"
@@ -114,6 +115,15 @@ struct ForOp : Op {
   Block body;
   ForOp() : Op(OpKind::For) {}
   static bool classof(const Op *op) { return op->kind == OpKind::For; }
+
+  /// Iterations of a loop from `lo` to `hi` by `step` (0 when empty).
+  static int64_t tripCount(int64_t lo, int64_t hi, int64_t step) {
+    return hi > lo ? int64_t(llvm::divideCeil(hi - lo, step)) : 0;
+  }
+  /// Iterations of this loop; 0 when its bounds are not constant.
+  int64_t constTripCount() const {
+    return lo.isConst() && hi.isConst() ? tripCount(lo.constValue(), hi.constValue(), step) : 0;
+  }
 };
 
 enum class DmaTag { None, SpillSave, SpillReload };

@@ -73,11 +73,7 @@ public:
 
 private:
   /// Iterations of a loop with constant bounds (0 when they are not constant).
-  static int64_t trips(const ForOp &loop) {
-    if (!loop.lo.isConst() || !loop.hi.isConst())
-      return 0;
-    return (loop.hi.constValue() - loop.lo.constValue() + loop.step - 1) / loop.step;
-  }
+  static int64_t trips(const ForOp &loop) { return loop.constTripCount(); }
 
   static bool doubleBufferStrips(Kernel &kernel, PassContext &ctx,
                                  const llvm::DenseMap<const Value *, DmaOp *> &loads) {

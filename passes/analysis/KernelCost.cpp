@@ -39,10 +39,6 @@ namespace {
 
 using namespace ir;
 
-int64_t tripCount(int64_t lo, int64_t hi, int64_t step) {
-  return hi > lo ? (hi - lo + step - 1) / step : 0;
-}
-
 /// Sums a per-execution amount of one instruction over all its executions.
 class ExecutionSum {
 public:
@@ -87,7 +83,7 @@ private:
     const ForOp &loop = *loops[depth];
     int64_t lo = loop.lo.eval(env), hi = loop.hi.eval(env);
     if (!enumerate[depth]) {
-      visit(depth + 1, times * uint64_t(tripCount(lo, hi, loop.step)), amount);
+      visit(depth + 1, times * uint64_t(ForOp::tripCount(lo, hi, loop.step)), amount);
       return;
     }
     for (int64_t v = lo; v < hi; v += loop.step) {
