@@ -318,7 +318,9 @@ bool hoistFusedStrips(Kernel &kernel) {
       cb.ops.erase(cb.ops.begin(), cb.ops.begin() + end);
       rb.ops.insert(rb.ops.begin() + ci, std::make_move_iterator(hoisted.begin()),
                     std::make_move_iterator(hoisted.end()));
-      ci += hoisted.size();
+      // Visit the hoisted ops next: in a chain of more than two matmuls the
+      // strip's computation holds the column loop of a deeper producer, with
+      // that producer's strip still inside it (fuse nests them level by level).
       changed = true;
     }
   }

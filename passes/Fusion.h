@@ -30,7 +30,8 @@ enum class StripPlacement {
 bool fuseProducers(ir::Kernel &kernel, StripPlacement placement);
 
 /// Moves strips that `fuseProducers(PerColumnBlock)` placed inside a column
-/// loop (and that do not depend on it) out to the row-block level.
+/// loop (and that do not depend on it) out to the row-block level, at every
+/// level a chain nested them.
 bool hoistFusedStrips(ir::Kernel &kernel);
 
 } // namespace tessel::passes

@@ -3,7 +3,8 @@
 // `strip-cache` computes each row strip of a fused intermediate once, into an
 // SBUF buffer reused by every output column block (the paper's caching):
 //  1. strips that `fuse` placed inside a column loop, and that do not depend
-//     on it, are hoisted to the row-block level;
+//     on it, are hoisted to the row-block level (in a longer chain, level by
+//     level: a hoisted strip's computation brings the next one's column loop);
 //  2. producers not fused yet are fused directly at the row-block level.
 // The strip's size (rows of the block x the intermediate's width) is what
 // the row-block parameter `m` (the paper's bs) trades against SBUF capacity.
