@@ -80,8 +80,7 @@ void TuneProgress::printLine(const SearchState &state, const ConfigResult &r) {
                          r.sim->latencyUs, r.sim->mfu * 100);
     break;
   case ConfigStatus::Pruned:
-    what = llvm::formatv("pruned (model bound {0:f1} us >= best {1:f1} us)", r.model->boundUs,
-                         state.bestUs);
+    what = "pruned (" + r.reason + ")";
     break;
   case ConfigStatus::OverBudget: what = "not simulated (--budget used up)"; break;
   case ConfigStatus::Illegal: what = "illegal: " + r.reason; break;

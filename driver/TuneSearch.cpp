@@ -193,6 +193,9 @@ private:
         continue;
       }
       if (options.prune && state.bestUs > 0 && r.model->boundUs >= state.bestUs) {
+        r.reason = llvm::formatv("model bound {0:f1} us >= best {1:f1} us", r.model->boundUs,
+                                 state.bestUs)
+                       .str();
         decide(i, ConfigStatus::Pruned);
         continue;
       }
