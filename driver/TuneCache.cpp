@@ -12,6 +12,10 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+#include <optional>
+#include <vector>
+
 namespace json = llvm::json;
 
 namespace tessel::driver {
@@ -71,30 +75,139 @@ llvm::Expected<CacheEntry> entryFromJSON(llvm::StringRef hash, const json::Value
   return e;
 }
 
-/// Parses the cache text; any untrusted content is an error saying why.
-llvm::Expected<std::map<std::string, CacheEntry>> parseCache(llvm::StringRef text) {
+/// What a cache file holds: every entry that parses exactly, and why each of
+/// the others (or the whole file) could not be trusted.
+struct ParsedCache {
+  std::map<std::string, CacheEntry> entries;
+  std::vector<std::string> badEntries; ///< "entry <hash>: <why>"
+  std::optional<std::string> fileError; ///< the whole file is untrusted (no entry was kept)
+  std::optional<std::string> salvaged;  ///< why it is not valid JSON, when entries were salvaged
+  bool clean() const { return badEntries.empty() && !fileError && !salvaged; }
+};
+
+void addEntries(const json::Object &list, ParsedCache &out) {
+  for (const auto &kv : list) {
+    llvm::Expected<CacheEntry> e = entryFromJSON(kv.first, kv.second);
+    if (!e) {
+      out.badEntries.push_back(llvm::toString(e.takeError()));
+      continue;
+    }
+    out.entries[kv.first.str()] = std::move(*e);
+  }
+}
+
+/// The end of the JSON value that starts at `text[i]` (an object or an array),
+/// or npos when the text ends first (a truncated file) or it nests deeper than
+/// an entry ever does.
+size_t endOfValue(llvm::StringRef text, size_t i) {
+  constexpr int kMaxDepth = 32;
+  int depth = 0;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      if (i >= text.size())
+        return llvm::StringRef::npos;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxDepth)
+        return llvm::StringRef::npos;
+    } else if (c == '}' || c == ']') {
+      if (--depth == 0)
+        return i + 1;
+    }
+  }
+  return llvm::StringRef::npos;
+}
+
+/// The entries of a cache file that is not valid JSON, typically one cut off
+/// mid-write: every complete `"<hash>": {...}` of its "entries" object.
+void salvageEntries(llvm::StringRef text, ParsedCache &out) {
+  size_t at = text.find("\"entries\"");
+  if (at == llvm::StringRef::npos)
+    return;
+  llvm::StringRef rest = text.drop_front(at + 9).ltrim();
+  if (!rest.consume_front(":"))
+    return;
+  rest = rest.ltrim();
+  if (!rest.consume_front("{"))
+    return;
+  json::Object list;
+  while (true) {
+    rest = rest.ltrim(" \t\r\n,");
+    if (!rest.consume_front("\""))
+      break;
+    size_t close = rest.find('"');
+    if (close == llvm::StringRef::npos) {
+      out.badEntries.push_back(
+          ("entry " + rest.take_front(40) + "...: cut off (the file ends inside its name)").str());
+      return addEntries(list, out);
+    }
+    llvm::StringRef hash = rest.take_front(close);
+    rest = rest.drop_front(close + 1).ltrim();
+    if (!rest.consume_front(":"))
+      break;
+    rest = rest.ltrim();
+    size_t end = rest.startswith("{") ? endOfValue(rest, 0) : llvm::StringRef::npos;
+    if (end == llvm::StringRef::npos) {
+      out.badEntries.push_back(("entry " + hash + ": cut off (the file ends inside it)").str());
+      return addEntries(list, out);
+    }
+    // Bounded in depth by endOfValue.
+    llvm::Expected<json::Value> value = json::parse(rest.take_front(end));
+    if (value)
+      list[hash] = std::move(*value);
+    else
+      out.badEntries.push_back(("entry " + hash + ": " + llvm::toString(value.takeError())).str());
+    rest = rest.drop_front(end);
+  }
+  if (!rest.ltrim(" \t\r\n,").startswith("}"))
+    out.badEntries.push_back("the text after the last complete entry (cut off or malformed)");
+  addEntries(list, out);
+}
+
+/// Parses the cache text, keeping every entry that can be trusted.
+ParsedCache parseCache(llvm::StringRef text) {
+  ParsedCache out;
+  auto untrusted = [&](const llvm::Twine &why) {
+    out.fileError = why.str();
+    return std::move(out);
+  };
   llvm::Expected<json::Value> root = json::parse(text);
-  if (!root)
-    return invalid("not valid JSON (" + llvm::toString(root.takeError()) + ")");
+  if (!root) {
+    std::string why = "not valid JSON (" + llvm::toString(root.takeError()) + ")";
+    // Salvage unless the file names another version in full.
+    llvm::StringRef version = text;
+    size_t at = version.find("\"tessel_version\"");
+    bool other = false;
+    if (at != llvm::StringRef::npos) {
+      version = version.drop_front(at + 16).ltrim();
+      if (version.consume_front(":") && (version = version.ltrim()).consume_front("\"")) {
+        size_t close = version.find('"');
+        other = close != llvm::StringRef::npos && version.take_front(close) != kVersion;
+      }
+    }
+    if (!other)
+      salvageEntries(text, out);
+    if (out.entries.empty())
+      return untrusted(why);
+    out.salvaged = why;
+    return out;
+  }
   const json::Object *obj = root->getAsObject();
   auto format = obj ? obj->getString("format") : llvm::None;
   if (!format || *format != kFormat)
-    return invalid("not a tessel tune cache (no \"format\": \"" + kFormat + "\")");
+    return untrusted("not a tessel tune cache (no \"format\": \"" + kFormat + "\")");
   auto version = obj->getString("tessel_version");
   if (!version || *version != kVersion)
-    return invalid("written by tessel " + (version ? *version : llvm::StringRef("(unknown)")) +
+    return untrusted("written by tessel " + (version ? *version : llvm::StringRef("(unknown)")) +
                    ", this is " + kVersion);
   const json::Object *list = obj->getObject("entries");
   if (!list)
-    return invalid("no 'entries' object");
-  std::map<std::string, CacheEntry> entries;
-  for (const auto &kv : *list) {
-    llvm::Expected<CacheEntry> e = entryFromJSON(kv.first, kv.second);
-    if (!e)
-      return e.takeError();
-    entries[kv.first.str()] = std::move(*e);
-  }
-  return entries;
+    return untrusted("no 'entries' object");
+  addEntries(*list, out);
+  return out;
 }
 
 std::string describe(const TuneKey &key) {
@@ -152,23 +265,124 @@ TuneKey makeTuneKey(const Frontend &fe, const runtime::Target &target,
   return key;
 }
 
+namespace {
+
+void warn(const llvm::Twine &msg) {
+  llvm::WithColor::warning(llvm::errs(), "tessel tune") << msg << "\n";
+}
+
+const char *describeType(llvm::sys::fs::file_type type) {
+  using llvm::sys::fs::file_type;
+  switch (type) {
+  case file_type::directory_file: return "a directory";
+  case file_type::fifo_file: return "a named pipe";
+  case file_type::character_file: return "a character device";
+  case file_type::block_file: return "a block device";
+  case file_type::socket_file: return "a socket";
+  default: return "not a regular file";
+  }
+}
+
+/// The file `path` names, through symlinks: written in place, so that a
+/// symlinked (shared) cache stays shared. Missing is fine (a new cache);
+/// anything that exists and is not a regular file is an error.
+llvm::Expected<std::string> resolveCachePath(const std::string &path) {
+  namespace fs = llvm::sys::fs;
+  fs::file_status link;
+  if (std::error_code ec = fs::status(path, link, /*follow=*/false)) {
+    if (ec == std::errc::no_such_file_or_directory)
+      return path;
+    return invalid("cannot use the tune cache '" + path + "': " + ec.message());
+  }
+  std::string file = path;
+  if (link.type() == fs::file_type::symlink_file) {
+    llvm::SmallString<256> real;
+    if (std::error_code ec = fs::real_path(path, real))
+      return invalid("cannot use the tune cache '" + path + "': it is a symbolic link to " +
+                     "nothing (" + ec.message() + "); remove it or create its target");
+    file = std::string(real);
+  }
+  fs::file_status st;
+  if (std::error_code ec = fs::status(file, st))
+    return invalid("cannot use the tune cache '" + path + "': " + ec.message());
+  if (st.type() != fs::file_type::regular_file)
+    return invalid("cannot use '" + path + "' as the tune cache: it is " +
+                   describeType(st.type()) + ", not a regular file; give --cache a file path");
+  return file;
+}
+
+/// An advisory lock on FILE.lock beside the cache, held while the cache is
+/// read, merged and rewritten. The lock file stays (removing it would race).
+class CacheLock {
+public:
+  llvm::Error acquire(const std::string &file) {
+    namespace fs = llvm::sys::fs;
+    std::string lockPath = file + ".lock";
+    if (std::error_code ec = fs::openFileForReadWrite(lockPath, fd, fs::CD_OpenAlways, fs::OF_None))
+      return invalid("cannot lock the tune cache '" + file + "' (" + lockPath + "): " +
+                     ec.message());
+    if (fs::tryLockFile(fd, std::chrono::seconds(5))) {
+      warn("waiting for another tessel to release the tune cache '" + file + "' (" + lockPath +
+           ")");
+      if (std::error_code ec = fs::lockFile(fd))
+        return invalid("cannot lock the tune cache '" + file + "' (" + lockPath + "): " +
+                       ec.message());
+    }
+    locked = true;
+    return llvm::Error::success();
+  }
+  ~CacheLock() {
+    if (locked)
+      llvm::sys::fs::unlockFile(fd);
+    if (fd >= 0)
+      llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  }
+
+private:
+  int fd = -1;
+  bool locked = false;
+};
+
+/// Copies the cache file that could not be read in full to FILE.bak, or
+/// FILE.bak.1, .2, ... when that exists: an earlier backup is never
+/// overwritten. Returns the backup's path.
+llvm::Expected<std::string> backUp(const std::string &file) {
+  std::string bak = file + ".bak";
+  for (int n = 1; llvm::sys::fs::exists(bak); ++n)
+    bak = file + ".bak." + std::to_string(n);
+  if (std::error_code ec = llvm::sys::fs::copy_file(file, bak))
+    return invalid("cannot back up the tune cache '" + file + "' to '" + bak +
+                   "': " + ec.message());
+  return bak;
+}
+
+} // namespace
+
+llvm::Error TuneCache::check() const { return resolveCachePath(path).takeError(); }
+
 void TuneCache::load() {
   entries.clear();
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  llvm::Expected<std::string> file = resolveCachePath(path);
+  if (!file) {
+    warn("ignoring the tune cache: " + llvm::toString(file.takeError()));
+    return;
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(*file, /*IsText=*/true);
   if (!buffer) {
     if (buffer.getError() != std::errc::no_such_file_or_directory)
-      llvm::WithColor::warning(llvm::errs(), "tessel tune")
-          << "ignoring the tune cache '" << path << "': " << buffer.getError().message() << "\n";
+      warn("ignoring the tune cache '" + path + "': " + buffer.getError().message());
     return;
   }
-  llvm::Expected<std::map<std::string, CacheEntry>> parsed = parseCache((*buffer)->getBuffer());
-  if (!parsed) {
-    llvm::WithColor::warning(llvm::errs(), "tessel tune")
-        << "ignoring the tune cache '" << path << "': " << llvm::toString(parsed.takeError())
-        << "; it will be rewritten\n";
-    return;
-  }
-  entries = std::move(*parsed);
+  ParsedCache parsed = parseCache((*buffer)->getBuffer());
+  if (parsed.fileError)
+    warn("ignoring the tune cache '" + path + "': " + *parsed.fileError +
+         "; it will be rewritten");
+  else if (parsed.salvaged)
+    warn(llvm::formatv("the tune cache '{0}' is {1}; kept the {2} complete entries", path,
+                       *parsed.salvaged, parsed.entries.size()));
+  for (const std::string &bad : parsed.badEntries)
+    warn("the tune cache '" + path + "': ignoring " + bad);
+  entries = std::move(parsed.entries);
 }
 
 const CacheEntry *TuneCache::find(const std::string &hash) const {
@@ -184,18 +398,46 @@ CacheEntry &TuneCache::update(const TuneKey &key) {
 }
 
 llvm::Error TuneCache::save() const {
-  // Keep what other processes wrote meanwhile, when it can be trusted.
+  llvm::Expected<std::string> resolved = resolveCachePath(path);
+  if (!resolved)
+    return resolved.takeError();
+  const std::string &file = *resolved;
+  llvm::StringRef dir = llvm::sys::path::parent_path(file);
+  if (!dir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return invalid("cannot create '" + dir + "': " + ec.message());
+
+  // Under the lock: re-read the file, merge this run's entries into it, write.
+  CacheLock lock;
+  if (llvm::Error err = lock.acquire(file))
+    return err;
   std::map<std::string, CacheEntry> merged;
-  if (auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true)) {
-    llvm::Expected<std::map<std::string, CacheEntry>> onDisk = parseCache((*buffer)->getBuffer());
-    if (onDisk)
-      merged = std::move(*onDisk);
-    else
-      llvm::consumeError(onDisk.takeError());
+  if (auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true)) {
+    ParsedCache onDisk = parseCache((*buffer)->getBuffer());
+    if (!onDisk.clean()) {
+      llvm::Expected<std::string> bak = backUp(file);
+      if (!bak)
+        return bak.takeError();
+      warn("kept a copy of the tune cache '" + path + "' as it was (not all of it could be " +
+           "read) in '" + *bak + "'");
+    }
+    merged = std::move(onDisk.entries);
   }
-  for (const auto &[hash, entry] : entries)
-    if (updated.count(hash) || !merged.count(hash))
+  for (const auto &[hash, entry] : entries) {
+    auto it = merged.find(hash);
+    if (it == merged.end()) {
       merged[hash] = entry;
+    } else if (updated.count(hash)) {
+      // Both this run and another one tuned this key: keep every
+      // configuration, this run's result where both have one.
+      CacheEntry &disk = it->second;
+      for (const auto &[name, result] : entry.configs)
+        disk.configs[name] = result;
+      if (entry.best)
+        disk.best = entry.best;
+      disk.key = entry.key;
+    }
+  }
 
   json::Object list;
   for (const auto &[hash, entry] : merged)
@@ -203,13 +445,9 @@ llvm::Error TuneCache::save() const {
   json::Value root = json::Object{
       {"format", kFormat}, {"tessel_version", kVersion}, {"entries", std::move(list)}};
 
-  llvm::StringRef dir = llvm::sys::path::parent_path(path);
-  if (!dir.empty())
-    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-      return invalid("cannot create '" + dir + "': " + ec.message());
   llvm::SmallString<128> tmp;
   int fd = -1;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(file + ".tmp-%%%%%%", fd, tmp))
     return invalid("cannot write the tune cache '" + path + "': " + ec.message());
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
@@ -220,7 +458,7 @@ llvm::Error TuneCache::save() const {
       return invalid("cannot write the tune cache '" + path + "'");
     }
   }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, file)) {
     llvm::sys::fs::remove(tmp);
     return invalid("cannot write the tune cache '" + path + "': " + ec.message());
   }

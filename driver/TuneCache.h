@@ -6,8 +6,12 @@
 // text, its tensor shapes (after -D), the target description, the pass
 // pipeline and the tessel version. Results are stored per configuration, so
 // an interrupted or sharded run is reused; `best` is written by a run that
-// finished. A file that is corrupt, not a tune cache or from another tessel
-// version is never trusted: a warning, then it is ignored and rewritten.
+// finished. A file that is not a tune cache or from another tessel version is
+// never trusted: a warning, then it is ignored, backed up and rewritten. An
+// entry that does not parse is dropped with a warning naming it; the others
+// are kept (also from a file cut off mid-write). Writes lock FILE.lock,
+// re-read and merge, and go through symlinks to their target; a path that
+// exists and is not a regular file is refused.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_DRIVER_TUNECACHE_H
@@ -53,16 +57,23 @@ class TuneCache {
 public:
   explicit TuneCache(std::string path) : path(std::move(path)) {}
 
+  /// An error when the path cannot hold a cache: it exists and is not a
+  /// regular file (after symlinks), or is a symlink to nothing. save()
+  /// refuses such a path too; check() lets a command stop before working.
+  llvm::Error check() const;
   /// Reads the file (a missing one is an empty cache); untrusted content is
-  /// reported as a warning on stderr and ignored.
+  /// reported as a warning on stderr and ignored, entry by entry.
   void load();
   const std::string &filePath() const { return path; }
   const CacheEntry *find(const std::string &hash) const;
   const std::map<std::string, CacheEntry> &allEntries() const { return entries; }
   /// The entry of `key`, created if absent; save() writes it back.
   CacheEntry &update(const TuneKey &key);
-  /// Writes the file atomically, keeping the entries other processes added
-  /// since load() unless this one updated them.
+  /// Writes the file atomically under an advisory lock (FILE.lock), after
+  /// re-reading it: entries other processes wrote are kept, and an entry both
+  /// updated keeps every configuration (this process's result where both have
+  /// one). A file that could not be read in full is first copied to FILE.bak
+  /// (or FILE.bak.N: an existing backup is never overwritten).
   llvm::Error save() const;
 
 private:

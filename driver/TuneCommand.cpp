@@ -213,6 +213,8 @@ int runTuneMerge(int argc, char **argv) {
     warning("a shard was interrupted; its unfinished configurations are missing");
   if (!out.noCache) {
     TuneCache cache(out.cachePath());
+    if (llvm::Error err = cache.check())
+      return fail(llvm::toString(std::move(err)));
     cache.load();
     recordInCache(cache.update(merged.key), merged.results, complete);
     saveCache(cache);
@@ -382,6 +384,8 @@ int runTuneCommand(int argc, char **argv) {
   CachedResults cached;
   if (!out.noCache) {
     cache = std::make_unique<TuneCache>(out.cachePath());
+    if (llvm::Error err = cache->check())
+      return fail(llvm::toString(std::move(err)));
     cache->load();
     if (const CacheEntry *entry = cache->find(report.key.hash))
       cached = entry->configs;

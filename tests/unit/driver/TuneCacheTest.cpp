@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace tessel;
 using namespace tessel::driver;
 
@@ -48,6 +51,41 @@ std::string tempPath(llvm::StringRef name) {
   EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("tune-cache-test", dir));
   llvm::sys::path::append(dir, name);
   return std::string(dir);
+}
+
+ConfigResult simulated(int64_t m, int64_t n, double latencyUs) {
+  ConfigResult r;
+  r.block = {{"m", m}, {"n", n}};
+  r.status = ConfigStatus::Simulated;
+  r.model = ModelEstimate{1, 2, 3, 0};
+  r.sim = SimMeasure{latencyUs, 0.5, 2, 3, 0};
+  return r;
+}
+
+/// A cache of `count` entries (kSource at M = 128, 256, ...) at `path`.
+std::vector<TuneKey> writeEntries(const std::string &path, int count) {
+  std::vector<TuneKey> keys;
+  TuneCache cache(path);
+  for (int i = 1; i <= count; ++i) {
+    keys.push_back(Parsed(kSource, {{"M", std::to_string(128 * i)}}).key());
+    CacheEntry &e = cache.update(keys.back());
+    ConfigResult r = simulated(128, 256, i);
+    e.configs[formatBlock(r.block)] = r;
+    e.best = r.block;
+  }
+  EXPECT_FALSE(bool(cache.save()));
+  return keys;
+}
+
+std::string readText(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  return buffer ? (*buffer)->getBuffer().str() : std::string();
+}
+
+void writeText(const std::string &path, llvm::StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  os << text;
 }
 
 TEST(TuneCache, KernelTextRunsFromItsNameToItsClosingBrace) {
@@ -128,6 +166,127 @@ TEST(TuneCache, UntrustedFilesAreIgnored) {
     cache.load();
     EXPECT_TRUE(cache.allEntries().empty()) << text.str();
   }
+}
+
+TEST(TuneCache, OneMalformedEntryDropsOnlyThatEntry) {
+  std::string path = tempPath("tune.json");
+  std::vector<TuneKey> keys = writeEntries(path, 5);
+  std::string text = readText(path);
+  // Tamper with the first entry's only result.
+  size_t at = text.find("\"status\": \"simulated\"");
+  ASSERT_NE(at, std::string::npos);
+  std::string original = text;
+  text.replace(at, 21, "\"status\": \"fast\"");
+  writeText(path, text);
+  TuneCache cache(path);
+  cache.load();
+  EXPECT_EQ(cache.allEntries().size(), 4u);
+  // Saving backs the file up as it was first, then drops the bad entry.
+  ASSERT_FALSE(bool(cache.save()));
+  EXPECT_EQ(readText(path + ".bak"), text);
+  TuneCache again(path);
+  again.load();
+  EXPECT_EQ(again.allEntries().size(), 4u);
+  // A second unreadable file goes to FILE.bak.1: the first backup stays.
+  writeText(path, text + "garbage");
+  ASSERT_FALSE(bool(again.save()));
+  EXPECT_EQ(readText(path + ".bak"), text);
+  EXPECT_EQ(readText(path + ".bak.1"), text + "garbage");
+}
+
+TEST(TuneCache, FileCutOffAnywhereKeepsItsCompleteEntries) {
+  std::string path = tempPath("tune.json");
+  std::vector<TuneKey> keys = writeEntries(path, 4);
+  std::string text = readText(path);
+  size_t previous = 0;
+  for (size_t length = 0; length <= text.size(); ++length) {
+    std::string cut = tempPath("cut.json");
+    writeText(cut, llvm::StringRef(text).take_front(length));
+    TuneCache cache(cut);
+    cache.load();
+    size_t kept = cache.allEntries().size();
+    // More text never keeps fewer entries; each kept entry is whole.
+    EXPECT_GE(kept, previous) << "at " << length;
+    previous = kept;
+    for (const auto &kv : cache.allEntries())
+      EXPECT_EQ(kv.second.configs.size(), 1u) << "at " << length;
+  }
+  EXPECT_EQ(previous, keys.size());
+  // Cut just before the closing of the "entries" object: all four are kept.
+  std::string cut = tempPath("cut.json");
+  writeText(cut, llvm::StringRef(text).take_front(text.find("\"format\"")));
+  TuneCache cache(cut);
+  cache.load();
+  EXPECT_EQ(cache.allEntries().size(), 4u);
+}
+
+TEST(TuneCache, TwoWritersOfOneKeyKeepEveryConfiguration) {
+  std::string path = tempPath("tune.json");
+  TuneKey key = Parsed(kSource).key();
+  TuneCache a(path), b(path);
+  a.load();
+  b.load();
+  a.update(key).configs["m=128,n=256"] = simulated(128, 256, 5);
+  b.update(key).configs["m=256,n=256"] = simulated(256, 256, 4);
+  b.update(key).best = BlockConfig{{"m", 256}, {"n", 256}};
+  ASSERT_FALSE(bool(b.save()));
+  ASSERT_FALSE(bool(a.save()));
+  TuneCache cache(path);
+  cache.load();
+  const CacheEntry *e = cache.find(key.hash);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->configs.size(), 2u);
+  ASSERT_TRUE(e->best); // a did not finish: b's best stays
+  EXPECT_EQ(formatBlock(*e->best), "m=256,n=256");
+  EXPECT_TRUE(llvm::sys::fs::exists(path + ".lock"));
+}
+
+TEST(TuneCache, SaveWritesThroughASymlink) {
+  std::string target = tempPath("shared.json");
+  std::vector<TuneKey> keys = writeEntries(target, 1);
+  std::string link = tempPath("link.json");
+  ASSERT_FALSE(llvm::sys::fs::create_link(target, link));
+  TuneCache cache(link);
+  cache.load();
+  EXPECT_EQ(cache.allEntries().size(), 1u);
+  cache.update(Parsed(kSource, {{"M", "512"}}).key());
+  ASSERT_FALSE(bool(cache.save()));
+  llvm::sys::fs::file_status st;
+  ASSERT_FALSE(llvm::sys::fs::status(link, st, /*follow=*/false));
+  EXPECT_EQ(st.type(), llvm::sys::fs::file_type::symlink_file);
+  TuneCache shared(target);
+  shared.load();
+  EXPECT_EQ(shared.allEntries().size(), 2u);
+}
+
+TEST(TuneCache, PathsThatAreNotRegularFilesAreRefused) {
+  std::string dir = tempPath("dir");
+  ASSERT_FALSE(llvm::sys::fs::create_directory(dir));
+  std::string fifo = tempPath("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string dangling = tempPath("dangling.json");
+  ASSERT_FALSE(llvm::sys::fs::create_link(tempPath("nowhere.json"), dangling));
+  for (const std::string &path : {dir, fifo, dangling}) {
+    TuneCache cache(path);
+    llvm::Error refused = cache.check();
+    EXPECT_TRUE(bool(refused)) << path;
+    llvm::consumeError(std::move(refused));
+    cache.load(); // a warning; must not block on the pipe
+    EXPECT_TRUE(cache.allEntries().empty());
+    cache.update(Parsed(kSource).key());
+    llvm::Error err = cache.save();
+    EXPECT_TRUE(bool(err)) << path;
+    llvm::consumeError(std::move(err));
+  }
+  llvm::sys::fs::file_status st;
+  ASSERT_FALSE(llvm::sys::fs::status(fifo, st));
+  EXPECT_EQ(st.type(), llvm::sys::fs::file_type::fifo_file);
+  EXPECT_TRUE(llvm::sys::fs::is_directory(dir));
+  // A device is refused by check() (read-only here: save() is never tried on it).
+  llvm::Error err = TuneCache("/dev/null").check();
+  ASSERT_TRUE(bool(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("a character device, not a regular file"),
+            std::string::npos);
 }
 
 } // namespace
