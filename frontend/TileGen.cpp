@@ -154,6 +154,7 @@ private:
   std::string labelOf(unsigned slot) { return labeler.label(slot); }
   int64_t roundToTile(int64_t v) const { return llvm::alignTo(v, rowTile); }
   TensorType hbmType(const ast::Expr &e);
+  bool checkDistinctClasses();
 
   const ast::Kernel &ast;
   const TileGenOptions &opts;
@@ -499,6 +500,30 @@ void TileGen::lowerTranspose(const ast::Expr &e, Value *a, Value *c) {
   closeLoop();
 }
 
+bool TileGen::checkDistinctClasses() {
+  std::function<const ast::Expr *(const ast::Expr &)> firstMerged = [&](const ast::Expr &e) -> const ast::Expr * {
+    for (const ast::Expr *o : {e.lhs.get(), e.rhs.get()})
+      if (o)
+        if (const ast::Expr *m = firstMerged(*o))
+          return m;
+    auto [rows, cols] = labeler.slotsOf(e);
+    return labeler.find(rows) == labeler.find(cols) ? &e : nullptr;
+  };
+  for (const ast::Stmt &s : ast.body) {
+    const ast::Expr *e = firstMerged(*s.value);
+    if (!e)
+      continue;
+    std::string what = e->kind == ast::ExprKind::Ref ? "'" + e->name + "'" : "this result";
+    diags.error(e->kind == ast::ExprKind::Ref ? e->loc : e->opLoc,
+                llvm::formatv("not supported yet: {0} is used so that its rows and columns are one "
+                              "dimension (as in X @ X, X.T @ X, or h = X @ W; h @ W), and the tile "
+                              "IR labels the two dimensions of a tile distinctly",
+                              what));
+    return false;
+  }
+  return true;
+}
+
 std::unique_ptr<Kernel> TileGen::run() {
   if (!opts.geometry.isSet() || opts.firstBlockM <= 0 || opts.stripBudgetBytes <= 0) {
     diags.error(ast.loc, "TileGen needs the target's tile geometry, a first row block and a "
@@ -514,6 +539,13 @@ std::unique_ptr<Kernel> TileGen::run() {
     if (!s.isReturn())
       labeler.bind(s.name, slots);
   }
+  // A tensor whose rows and columns fall in one class (X @ X, X.T @ X,
+  // h = X @ W; h @ W) would need two dimensions with one label, which the
+  // tile IR cannot express: each dimension of a tile carries its class's
+  // label, and no instruction but a matmul renames one (issue 15, item 4).
+  // Say so at the source instead of producing invalid IR.
+  if (!checkDistinctClasses())
+    return nullptr;
   const ast::Expr *root = ast.returnStmt().value.get();
   const ast::Expr *strip = root;
   while (strip->kind == ast::ExprKind::Transpose)

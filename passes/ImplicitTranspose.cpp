@@ -227,7 +227,12 @@ private:
     int64_t rows = heldRows(m);
     IndexExpr mbStart = IndexExpr::var(m.rowBlock->iv);
     llvm::SMLoc loc = m.column->loc;
-    IndexExpr ek = m.loadB->src.indices[0].extent.value_or(IndexExpr(rowTile));
+    // The K tile extent at offset `k`: TileGen's B load sits in its own fill
+    // loop, so its extent names that loop's variable, not the matmul's %k.
+    auto kExtent = [&](Value *iv) {
+      return kSize % rowTile == 0 ? IndexExpr(rowTile)
+                                  : min(IndexExpr(rowTile), IndexExpr(kSize) - IndexExpr::var(iv));
+    };
 
     auto column = newLoop(m.column->iv, n, rowTile, loc);
     IndexExpr nStart = IndexExpr::var(column->iv);
@@ -237,7 +242,7 @@ private:
     Value *bBlk = alloc(body, b->name + "_blk", MemSpace::SBUF, b->type.dtype, {{kDim.label, kRounded}, {nDim.label, rowTile}}, 2, loc);
     ForOp &fill = openLoop(body, "k", kSize, loc);
     IndexExpr fk = IndexExpr::var(fill.iv);
-    IndexExpr fek = ek.substitute(m.kLoop->iv, IndexExpr::var(fill.iv));
+    IndexExpr fek = kExtent(fill.iv);
     auto load = std::make_unique<DmaOp>();
     load->loc = m.loadB->loc;
     load->dst = access(bBlk, {{fk, fek}, {0, colExt}});
@@ -250,7 +255,7 @@ private:
                                                 : min(IndexExpr(movingMax), IndexExpr(rows) - mc);
     Value *acc = alloc(chunks.body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, rowTile}, {rowDim.label, movingMax}}, 2, loc);
     auto kLoop = newLoop(m.kLoop->iv, kSize, rowTile, m.kLoop->loc);
-    IndexExpr k = IndexExpr::var(kLoop->iv);
+    IndexExpr k = IndexExpr::var(kLoop->iv), ek = kExtent(kLoop->iv);
     auto mm = std::make_unique<MatmulOp>();
     mm->loc = m.matmul->loc;
     mm->dst = access(acc, {{0, colExt}, {0, chunkRows}});
