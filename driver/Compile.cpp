@@ -193,9 +193,14 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count(),
           builds);
-    if (!planned)
+    if (!planned) {
+      // The candidates were built quietly: build once more to say why.
+      std::string why = llvm::toString(planned.takeError());
+      if (!generateKernel(fe, blocks, target, diags))
+        return nullptr;
       return fail("select-blocks: kernel @" + fe.kernel->name + " on target '" + target.name +
-                  "': " + llvm::toString(planned.takeError()));
+                  "': " + why);
+    }
     blocks = planned->blocks;
     notes = std::move(planned->notes);
   }
