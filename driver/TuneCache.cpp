@@ -1,6 +1,7 @@
 #include "driver/TuneCache.h"
 
 #include "passes/PassRegistry.h"
+#include "support/JsonLimits.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -73,6 +74,8 @@ llvm::Expected<CacheEntry> entryFromJSON(llvm::StringRef hash, const json::Value
 
 /// Parses the cache text; any untrusted content is an error saying why.
 llvm::Expected<std::map<std::string, CacheEntry>> parseCache(llvm::StringRef text) {
+  if (llvm::Error deep = checkJsonDepth(text, ""))
+    return invalid(llvm::toString(std::move(deep)));
   llvm::Expected<json::Value> root = json::parse(text);
   if (!root)
     return invalid("not valid JSON (" + llvm::toString(root.takeError()) + ")");

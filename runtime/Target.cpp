@@ -1,6 +1,8 @@
 //===- runtime/Target.cpp - Built-in targets, JSON load/dump --------------===//
 #include "runtime/Target.h"
 
+#include "support/JsonLimits.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -202,9 +204,9 @@ Error validateTarget(const Target &t, StringRef origin) {
 }
 
 Expected<Target> parseTargetJSON(StringRef text, StringRef origin) {
-  Expected<json::Value> parsed = json::parse(text);
+  Expected<json::Value> parsed = parseJsonBounded(text, origin);
   if (!parsed)
-    return fieldError(origin, "invalid JSON: " + toString(parsed.takeError()));
+    return parsed.takeError();
   const json::Object *o = parsed->getAsObject();
   if (!o)
     return fieldError(origin, "a target description must be a JSON object");
