@@ -1,6 +1,7 @@
 #include "driver/TuneCache.h"
 
 #include "passes/PassRegistry.h"
+#include "support/JsonLimits.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -174,6 +175,8 @@ ParsedCache parseCache(llvm::StringRef text) {
     out.fileError = why.str();
     return std::move(out);
   };
+  if (llvm::Error deep = checkJsonDepth(text, ""))
+    return untrusted(llvm::toString(std::move(deep)));
   llvm::Expected<json::Value> root = json::parse(text);
   if (!root) {
     std::string why = "not valid JSON (" + llvm::toString(root.takeError()) + ")";

@@ -1,4 +1,5 @@
 #include "driver/TuneReport.h"
+#include "support/JsonLimits.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -163,6 +164,8 @@ void printReportCSV(const TuneReport &report, llvm::raw_ostream &os) {
 }
 
 llvm::Expected<TuneReport> parseReportJSON(llvm::StringRef text, llvm::StringRef origin) {
+  if (llvm::Error deep = checkJsonDepth(text, ""))
+    return invalid(origin, llvm::toString(std::move(deep)));
   llvm::Expected<json::Value> root = json::parse(text);
   if (!root)
     return invalid(origin, "invalid JSON (" + llvm::toString(root.takeError()) + ")");

@@ -1,6 +1,8 @@
 //===- runtime/Target.cpp - Built-in targets, JSON load/dump --------------===//
 #include "runtime/Target.h"
 
+#include "support/JsonLimits.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -111,21 +113,51 @@ const EmbeddedTarget embeddedTargets[] = {
 #include "runtime/BuiltinTargets.inc"
     {nullptr, nullptr}};
 
-enum class Constraint { Positive, NonNegative, Fraction, Flag };
+enum class Constraint { Count, Bytes, Positive, NonNegative, Fraction, Flag };
+
+// The upper bounds of TargetFields.def, with the reason given when a value
+// exceeds one.
+constexpr int64_t kMaxCount = 4096;
+constexpr int64_t kMaxBytes = int64_t(1) << 40;
+constexpr double kMaxReal = 1e6;
+constexpr const char *kCountWhy = "the simulator keeps state for, or steps over, each unit";
+constexpr const char *kBytesWhy = "1 TiB; larger sizes overflow the simulator's byte arithmetic";
+constexpr const char *kRealWhy = "a clock, rate or cost term; larger values make times meaningless";
 
 Error fieldError(StringRef origin, const Twine &msg) {
   return createStringError(inconvertibleErrorCode(), (origin + ": " + msg).str());
 }
 
+Error overLimit(StringRef origin, StringRef field, double v, double limit, const char *why) {
+  return fieldError(origin,
+                    formatv("field '{0}' = {1} is over its limit of {2} ({3})", field,
+                            fmt::format("{}", v), fmt::format("{}", limit), why));
+}
+
 Error checkConstraint(StringRef origin, StringRef field, double v, Constraint c) {
   switch (c) {
+  case Constraint::Count:
+  case Constraint::Bytes: {
+    if (!(v > 0))
+      return fieldError(origin, formatv("field '{0}' must be > 0, got {1}", field, v));
+    bool count = c == Constraint::Count;
+    if (v > double(count ? kMaxCount : kMaxBytes))
+      return fieldError(origin, formatv("field '{0}' = {1} is over its limit of {2} ({3})", field,
+                                        int64_t(v), count ? kMaxCount : kMaxBytes,
+                                        count ? kCountWhy : kBytesWhy));
+    break;
+  }
   case Constraint::Positive:
     if (!(v > 0) || !std::isfinite(v))
       return fieldError(origin, formatv("field '{0}' must be > 0, got {1}", field, v));
+    if (v > kMaxReal)
+      return overLimit(origin, field, v, kMaxReal, kRealWhy);
     break;
   case Constraint::NonNegative:
     if (!(v >= 0) || !std::isfinite(v))
       return fieldError(origin, formatv("field '{0}' must be >= 0, got {1}", field, v));
+    if (v > kMaxReal)
+      return overLimit(origin, field, v, kMaxReal, kRealWhy);
     break;
   case Constraint::Fraction:
     if (!(v > 0 && v <= 1))
@@ -156,6 +188,12 @@ Error readField(const json::Object &o, StringRef origin, StringRef key, StringRe
   const json::Value *v = o.get(key);
   if (!v)
     return fieldError(origin, formatv("missing field '{0}' (integer, {1}: {2})", key, unit, desc));
+  // An integral number past int64 (1e30, 2^64 - 1): no int64_t holds it (and
+  // getAsInteger may wrap it).
+  if (auto d = v->getAsNumber(); d && std::isfinite(*d) && std::floor(*d) == *d &&
+                                 std::fabs(*d) >= 9223372036854775808.0)
+    return fieldError(origin, formatv("field '{0}' must be an integer ({1}) within int64, got {2}",
+                                      key, unit, fmt::format("{}", *d)));
   if (auto i = v->getAsInteger()) {
     out = *i;
     return Error::success();
@@ -202,9 +240,9 @@ Error validateTarget(const Target &t, StringRef origin) {
 }
 
 Expected<Target> parseTargetJSON(StringRef text, StringRef origin) {
-  Expected<json::Value> parsed = json::parse(text);
+  Expected<json::Value> parsed = parseJsonBounded(text, origin);
   if (!parsed)
-    return fieldError(origin, "invalid JSON: " + toString(parsed.takeError()));
+    return parsed.takeError();
   const json::Object *o = parsed->getAsObject();
   if (!o)
     return fieldError(origin, "a target description must be a JSON object");
