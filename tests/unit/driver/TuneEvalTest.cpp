@@ -49,7 +49,8 @@ std::string compiledDirectly(const BlockConfig &config) {
   return program ? printed(*program) : "";
 }
 
-TEST(TuneEval, MeasuresTheProgramCompileBuilds) {
+/// Tuning kSource's kernel with -O2.
+TuneJob upJob() {
   TuneJob job;
   job.path = "up.tsl";
   job.sourceText = kSource;
@@ -57,6 +58,11 @@ TEST(TuneEval, MeasuresTheProgramCompileBuilds) {
   job.blockParams = tileGenBlockParams();
   job.target = runtime::trn1Target();
   job.passes = *passes::buildPipeline("O2");
+  return job;
+}
+
+TEST(TuneEval, MeasuresTheProgramCompileBuilds) {
+  TuneJob job = upJob();
   for (const BlockConfig &config :
        {BlockConfig{{"m", 256}, {"n", 512}}, BlockConfig{{"m", 1024}, {"n", 128}}}) {
     CompiledConfig c = compileConfig(job, config);
@@ -66,13 +72,7 @@ TEST(TuneEval, MeasuresTheProgramCompileBuilds) {
 }
 
 TEST(TuneEval, RejectsWhatCompileRejects) {
-  TuneJob job;
-  job.path = "up.tsl";
-  job.sourceText = kSource;
-  job.kernelName = "up";
-  job.blockParams = tileGenBlockParams();
-  job.target = runtime::trn1Target();
-  job.passes = *passes::buildPipeline("O2");
+  TuneJob job = upJob();
   CompiledConfig c = compileConfig(job, {{"m", 2048}, {"n", 512}});
   EXPECT_FALSE(c.program);
   EXPECT_NE(c.error.find("--block m=2048"), std::string::npos) << c.error;
