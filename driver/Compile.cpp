@@ -70,13 +70,16 @@ bool runPasses(ir::Kernel &kernel, llvm::ArrayRef<std::string> names,
   return ok;
 }
 
-/// The columns the block `n` tiles: the result's, under any transposes.
-int64_t resultColumns(const ast::Kernel &kernel) {
+/// The returned expression under any transposes: the one whose rows the
+/// row strip `m` tiles and whose columns the block `n` tiles.
+const ast::Expr &stripExpr(const ast::Kernel &kernel) {
   const ast::Expr *e = kernel.returnStmt().value.get();
   while (e->kind == ast::ExprKind::Transpose)
     e = e->lhs.get();
-  return e->type.cols;
+  return *e;
 }
+
+int64_t resultColumns(const ast::Kernel &kernel) { return stripExpr(kernel).type.cols; }
 
 /// The planner's step: every candidate is built through `passes` up to
 /// `allocate` (which would place or spill it) and measured by the cost
@@ -225,12 +228,7 @@ std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blo
   return kernel;
 }
 
-int64_t resultRows(const ast::Kernel &kernel) {
-  const ast::Expr *e = kernel.returnStmt().value.get();
-  while (e->kind == ast::ExprKind::Transpose)
-    e = e->lhs.get();
-  return e->type.rows;
-}
+int64_t resultRows(const ast::Kernel &kernel) { return stripExpr(kernel).type.rows; }
 
 ir::BlockConfig tileGenBlockParams() {
   return {{ir::BlockConfig::kRowStrip.str(), 0}, {ir::BlockConfig::kColumnBlock.str(), 0}};
