@@ -19,6 +19,8 @@ int runOptCommand(int argc, char **argv);
 int runRunCommand(int argc, char **argv);
 /// `tessel tune` (and `tessel tune merge`, dispatched on argv[1]).
 int runTuneCommand(int argc, char **argv);
+/// `tessel factorize`: low-rank factors of a weight .npy.
+int runFactorizeCommand(int argc, char **argv);
 
 } // namespace tessel::driver
 

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ llvm-14-dev llvm-14-tools libfmt-dev libgtest-dev
-          libopenblas-dev libbenchmark-dev python3 gnuplot-nox)
+          libopenblas-dev liblapacke-dev libbenchmark-dev python3 python3-numpy gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -20,3 +20,7 @@ config.environment["PATH"] = os.pathsep.join(
 config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1"
 config.environment["UBSAN_OPTIONS"] = "halt_on_error=1:abort_on_error=1:print_stacktrace=1"
 config.substitutions.append(("%examples", os.path.join(config.tessel_src_dir, "examples")))
+# %python: a python3 with numpy (CMake's TESSEL_PYTHON); tests that need it say REQUIRES: numpy.
+if getattr(config, "python_numpy", ""):
+    config.available_features.add("numpy")
+    config.substitutions.append(("%python", config.python_numpy))
