@@ -33,6 +33,13 @@ struct SourceOptions {
       "D", llvm::cl::desc("Override a `const` of the source, e.g. -D M=8192 (repeatable)"),
       llvm::cl::value_desc("NAME=INT"), llvm::cl::Prefix, llvm::cl::cat(toolCategory())};
 
+  llvm::cl::opt<int> tp{
+      "tp",
+      llvm::cl::desc("Tensor parallelism: split the kernel over N NeuronCores of one chip (up to "
+                     "the target's neuron_cores_per_chip) and combine them with an AllReduce "
+                     "(docs/tensor-parallel.md)"),
+      llvm::cl::value_desc("N"), llvm::cl::init(1), llvm::cl::cat(toolCategory())};
+
   /// Splits the -D flags into name/value pairs; reports a malformed one.
   bool collectDefines(std::vector<Define> &out) const;
 };

@@ -2,6 +2,7 @@
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
+#include "driver/TensorParallel.h"
 
 #include "ir/Printer.h"
 
@@ -57,6 +58,8 @@ int runCompileCommand(int argc, char **argv) {
     return 1;
 
   std::string flags = pipeline.compileFlagsGiven();
+  if (emit == EmitKind::AST && source.tp != 1)
+    flags += std::string(flags.empty() ? "" : ", ") + "--tp";
   if (emit == EmitKind::AST && !flags.empty()) {
     llvm::WithColor::error(llvm::errs(), "tessel")
         << flags << ": --emit=ast prints the source's AST, before any lowering or pass\n";
@@ -74,6 +77,9 @@ int runCompileCommand(int argc, char **argv) {
       llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(target.takeError()) << "\n";
       return 1;
     }
+    frontend::TensorParallelPlan tpPlan;
+    if (source.tp != 1 && !shardForTensorParallel(fe, source.tp, *target, tpPlan))
+      return 1;
     CompileOptions options;
     if (!resolveCompileOptions(fe, pipeline, *target, options))
       return 1;
@@ -81,6 +87,8 @@ int runCompileCommand(int argc, char **argv) {
     if (!kernel)
       return 1;
     if (emit == EmitKind::TIR) {
+      if (source.tp != 1)
+        os << describeTensorParallel(tpPlan, *fe.kernel, *target);
       ir::printKernel(*kernel, os);
     } else {
       auto program = emitProgram(*kernel, *target);

@@ -13,6 +13,7 @@
 #include "driver/Check.h"
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
+#include "driver/TensorParallel.h"
 
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -190,6 +191,10 @@ int runRunCommand(int argc, char **argv) {
                 "compare with)");
     return 1;
   }
+  if (!isSource && source.tp != 1) {
+    reportError("--tp splits a .tsl kernel; a .tasm program is one core's already");
+    return 1;
+  }
   if (!isSource && (!source.kernel.empty() || !source.defines.empty())) {
     reportError("-k and -D apply to .tsl sources only");
     return 1;
@@ -200,6 +205,10 @@ int runRunCommand(int argc, char **argv) {
     return 1;
   }
   Frontend fe;
+  // Under --tp, `fe` holds one core's shard and `whole` the kernel as written
+  // (its inputs' shapes and --check's reference).
+  Frontend whole;
+  frontend::TensorParallelPlan tpPlan;
   std::string outputName;
   // A .tsl is compiled (frontend errors are reported here and yield null).
   Target compileTarget;
@@ -209,6 +218,8 @@ int runRunCommand(int argc, char **argv) {
     CompileOptions options;
     if (!source.collectDefines(defines) || !runFrontend(fe, input, defines, source.kernel) ||
         !loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), target) ||
+        (source.tp != 1 && (!runFrontend(whole, input, defines, source.kernel) ||
+                            !shardForTensorParallel(fe, source.tp, target, tpPlan))) ||
         !resolveCompileOptions(fe, pipeline, target, options))
       return nullptr;
     return compileKernel(fe, options, target);
@@ -259,12 +270,25 @@ int runRunCommand(int argc, char **argv) {
   s.sim.tracePath = tracePath;
   s.format = format;
   s.reportPath = output;
-  if (!checkFlag)
-    return runProgram(*prog, s);
-  if (timingOnly) {
+  if (checkFlag && timingOnly) {
     reportError("--check needs the numerics; drop --timing-only");
     return 1;
   }
+  if (source.tp != 1) {
+    TensorParallelRun run;
+    run.coreProgram = &*prog;
+    run.wholeKernel = whole.kernel;
+    run.plan = tpPlan;
+    run.target = s.target;
+    run.sim = s.sim;
+    run.json = format == ReportFormat::JSON;
+    run.reportPath = output;
+    run.check = checkFlag;
+    run.outputName = outputName;
+    return runTensorParallel(run);
+  }
+  if (!checkFlag)
+    return runProgram(*prog, s);
   return runProgram(*prog, s, [&](const SimResult &result, llvm::json::Object &check) {
     return checkAgainstReference(*fe.kernel, result, outputName, check);
   });

@@ -11,6 +11,7 @@
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
+#include "driver/TensorParallel.h"
 #include "driver/TuneCache.h"
 #include "driver/TuneEval.h"
 #include "driver/TunePlot.h"
@@ -244,6 +245,10 @@ bool prepareSubject(TuneSubject &s, const std::string &input, const SourceOption
   if (!target)
     return error(llvm::toString(target.takeError()));
   s.job.target = std::move(*target);
+  s.job.tp = source.tp;
+  frontend::TensorParallelPlan plan;
+  if (source.tp != 1 && !shardForTensorParallel(s.fe, source.tp, s.job.target, plan))
+    return false;
   if (!pipeline.resolvePasses(s.job.passes, /*defaultPipeline=*/"O2"))
     return false;
   s.job.verifyEach = pipeline.verifyEach;

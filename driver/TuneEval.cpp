@@ -1,6 +1,7 @@
 #include "driver/TuneEval.h"
 
 #include "driver/Compile.h"
+#include "driver/TensorParallel.h"
 #include "passes/PassManager.h"
 #include "passes/analysis/KernelCost.h"
 #include "runtime/Simulator.h"
@@ -37,6 +38,11 @@ CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config) {
   fe.module = parseAndCheck(*fe.diags, job.defines);
   if (!fe.module || fe.diags->hadError() || !(fe.kernel = fe.module->findKernel(job.kernelName)))
     return reject("the source no longer compiles");
+  if (job.tp != 1) {
+    frontend::TensorParallelPlan plan;
+    if (!shardForTensorParallel(fe, job.tp, job.target, plan))
+      return reject("the kernel does not split over --tp cores");
+  }
 
   CompileOptions options;
   options.passes = job.passes;

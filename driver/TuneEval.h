@@ -33,6 +33,7 @@ struct TuneJob {
   runtime::Target target;
   std::vector<std::string> passes;
   bool verifyEach = true; ///< --verify-each
+  int tp = 1;             ///< --tp: the per-core kernel of this many cores is tuned
 };
 
 /// What the static cost model (passes/analysis/KernelCost.h) says.

@@ -94,6 +94,8 @@ static Target makeTrn1() {
   // §3.3/§4.3: load_transpose2d has "much lower DMA bandwidth" on trn1, no
   // figure given [DOC]; 0.25 [ASSUMED] (trn2's DMA transpose reaches <= 90%).
   t.dma_transpose_efficiency = 0.25;
+  // §1.1: 2 x NeuronCore-v2 per Trainium chip [DOC].
+  t.neuron_cores_per_chip = 2;
   // §5: profiler base clock for Trainium1 is 1.4 GHz [DOC].
   t.base_clock_ghz = 1.4;
   return t;
