@@ -10,6 +10,7 @@
 #include "runtime/Simulator.h"
 
 #include "runtime/BF16.h"
+#include "runtime/Horizon.h"
 #include "runtime/Npy.h"
 #include "runtime/Timing.h"
 
@@ -133,7 +134,7 @@ template <class Fn> inline void forEachElem(const TileView &v, Fn fn) {
 class Machine {
 public:
   Machine(const Program &p, const Target &t, const SimOptions &o)
-      : P(p), T(t), O(o), cost(t), functional(!o.timingOnly) {}
+      : P(p), T(t), O(o), cost(t), functional(!o.timingOnly), horizon(p, NumComputeUnits) {}
 
   Expected<SimResult> run();
 
@@ -164,8 +165,15 @@ private:
   std::vector<double> unitFree, unitBusy;
   std::vector<uint64_t> unitCount;
   std::vector<uint64_t> queueBytes;
-  std::vector<std::pair<double, double>> dmaIntervals;
-  std::vector<std::pair<double, double>> psumPort[4], sbufPort[4]; // per compute unit, when shared ports are modelled
+  IntervalUnion dmaBusy; // time with at least one transfer in flight
+  PortUses psumPort[NumComputeUnits], sbufPort[NumComputeUnits]; // per compute unit, when shared ports are modelled
+  // Forgetting the intervals that can delay nothing any more (Horizon.h)
+  // keeps memory bounded by the live state (the trackers bound their own
+  // records). A sweep costs the live state's size, so one runs after at
+  // least that many instructions.
+  UnitHorizon horizon;
+  size_t sinceSweep = 0, sweepEvery = MinSweepInterval;
+  static constexpr size_t MinSweepInterval = 4096;
   BandwidthCalendar shared;
   double makespan = 0;
   bool haveStationary = false;
@@ -280,6 +288,7 @@ private:
   void schedule(const Instr &in, uint32_t id, int unit, unsigned nsrc, double busyNs, double latencyNs,
                 float rows, float cols);
   void scheduleDma(const Instr &in, uint32_t id, const TileView &hbm, const TileView &sb, bool load);
+  void forgetPast(uint32_t id);
   void finishReport(SimResult &res, double simSeconds);
 };
 
@@ -569,20 +578,26 @@ bool Machine::execBody(const std::vector<Stmt> &body) {
     case Stmt::Kind::Instr:
       if (!exec(P.instrs[s.id], s.id))
         return false;
+      forgetPast(s.id);
       break;
     }
   }
   return true;
 }
 
-// Earliest t >= start such that [t, t + dur) overlaps none of `uses`
-// (sorted, disjoint: one in-order engine's intervals).
-static double fitAround(const std::vector<std::pair<double, double>> &uses, double start, double dur) {
-  auto it = std::lower_bound(uses.begin(), uses.end(), start,
-                             [](const std::pair<double, double> &iv, double t) { return iv.second <= t; });
-  for (; it != uses.end() && it->first < start + dur; ++it)
-    start = std::max(start, it->second);
-  return start;
+void Machine::forgetPast(uint32_t id) {
+  if (++sinceSweep < sweepEvery)
+    return;
+  double h = horizon.at(id, unitFree);
+  dmaBusy.forget(h);
+  size_t live = dmaBusy.size();
+  for (int u = 0; u < NumComputeUnits; ++u) {
+    psumPort[u].forget(h);
+    sbufPort[u].forget(h);
+    live += psumPort[u].size() + sbufPort[u].size();
+  }
+  sinceSweep = 0;
+  sweepEvery = std::max(MinSweepInterval, live);
 }
 
 void Machine::schedule(const Instr &in, uint32_t id, int unit, unsigned nsrc, double busyNs, double latencyNs,
@@ -605,12 +620,12 @@ void Machine::schedule(const Instr &in, uint32_t id, int unit, unsigned nsrc, do
     for (bool moved = true; moved;) {
       moved = false;
       if (usePsum) {
-        double t = fitAround(psumPort[unit == 1 ? 2 : 1], start, busyNs);
+        double t = psumPort[unit == 1 ? 2 : 1].fitAround(start, busyNs);
         moved |= t != start;
         start = t;
       }
       if (useSbuf) {
-        double t = fitAround(sbufPort[unit == 1 ? 3 : 1], start, busyNs);
+        double t = sbufPort[unit == 1 ? 3 : 1].fitAround(start, busyNs);
         moved |= t != start;
         start = t;
       }
@@ -621,9 +636,9 @@ void Machine::schedule(const Instr &in, uint32_t id, int unit, unsigned nsrc, do
   perInstr[id].busyNs += busyNs;
   perInstr[id].waitNs += start - unitFree[unit];
   if (usePsum)
-    psumPort[unit].push_back({start, end});
+    psumPort[unit].add(start, end);
   if (useSbuf)
-    sbufPort[unit].push_back({start, end});
+    sbufPort[unit].add(start, end);
   unitFree[unit] = end;
   unitBusy[unit] += busyNs;
   ++unitCount[unit];
@@ -664,7 +679,7 @@ void Machine::scheduleDma(const Instr &in, uint32_t id, const TileView &hbm, con
   unitBusy[unit] += end - start;
   ++unitCount[unit];
   queueBytes[queue] += uint64_t(bytes);
-  dmaIntervals.push_back({start, end});
+  dmaBusy.add(start, end);
   if (src.isBuffer || trackTensor[src.id])
     trackers[src.obj].recordRead(src.rect, end, unit);
   trackers[dst.obj].recordWrite(dst.rect, end, unit);
@@ -948,21 +963,6 @@ void Machine::finishReport(SimResult &res, double simSeconds) {
     r.engines.push_back({names[u], unitCount[u], unitBusy[u]});
     total += unitCount[u];
   }
-  // DMA: time with at least one transfer in flight (union over queues).
-  std::sort(dmaIntervals.begin(), dmaIntervals.end());
-  double dmaBusy = 0, cs = -1, ce = -1;
-  for (auto &iv : dmaIntervals) {
-    if (iv.first > ce) {
-      if (ce > cs)
-        dmaBusy += ce - cs;
-      cs = iv.first;
-      ce = iv.second;
-    } else {
-      ce = std::max(ce, iv.second);
-    }
-  }
-  if (ce > cs)
-    dmaBusy += ce - cs;
   uint64_t dmaCount = 0;
   for (unsigned q = 0; q < unsigned(T.dma_queues); ++q) {
     unsigned u = NumComputeUnits + q;
@@ -970,7 +970,7 @@ void Machine::finishReport(SimResult &res, double simSeconds) {
     if (unitCount[u])
       r.queues.push_back({q, unitCount[u], queueBytes[q], unitBusy[u]});
   }
-  r.engines.push_back({"dma", dmaCount, dmaBusy});
+  r.engines.push_back({"dma", dmaCount, dmaBusy.length()});
   r.dmaTransfers = dmaCount;
   r.dynamicInstructions = total + dmaCount;
   r.hbmBandwidthGBs = T.hbm_bandwidth_gbs;
