@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/BitVector.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 
@@ -68,11 +69,17 @@ UnitHorizon::UnitHorizon(const Program &P, unsigned numComputeUnits) {
   }
 }
 
-double UnitHorizon::at(uint32_t instr, const std::vector<double> &unitFree) const {
+double UnitHorizon::at(uint32_t instr, const std::vector<double> &unitFree, unsigned firstUnit) const {
   double h = std::numeric_limits<double>::infinity();
   for (uint32_t u : sets[setOf[instr]])
-    h = std::min(h, unitFree[u]);
+    if (u >= firstUnit)
+      h = std::min(h, unitFree[u]);
   return h;
+}
+
+bool UnitHorizon::mayRun(uint32_t instr, unsigned unit) const {
+  const std::vector<uint32_t> &units = sets[setOf[instr]];
+  return std::binary_search(units.begin(), units.end(), unit);
 }
 
 } // namespace tessel::runtime

@@ -5,7 +5,8 @@
 // every enclosing loop, and what follows them) can start work, and each starts
 // no earlier than it is free now. The least free time among them is a horizon:
 // timing records that end before it can delay nothing any more and may be
-// forgotten, which bounds the simulator's memory by the live state.
+// forgotten, which bounds the simulator's memory by the live state. (A unit
+// that has not started yet is free at 0 and holds the horizon there.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_HORIZON_H
@@ -23,9 +24,11 @@ public:
   /// Units are numbered as in the simulator: compute engines first, then DMA
   /// queue q is unit numComputeUnits + q.
   UnitHorizon(const Program &P, unsigned numComputeUnits);
-  /// The least `unitFree` among the units that may execute `instr` or any
-  /// instruction after it.
-  double at(uint32_t instr, const std::vector<double> &unitFree) const;
+  /// The least `unitFree` among the units numbered `firstUnit` or more that
+  /// may execute `instr` or an instruction after it (infinity if none may).
+  double at(uint32_t instr, const std::vector<double> &unitFree, unsigned firstUnit = 0) const;
+  /// Whether `unit` may execute `instr` or an instruction after it.
+  bool mayRun(uint32_t instr, unsigned unit) const;
 
 private:
   std::vector<uint32_t> setOf;              ///< instruction -> index into sets

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 using namespace llvm;
@@ -588,14 +589,19 @@ bool Machine::execBody(const std::vector<Stmt> &body) {
 void Machine::forgetPast(uint32_t id) {
   if (++sinceSweep < sweepEvery)
     return;
-  double h = horizon.at(id, unitFree);
-  dmaBusy.forget(h);
+  // Later DMA transfers start no earlier than their queue is free; a unit's
+  // port uses are looked at only by its partner on that port.
+  dmaBusy.forget(horizon.at(id, unitFree, NumComputeUnits));
   size_t live = dmaBusy.size();
-  for (int u = 0; u < NumComputeUnits; ++u) {
-    psumPort[u].forget(h);
-    sbufPort[u].forget(h);
+  auto partnerFree = [&](unsigned partner) {
+    return horizon.mayRun(id, partner) ? unitFree[partner] : std::numeric_limits<double>::infinity();
+  };
+  psumPort[1].forget(partnerFree(2));
+  psumPort[2].forget(partnerFree(1));
+  sbufPort[1].forget(partnerFree(3));
+  sbufPort[3].forget(partnerFree(1));
+  for (int u = 0; u < NumComputeUnits; ++u)
     live += psumPort[u].size() + sbufPort[u].size();
-  }
   sinceSweep = 0;
   sweepEvery = std::max(MinSweepInterval, live);
 }
