@@ -87,6 +87,8 @@ private:
   std::vector<int64_t> vars;
   std::vector<uint32_t> activeVars;
   std::vector<int64_t> curSlot, allocCount; ///< per buffer
+  uint64_t totalInstrs = 0, doneInstrs = 0;
+  static constexpr uint64_t ProgressEvery = 1 << 16;
 
   std::optional<NumericExecutor> num; ///< functional runs only
   std::optional<TimingScheduler> sched;
@@ -342,6 +344,8 @@ bool Machine::execBody(const std::vector<Stmt> &body) {
       if (!exec(P.instrs[s.id], s.id))
         return false;
       sched->instructionDone(s.id);
+      if (++doneInstrs % ProgressEvery == 0 && O.progress)
+        O.progress(doneInstrs, totalInstrs);
       break;
     }
   }
@@ -469,6 +473,13 @@ Expected<SimResult> Machine::run() {
     return e;
   if (!checkStatic())
     return createStringError(inconvertibleErrorCode(), errMsg);
+  totalInstrs = dynamicInstructionCount(P);
+  if (O.maxInstructions && totalInstrs > O.maxInstructions)
+    return createStringError(inconvertibleErrorCode(),
+                             "%s: error: the program would execute %llu dynamic instructions, more than the "
+                             "limit of %llu; raise it with --max-instructions=N (0: no limit)",
+                             P.locString({}).c_str(), (unsigned long long)totalInstrs,
+                             (unsigned long long)O.maxInstructions);
   if (functional) {
     uint64_t elems = 0;
     for (const TensorDecl &t : P.tensors)
@@ -486,7 +497,10 @@ Expected<SimResult> Machine::run() {
   sched.emplace(P, T, !O.tracePath.empty() || O.recordTimeline, O.recordTimeline, O.traceMaxEvents);
   if (functional)
     num.emplace(P);
-  if (!loadInputs(res) || !execBody(P.body))
+  bool ok = loadInputs(res) && execBody(P.body);
+  if (O.progress)
+    O.progress(totalInstrs, totalInstrs); // the end: a progress line is cleared
+  if (!ok)
     return createStringError(inconvertibleErrorCode(), errMsg);
   cur = nullptr;
   if (functional) {
