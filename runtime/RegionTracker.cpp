@@ -30,11 +30,12 @@ int mergeUnit(int a, int b) {
 
 } // namespace
 
-template <class Fn> void RegionTracker::forOverlapping(const Rect &r, Fn fn) const {
+template <class Skip, class Fn> void RegionTracker::forOverlapping(const Rect &r, Skip skip, Fn fn) const {
   if (box && boxRect.overlaps(r))
     fn(boxRec);
   for (const Group &g : groups)
-    forKeysIn(g.recs, r.c0 - g.cols + 1, r.c1 - 1, r.r0 - g.rows + 1, r.r1 - 1, [&](auto it) {
+    if (!skip(g))
+      forKeysIn(g.recs, r.c0 - g.cols + 1, r.c1 - 1, r.r0 - g.rows + 1, r.r1 - 1, [&](auto it) {
       fn(it->second);
       return std::next(it);
     });
@@ -57,18 +58,18 @@ RegionTracker::Rec &RegionTracker::insert(const Rect &r) {
   return x;
 }
 
-double RegionTracker::readReady(const Rect &r, int unit) const {
-  double t = 0;
-  forOverlapping(r, [&](const Rec &x) {
+double RegionTracker::readReady(const Rect &r, int unit, double floor) const {
+  double t = floor;
+  forOverlapping(r, [&](const Group &g) { return g.maxW <= t; }, [&](const Rec &x) {
     if (x.wUnit != unit && x.wUnit != NoUnit && x.wEnd > t)
       t = x.wEnd;
   });
   return t;
 }
 
-double RegionTracker::writeReady(const Rect &r, int unit) const {
-  double t = 0;
-  forOverlapping(r, [&](const Rec &x) {
+double RegionTracker::writeReady(const Rect &r, int unit, double floor) const {
+  double t = floor;
+  forOverlapping(r, [&](const Group &g) { return g.maxW <= t && g.maxR <= t; }, [&](const Rec &x) {
     if (x.wUnit != unit && x.wUnit != NoUnit && x.wEnd > t)
       t = x.wEnd;
     if (x.rUnit != unit && x.rUnit != NoUnit && x.rEnd > t)
@@ -79,7 +80,8 @@ double RegionTracker::writeReady(const Rect &r, int unit) const {
 
 bool RegionTracker::writtenBy(const Rect &r, int unit, double t) const {
   bool found = false;
-  forOverlapping(r, [&](const Rec &x) { found = found || (x.wUnit == unit && x.wEnd == t); });
+  forOverlapping(r, [&](const Group &g) { return found || g.maxW < t; },
+                 [&](const Rec &x) { found = found || (x.wUnit == unit && x.wEnd == t); });
   return found;
 }
 
@@ -90,9 +92,10 @@ void RegionTracker::recordRead(const Rect &r, double end, int unit) {
   if (box && boxRect == r) {
     x = &boxRec;
   } else {
-    uint32_t g = groupFor(r);
-    auto it = groups[g].recs.find({r.c0, r.r0});
-    if (it != groups[g].recs.end())
+    Group &g = groups[groupFor(r)];
+    g.maxR = std::max(g.maxR, end);
+    auto it = g.recs.find({r.c0, r.r0});
+    if (it != g.recs.end())
       x = &it->second;
   }
   if (x) {
@@ -121,6 +124,8 @@ void RegionTracker::recordWrite(const Rect &r, double end, int unit) {
   Rec &n = insert(r);
   n.wEnd = end;
   n.wUnit = unit;
+  Group &g = groups[groupFor(r)];
+  g.maxW = std::max(g.maxW, end);
   if (size() > MaxRecords)
     compact();
 }

@@ -41,10 +41,10 @@ struct Rect {
 class RegionTracker {
 public:
   static constexpr int NoUnit = -2, MixedUnits = -1;
-  /// Earliest time a reader on `unit` may start (RAW).
-  double readReady(const Rect &r, int unit) const;
-  /// Earliest time a writer on `unit` may start (WAW + WAR).
-  double writeReady(const Rect &r, int unit) const;
+  /// Earliest time a reader on `unit` may start (RAW), or `floor` if later.
+  double readReady(const Rect &r, int unit, double floor = 0) const;
+  /// Earliest time a writer on `unit` may start (WAW + WAR), or `floor` if later.
+  double writeReady(const Rect &r, int unit, double floor = 0) const;
   /// Whether a region overlapping `r` was last written by `unit` with its
   /// data visible exactly at `t` (i.e. by the unit's previous instruction).
   bool writtenBy(const Rect &r, int unit, double t) const;
@@ -67,6 +67,9 @@ private:
   struct Group {
     int64_t rows, cols;
     std::map<Key, Rec> recs;
+    /// Bounds on the records' wEnd and rEnd: a query whose answer is
+    /// already this late skips the group.
+    double maxW = 0, maxR = 0;
   };
   std::vector<Group> groups;
   /// Creation order of the records in groups: seq -> (group, key).
@@ -80,8 +83,9 @@ private:
 
   uint32_t groupFor(const Rect &r);
   Rec &insert(const Rect &r);
-  /// Calls fn(rec) for every record whose region overlaps `r`.
-  template <class Fn> void forOverlapping(const Rect &r, Fn fn) const;
+  /// Calls fn(rec) for every record whose region overlaps `r`, skipping the
+  /// groups for which skip(group) holds.
+  template <class Skip, class Fn> void forOverlapping(const Rect &r, Skip skip, Fn fn) const;
   void compact();
 };
 

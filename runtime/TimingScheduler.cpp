@@ -45,13 +45,13 @@ TimingScheduler::TimingScheduler(const Program &P, const Target &T, bool recordi
   perInstr.assign(P.instrs.size(), InstrStats());
 }
 
-double TimingScheduler::ready(const TileView &v, int unit,
-                              double (RegionTracker::*query)(const Rect &, int) const) const {
+double TimingScheduler::ready(const TileView &v, int unit, double floor,
+                              double (RegionTracker::*query)(const Rect &, int, double) const) const {
   if (!tracked(v))
-    return 0;
-  double t = (trackers[v.obj].*query)(v.rect, unit);
+    return floor;
+  double t = (trackers[v.obj].*query)(v.rect, unit, floor);
   for (uint32_t a : aliases[v.obj])
-    t = std::max(t, (trackers[a].*query)(v.rect, unit));
+    t = (trackers[a].*query)(v.rect, unit, t);
   return t;
 }
 
@@ -68,8 +68,8 @@ void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const
                                double busyNs, double latencyNs, float rows, float cols) {
   double start = unitFree[unit];
   for (unsigned i = 0; i < nsrc; ++i)
-    start = std::max(start, ready(srcs[i], unit, &RegionTracker::readReady));
-  start = std::max(start, ready(dst, unit, &RegionTracker::writeReady));
+    start = ready(srcs[i], unit, start, &RegionTracker::readReady);
+  start = ready(dst, unit, start, &RegionTracker::writeReady);
   // trn1 port sharing: VectorE/ScalarE on PSUM, VectorE/GpSimdE on SBUF.
   bool usePsum = false, useSbuf = false;
   if (unit >= 1 && unit <= 3) {
@@ -126,8 +126,8 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   const TileView &src = load ? hbm : sb;
   const TileView &dst = load ? sb : hbm;
   double start = unitFree[unit];
-  start = std::max(start, ready(src, unit, &RegionTracker::readReady));
-  start = std::max(start, ready(dst, unit, &RegionTracker::writeReady));
+  start = ready(src, unit, start, &RegionTracker::readReady);
+  start = ready(dst, unit, start, &RegionTracker::writeReady);
   double t0 = start + T.dma_fixed_latency_ns;
   double finish = shared.reserve(t0, c.occupancy);
   double end = std::max(t0 + double(bytes) / c.rate, finish);

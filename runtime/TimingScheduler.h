@@ -101,8 +101,9 @@ private:
   }
   bool tracked(const TileView &v) const { return v.isBuffer || trackTensor[v.id]; }
   /// When `v`'s region (and every object aliasing it) is ready for `unit`
-  /// by the tracker query `query`.
-  double ready(const TileView &v, int unit, double (RegionTracker::*query)(const Rect &, int) const) const;
+  /// by the tracker query `query`, or `floor` if later.
+  double ready(const TileView &v, int unit, double floor,
+               double (RegionTracker::*query)(const Rect &, int, double) const) const;
   void schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc, double busyNs,
                 double latencyNs, float rows, float cols);
   void record(uint32_t id, int unit, float rows, float cols, double start, double dur);

@@ -133,6 +133,8 @@ void compareOnRandomSequences(int area) {
       bool write = rng() % 3 == 0;
       double ready = write ? ref.writeReady(r, unit) : ref.readReady(r, unit);
       ASSERT_EQ(write ? fast.writeReady(r, unit) : fast.readReady(r, unit), ready);
+      double floor = double(rng() % 64);
+      ASSERT_EQ(write ? fast.writeReady(r, unit, floor) : fast.readReady(r, unit, floor), std::max(floor, ready));
       ASSERT_EQ(fast.writtenBy(r, unit, freeAt[unit]), ref.writtenBy(r, unit, freeAt[unit]));
       double start = std::max(freeAt[unit], ready) + double(rng() % 3);
       double end = start + double(rng() % 4);
