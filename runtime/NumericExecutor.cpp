@@ -64,6 +64,8 @@ int64_t NumericExecutor::firstUnwritten(const TileView &v) const {
 }
 
 void NumericExecutor::setWritten(const TileView &v) {
+  if (!v.isBuffer && P.tensors[v.id].role == TensorRole::Input)
+    return; // inputs count as written throughout and keep no flags
   uint8_t *init = v.isBuffer ? bufInit[v.id].data() : tenInit[v.id].data();
   forEachRun(v, [&](int64_t off, int64_t, int64_t len, int64_t stride) {
     if (stride == 1)
