@@ -36,9 +36,9 @@ template <class Skip, class Fn> void RegionTracker::forOverlapping(const Rect &r
   for (const Group &g : groups)
     if (!skip(g))
       forKeysIn(g.recs, r.c0 - g.cols + 1, r.c1 - 1, r.r0 - g.rows + 1, r.r1 - 1, [&](auto it) {
-      fn(it->second);
-      return std::next(it);
-    });
+        fn(it->second);
+        return std::next(it);
+      });
 }
 
 uint32_t RegionTracker::groupFor(const Rect &r) {

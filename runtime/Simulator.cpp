@@ -92,7 +92,7 @@ private:
 
   std::optional<NumericExecutor> num; ///< functional runs only
   std::optional<TimingScheduler> sched;
-  Report rep;
+  std::vector<std::string> warnings; ///< for the report
   TileView vDst, vSrc[2];
 
   // ---- errors ----
@@ -456,12 +456,12 @@ bool Machine::exec(const Instr &in, uint32_t id) {
 }
 
 void Machine::finishReport(SimResult &res, double simSeconds) {
-  rep.kernel = P.kernel;
-  rep.target = T.name;
-  rep.functional = functional;
-  sched->finishReport(rep);
-  rep.simSeconds = simSeconds;
-  res.report = rep;
+  res.report = sched->report();
+  res.report.kernel = P.kernel;
+  res.report.target = T.name;
+  res.report.functional = functional;
+  res.report.simSeconds = simSeconds;
+  res.report.warnings = std::move(warnings);
 }
 
 Expected<SimResult> Machine::run() {
@@ -510,7 +510,7 @@ Expected<SimResult> Machine::run() {
         continue;
       size_t unwritten = num->unwrittenElements(uint32_t(i));
       if (unwritten)
-        rep.warnings.push_back(formatv("output %{0}: {1} of {2} elements were never written (they read as 0)",
+        warnings.push_back(formatv("output %{0}: {1} of {2} elements were never written (they read as 0)",
                                        t.name, unwritten, t.numElements())
                                    .str());
       res.outputs.push_back(TensorData{t.name, t.dtype, t.shape, num->takeTensor(uint32_t(i))});

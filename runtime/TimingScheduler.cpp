@@ -231,17 +231,8 @@ void TimingScheduler::instructionDone(uint32_t id) {
   sweepEvery = std::max(MinSweepInterval, live);
 }
 
-void TimingScheduler::finishReport(Report &r) const {
-  r.flops = counts.flops;
-  r.transposeFlops = counts.transposeFlops;
-  r.hbmReadBytes = counts.hbmReadBytes;
-  r.hbmWriteBytes = counts.hbmWriteBytes;
-  r.trafficInputs = counts.trafficInputs;
-  r.trafficOutputs = counts.trafficOutputs;
-  r.trafficIntermediates = counts.trafficIntermediates;
-  r.trafficSpill = counts.trafficSpill;
-  r.spillSaveBytes = counts.spillSaveBytes;
-  r.spillReloadBytes = counts.spillReloadBytes;
+Report TimingScheduler::report() const {
+  Report r = counts;
   r.latencyNs = makespan;
   r.peakFlopsPerSec = T.peakBf16Flops();
   double secs = makespan * 1e-9;
@@ -295,6 +286,7 @@ void TimingScheduler::finishReport(Report &r) const {
     r.hotspots.push_back({in.loc.line, instrName(in), unit, perInstr[i].count, perInstr[i].busyNs,
                           perInstr[i].waitNs});
   }
+  return r;
 }
 
 } // namespace tessel::runtime

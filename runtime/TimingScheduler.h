@@ -47,8 +47,8 @@ public:
   /// can delay nothing any more.
   void instructionDone(uint32_t id);
 
-  /// Fills the report's timing, traffic and occupancy figures and hotspots.
-  void finishReport(Report &r) const;
+  /// The report's timing, traffic and occupancy figures and hotspots.
+  Report report() const;
   std::vector<TraceEvent> &events() { return trace; }
   uint64_t droppedEvents() const { return traceDropped; }
 

@@ -91,8 +91,7 @@ TEST(TimingScheduler, MatmulWaitsForBothLoadsWithoutTheWalk) {
   EXPECT_EQ(ev[2].startNs, loaded);                          // RAW on both operands
   EXPECT_GT(ev[3].startNs, ev[2].startNs + ev[2].durNs);     // the copy waits for the product's latency
   EXPECT_GE(ev[4].startNs, ev[3].startNs + ev[3].durNs);     // the store waits for the copy
-  Report r;
-  sched.finishReport(r);
+  Report r = sched.report();
   EXPECT_EQ(r.flops, uint64_t(2 * 2 * 2 * 3));
   EXPECT_EQ(r.dynamicInstructions, 5u);
   EXPECT_EQ(r.hbmReadBytes, uint64_t(4 * (4 + 6)));
