@@ -13,15 +13,24 @@ and functional) and the simulated latency next to the latency the tutorial
 measured on trn1 (51.80 ms and 6.97 ms). The timing model is NOT fitted to those
 numbers (DESIGN.md section 8); they are printed as an independent check.
 
-Usage: bench/sim_speed.py [--tessel build/bin/tessel] [--out bench/sim_speed.md]
+Then the figures of issue 14, each from a separate `tessel run` (wall time including
+compile, the simulator's own time, peak RSS), beside the same runs of a baseline
+build when --baseline gives one (ratios from one run on this machine):
+DeepSeek-V3 up_proj at M=131072 (-O0, -O2), a dense 70B-size SwiGLU MLP at
+M=32768 (-O0, -O2), and the timing-only peak RSS at M=4096 against M=131072.
+
+Usage: bench/sim_speed.py [--tessel build/bin/tessel] [--baseline OLD/bin/tessel] [--out bench/sim_speed.md]
 """
 import argparse
 import json
+import resource
 import os
 import subprocess
 import sys
 import tempfile
 import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def tiled(M, K, N):
@@ -112,10 +121,75 @@ def run(tessel, path, timing_only):
     return json.loads(out), wall
 
 
+MLP70B = """# A dense 70B-size SwiGLU MLP block (hidden 8192, intermediate 28672).
+const M = 32768
+kernel mlp70b(X: bf16[M, 8192], Wg: bf16[8192, 28672], Wu: bf16[8192, 28672], Wd: bf16[28672, 8192]) -> bf16[M, 8192] {
+  h = silu(X @ Wg) * (X @ Wu)
+  return h @ Wd
+}
+"""
+
+
+def run_measured(tessel, args):
+    """Runs `tessel run ARGS --timing-only --report=json`: (report, wall seconds, CPU seconds).
+    On a shared machine the CPU time is the fairer comparison."""
+    cmd = [tessel, "run"] + args + ["--timing-only", "--report=json"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        sys.exit(f"sim_speed: {' '.join(cmd)} failed:\n{out.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return json.loads(out.stdout), wall, cpu
+
+
+def peak_rss_mib(tessel, args):
+    """Peak RSS of one `tessel run ARGS --timing-only`, in MiB (GNU time's %M)."""
+    cmd = ["/usr/bin/time", "-f", "%M", tessel, "run"] + args + ["--timing-only", "-o", "/dev/null"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return int(out.stderr.strip().splitlines()[-1]) / 1024
+
+
+def issue14(tessel, baseline, d):
+    mlp = os.path.join(d, "mlp70b.tsl")
+    with open(mlp, "w") as f:
+        f.write(MLP70B)
+    ds = os.path.join(ROOT, "examples", "deepseek_v3_up_proj.tsl")
+    cases = [
+        ("DeepSeek-V3 up_proj M=131072 -O0", [ds, "-D", "M=131072", "-O0"]),
+        ("DeepSeek-V3 up_proj M=131072 -O2", [ds, "-D", "M=131072", "-O2"]),
+        ("70B SwiGLU MLP M=32768 -O0", [mlp, "-O0"]),
+        ("70B SwiGLU MLP M=32768 -O2", [mlp, "-O2"]),
+    ]
+    builds = [("this build", tessel)] + ([("baseline", baseline)] if baseline else [])
+    lines = ["| timing-only run | build | dynamic instructions | simulate (s) | wall incl. compile (s) | "
+             "CPU incl. compile (s) | instructions per CPU s | latency (us) |", "|---|---|---|---|---|---|---|---|"]
+    for name, args in cases:
+        latencies = set()
+        for label, binary in builds:
+            rep, wall, cpu = run_measured(binary, args)
+            n = rep["dynamic_instructions"]
+            latencies.add(rep["latency_us"])
+            lines.append(f"| {name} | {label} | {n} | {rep['sim_seconds']:.3f} | {wall:.3f} | {cpu:.3f} | "
+                         f"{n / max(cpu, 1e-9):,.0f} | {rep['latency_us']:.3f} |")
+        if len(latencies) > 1:
+            lines.append(f"| {name} | **latencies differ** | | | | | | |")
+    lines += ["", "| peak RSS, timing-only, DeepSeek-V3 up_proj -O0 | build | M=4096 (MiB) | M=131072 (MiB) | ratio |",
+              "|---|---|---|---|---|"]
+    for label, binary in builds:
+        small = peak_rss_mib(binary, [ds, "-D", "M=4096"])
+        big = peak_rss_mib(binary, [ds, "-D", "M=131072"])
+        lines.append(f"| | {label} | {small:.1f} | {big:.1f} | {big / small:.2f} |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tessel", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin", "tessel"))
-    ap.add_argument("--out", help="also write the table (markdown) to this file")
+    ap.add_argument("--baseline", help="another build's tessel to run the issue 14 figures beside")
+    ap.add_argument("--out", help="also write the tables (markdown) to this file")
     args = ap.parse_args()
     cases = [
         # name, program, timing_only, documented latency (ms) or None
@@ -142,6 +216,9 @@ def main():
                      f"{100 * r[7]:.1f} % | {'' if r[8] is None else f'{r[8]:.2f}'} |")
     table = "\n".join(lines)
     print(table)
+    with tempfile.TemporaryDirectory() as d:
+        table += "\n\n" + issue14(args.tessel, args.baseline, d)
+    print(table[table.index("| timing-only run"):])
     if args.out:
         with open(args.out, "w") as f:
             f.write("# Simulator speed\n\nGenerated by `bench/sim_speed.py`.\n\n" + table + "\n")

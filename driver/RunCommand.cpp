@@ -25,6 +25,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -122,6 +123,11 @@ int runRunCommand(int argc, char **argv) {
   cl::opt<std::string> outputDir("output-dir",
                                  cl::desc("Write each output tensor as float32 DIR/<name>.npy (created if missing)"),
                                  cl::value_desc("DIR"), cl::cat(toolCategory()));
+  cl::opt<uint64_t> maxInstructions(
+      "max-instructions",
+      cl::desc("Refuse, before simulating, a program that would execute more dynamic instructions than N "
+               "(0: no limit; default 4000000000, about 30 minutes timing-only)"),
+      cl::value_desc("N"), cl::init(SimOptions::DefaultMaxInstructions), cl::cat(toolCategory()));
   cl::opt<bool> timingOnly("timing-only",
                            cl::desc("Skip the numerics (no inputs read, no outputs, no never-written "
                                     "checks): only the timing model and the bounds/shape checks run"),
@@ -267,6 +273,9 @@ int runRunCommand(int argc, char **argv) {
   s.sim.seed = seed;
   s.sim.outputDir = outputDir;
   s.sim.timingOnly = timingOnly;
+  s.sim.maxInstructions = maxInstructions;
+  if (llvm::sys::Process::StandardErrIsDisplayed())
+    s.sim.progress = terminalProgress(llvm::errs(), prog->kernel);
   s.sim.tracePath = tracePath;
   s.format = format;
   s.reportPath = output;

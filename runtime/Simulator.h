@@ -24,8 +24,10 @@
 #include "runtime/Target.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -47,6 +49,13 @@ struct SimOptions {
   size_t traceMaxEvents = 500000;
   /// keep the per-instruction timeline in SimResult::timeline (tests, tools)
   bool recordTimeline = false;
+  /// refuse, before simulating, a program that would execute more dynamic
+  /// instructions than this (0: no limit); `run --max-instructions`
+  uint64_t maxInstructions = DefaultMaxInstructions;
+  /// about 30 minutes of timing-only simulation at 2 M instructions/s
+  static constexpr uint64_t DefaultMaxInstructions = 4'000'000'000;
+  /// if set: called now and then with (instructions done, instructions in all)
+  std::function<void(uint64_t, uint64_t)> progress;
 };
 
 /// A tensor's values (row-major, float32 holding bf16 values for bf16 tensors).
@@ -75,6 +84,17 @@ struct SimResult {
 };
 
 llvm::Expected<SimResult> simulate(const Program &prog, const Target &target, const SimOptions &opts);
+
+/// The number of dynamic instructions `prog` executes (every loop has
+/// constant bounds, so the count is exact), saturating at UINT64_MAX.
+uint64_t dynamicInstructionCount(const Program &prog);
+
+/// A SimOptions::progress that shows, on `os` (a terminal), one line updated
+/// in place once the run has taken `afterSeconds`: the share done, the time
+/// spent and the time left at the rate so far; the line is cleared when the
+/// run ends. `what` names the kernel.
+std::function<void(uint64_t, uint64_t)> terminalProgress(llvm::raw_ostream &os, std::string what,
+                                                          double afterSeconds = 1.0);
 
 /// The seeded random values used for an input that was not given: uniform in
 /// [-s, s) with s = sqrt(3 / shape[0]) (unit variance scaled by the fan-in of

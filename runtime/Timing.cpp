@@ -6,84 +6,48 @@
 
 namespace tessel::runtime {
 
-double RegionTracker::readReady(const Rect &r, int unit) const {
-  double t = 0;
-  for (const Rec &x : recs)
-    if (x.wUnit != unit && x.wUnit != NoUnit && x.wEnd > t && x.r.overlaps(r))
-      t = x.wEnd;
-  return t;
-}
-
-double RegionTracker::writeReady(const Rect &r, int unit) const {
-  double t = 0;
-  for (const Rec &x : recs) {
-    if (!x.r.overlaps(r))
-      continue;
-    if (x.wUnit != unit && x.wUnit != NoUnit && x.wEnd > t)
-      t = x.wEnd;
-    if (x.rUnit != unit && x.rUnit != NoUnit && x.rEnd > t)
-      t = x.rEnd;
+void IntervalUnion::add(double start, double end) {
+  // Components touching [start, end]: from the last one starting at or before
+  // start to the last one starting at or before end.
+  auto it = open.upper_bound(start);
+  if (it != open.begin() && std::prev(it)->second >= start)
+    --it;
+  while (it != open.end() && it->first <= end) {
+    start = std::min(start, it->first);
+    end = std::max(end, it->second);
+    it = open.erase(it);
   }
-  return t;
+  open.emplace(start, end);
 }
 
-bool RegionTracker::writtenBy(const Rect &r, int unit, double t) const {
-  for (const Rec &x : recs)
-    if (x.wUnit == unit && x.wEnd == t && x.r.overlaps(r))
-      return true;
-  return false;
+void IntervalUnion::forget(double horizon) {
+  for (auto it = open.begin(); it != open.end() && it->second < horizon; it = open.erase(it))
+    if (it->second > it->first)
+      closed += it->second - it->first;
 }
 
-void RegionTracker::recordRead(const Rect &r, double end, int unit) {
-  for (Rec &x : recs) {
-    if (x.r == r) {
-      if (x.rUnit == NoUnit)
-        x.rUnit = unit;
-      else if (x.rUnit != unit)
-        x.rUnit = MixedUnits;
-      x.rEnd = std::max(x.rEnd, end);
-      return;
-    }
-  }
-  Rec n;
-  n.r = r;
-  n.rEnd = end;
-  n.rUnit = unit;
-  recs.push_back(n);
-  if (recs.size() > MaxRecords)
-    compact();
+double IntervalUnion::length() const {
+  double total = closed;
+  for (const auto &iv : open)
+    if (iv.second > iv.first)
+      total += iv.second - iv.first;
+  return total;
 }
 
-void RegionTracker::recordWrite(const Rect &r, double end, int unit) {
-  // The writer waited for every overlapping earlier access, so records it
-  // covers completely carry no further information.
-  recs.erase(std::remove_if(recs.begin(), recs.end(), [&](const Rec &x) { return r.contains(x.r); }),
-             recs.end());
-  Rec n;
-  n.r = r;
-  n.wEnd = end;
-  n.wUnit = unit;
-  recs.push_back(n);
-  if (recs.size() > MaxRecords)
-    compact();
+double PortUses::fitAround(double start, double dur) const {
+  auto it = std::lower_bound(uses.begin() + long(head), uses.end(), start,
+                             [](const std::pair<double, double> &iv, double t) { return iv.second <= t; });
+  for (; it != uses.end() && it->first < start + dur; ++it)
+    start = std::max(start, it->second);
+  return start;
 }
 
-// Conservative bound on the record count: merge the two oldest records into
-// their bounding box (later accesses may then wait more, never less).
-void RegionTracker::compact() {
-  while (recs.size() > MaxRecords / 2) {
-    Rec &a = recs[0];
-    const Rec &b = recs[1];
-    a.r.r0 = std::min(a.r.r0, b.r.r0);
-    a.r.r1 = std::max(a.r.r1, b.r.r1);
-    a.r.c0 = std::min(a.r.c0, b.r.c0);
-    a.r.c1 = std::max(a.r.c1, b.r.c1);
-    auto mergeUnit = [](int x, int y) { return x == NoUnit ? y : y == NoUnit ? x : x == y ? x : MixedUnits; };
-    a.wUnit = mergeUnit(a.wUnit, b.wUnit);
-    a.rUnit = mergeUnit(a.rUnit, b.rUnit);
-    a.wEnd = std::max(a.wEnd, b.wEnd);
-    a.rEnd = std::max(a.rEnd, b.rEnd);
-    recs.erase(recs.begin() + 1);
+void PortUses::forget(double horizon) {
+  while (head < uses.size() && uses[head].second < horizon)
+    ++head;
+  if (head > uses.size() / 2) {
+    uses.erase(uses.begin(), uses.begin() + long(head));
+    head = 0;
   }
 }
 

@@ -22,51 +22,15 @@
 #define TESSEL_RUNTIME_TIMING_H
 
 #include "runtime/Program.h"
+#include "runtime/RegionTracker.h"
 #include "runtime/Target.h"
 
 #include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 
 namespace tessel::runtime {
-
-/// A half-open 2-D region [r0, r1) x [c0, c1): partitions x bytes for a
-/// buffer (physical per-partition byte addresses), rows x flattened inner
-/// elements for an HBM tensor.
-struct Rect {
-  int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
-  bool overlaps(const Rect &o) const { return r0 < o.r1 && o.r0 < r1 && c0 < o.c1 && o.c0 < c1; }
-  bool contains(const Rect &o) const { return r0 <= o.r0 && o.r1 <= r1 && c0 <= o.c0 && o.c1 <= c1; }
-  bool operator==(const Rect &o) const { return r0 == o.r0 && r1 == o.r1 && c0 == o.c0 && c1 == o.c1; }
-};
-
-/// Last writers / readers of the regions of one memory object.
-class RegionTracker {
-public:
-  static constexpr int NoUnit = -2, MixedUnits = -1;
-  /// Earliest time a reader on `unit` may start (RAW).
-  double readReady(const Rect &r, int unit) const;
-  /// Earliest time a writer on `unit` may start (WAW + WAR).
-  double writeReady(const Rect &r, int unit) const;
-  /// Whether a region overlapping `r` was last written by `unit` with its
-  /// data visible exactly at `t` (i.e. by the unit's previous instruction).
-  bool writtenBy(const Rect &r, int unit, double t) const;
-  /// A read of `r` by `unit` that finishes reading at `end`.
-  void recordRead(const Rect &r, double end, int unit);
-  /// A write of `r` by `unit` whose data is visible at `end`.
-  void recordWrite(const Rect &r, double end, int unit);
-  size_t size() const { return recs.size(); }
-  static constexpr size_t MaxRecords = 256;
-
-private:
-  struct Rec {
-    Rect r;
-    double wEnd = 0, rEnd = 0;
-    int wUnit = NoUnit, rUnit = NoUnit;
-  };
-  std::vector<Rec> recs;
-  void compact();
-};
 
 /// Exclusive-use calendar of a shared bandwidth resource.
 class BandwidthCalendar {
@@ -80,6 +44,39 @@ public:
 private:
   std::vector<std::pair<double, double>> busy; // sorted, disjoint
   double reserved = 0;
+};
+
+/// Length of the union of intervals added in any order, as if they were
+/// sorted and merged at the end (touching intervals merge; lengths summed
+/// left to right), holding only the components that may still grow.
+class IntervalUnion {
+public:
+  void add(double start, double end);
+  /// Closes the components that end before `horizon`: no interval added
+  /// later may start before it.
+  void forget(double horizon);
+  double length() const;
+  size_t size() const { return open.size(); }
+
+private:
+  std::map<double, double> open; ///< start -> end, disjoint and not touching
+  double closed = 0;
+};
+
+/// The busy intervals of one in-order unit on a shared port (added in time
+/// order, so sorted and disjoint).
+class PortUses {
+public:
+  void add(double start, double end) { uses.emplace_back(start, end); }
+  /// Earliest t >= start such that [t, t + dur) overlaps none of the uses.
+  double fitAround(double start, double dur) const;
+  /// Drops the uses that end before `horizon`: no later query starts earlier.
+  void forget(double horizon);
+  size_t size() const { return uses.size() - head; }
+
+private:
+  std::vector<std::pair<double, double>> uses;
+  size_t head = 0; ///< uses before it are forgotten
 };
 
 /// Per-instruction costs in nanoseconds, from the target only.

@@ -1,0 +1,94 @@
+//===- runtime/RegionTracker.h - Last writers/readers of regions -*- C++ -*-===//
+//
+// Internal to the runtime. Hazard records of one memory object for the timing
+// model (Timing.h): for every region accessed, when its last write becomes
+// visible and when its last reads end, and by which unit.
+//
+// Records are grouped by shape (rows x columns) and kept in an ordered map by
+// position, so an access visits only the records whose position can overlap
+// it: O(groups x log n) per access for a program's regular tiles, where
+// scanning every record was O(n).
+//
+// The record count stays bounded as before: past MaxRecords, the oldest
+// records are merged into one bounding box (later accesses may then wait
+// more, never less) until MaxRecords / 2 remain. The answers, compaction
+// included, are exactly those of the linear scan the tracker replaced
+// (tests/unit/runtime/RegionTrackerTest.cpp compares the two).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_REGIONTRACKER_H
+#define TESSEL_RUNTIME_REGIONTRACKER_H
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace tessel::runtime {
+
+/// A half-open 2-D region [r0, r1) x [c0, c1): partitions x bytes for a
+/// buffer (physical per-partition byte addresses), rows x flattened inner
+/// elements for an HBM tensor.
+struct Rect {
+  int64_t r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+  bool overlaps(const Rect &o) const { return r0 < o.r1 && o.r0 < r1 && c0 < o.c1 && o.c0 < c1; }
+  bool contains(const Rect &o) const { return r0 <= o.r0 && o.r1 <= r1 && c0 <= o.c0 && o.c1 <= c1; }
+  bool operator==(const Rect &o) const { return r0 == o.r0 && r1 == o.r1 && c0 == o.c0 && c1 == o.c1; }
+};
+
+/// Last writers / readers of the regions of one memory object.
+class RegionTracker {
+public:
+  static constexpr int NoUnit = -2, MixedUnits = -1;
+  /// Earliest time a reader on `unit` may start (RAW), or `floor` if later.
+  double readReady(const Rect &r, int unit, double floor = 0) const;
+  /// Earliest time a writer on `unit` may start (WAW + WAR), or `floor` if later.
+  double writeReady(const Rect &r, int unit, double floor = 0) const;
+  /// Whether a region overlapping `r` was last written by `unit` with its
+  /// data visible exactly at `t` (i.e. by the unit's previous instruction).
+  bool writtenBy(const Rect &r, int unit, double t) const;
+  /// A read of `r` by `unit` that finishes reading at `end`.
+  void recordRead(const Rect &r, double end, int unit);
+  /// A write of `r` by `unit` whose data is visible at `end`. Records of
+  /// regions it covers are dropped: the writer waited for them.
+  void recordWrite(const Rect &r, double end, int unit);
+  size_t size() const { return order.size() + (box ? 1 : 0); }
+  static constexpr size_t MaxRecords = 256;
+
+private:
+  struct Rec {
+    double wEnd = 0, rEnd = 0;
+    int wUnit = NoUnit, rUnit = NoUnit;
+    uint64_t seq = 0; ///< creation order
+  };
+  using Key = std::pair<int64_t, int64_t>; ///< (c0, r0)
+  /// Records of one shape, keyed by position.
+  struct Group {
+    int64_t rows, cols;
+    std::map<Key, Rec> recs;
+    /// Bounds on the records' wEnd and rEnd: a query whose answer is
+    /// already this late skips the group.
+    double maxW = 0, maxR = 0;
+  };
+  std::vector<Group> groups;
+  /// Creation order of the records in groups: seq -> (group, key).
+  std::map<uint64_t, std::pair<uint32_t, Key>> order;
+  uint64_t nextSeq = 0;
+  /// The oldest record once compaction has merged records into it; it is
+  /// always older than every record in groups.
+  bool box = false;
+  Rect boxRect;
+  Rec boxRec;
+
+  uint32_t groupFor(const Rect &r);
+  Rec &insert(const Rect &r);
+  /// Calls fn(rec) for every record whose region overlaps `r`, skipping the
+  /// groups for which skip(group) holds.
+  template <class Skip, class Fn> void forOverlapping(const Rect &r, Skip skip, Fn fn) const;
+  void compact();
+};
+
+} // namespace tessel::runtime
+
+#endif

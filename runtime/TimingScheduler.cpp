@@ -1,0 +1,292 @@
+//===- runtime/TimingScheduler.cpp - Places instructions in time -----------===//
+#include "runtime/TimingScheduler.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tessel::runtime {
+
+TimingScheduler::TimingScheduler(const Program &P, const Target &T, bool recording, bool keepAll,
+                                 size_t maxEvents)
+    : P(P), T(T), cost(T), recording(recording), keepAll(keepAll), maxEvents(maxEvents),
+      horizon(P, NumComputeUnits) {
+  size_t nT = P.tensors.size();
+  trackers.assign(nT, RegionTracker());
+  trackTensor.assign(nT, false);
+  for (const Instr &in : P.instrs)
+    if (in.op == Opcode::Dma && in.dst.isTensor())
+      trackTensor[in.dst.id] = true; // never-written tensors (inputs) need no hazard tracking
+  slotObj.resize(P.buffers.size());
+  for (size_t b = 0; b < P.buffers.size(); ++b) {
+    slotObj[b] = uint32_t(trackers.size());
+    trackers.resize(trackers.size() + size_t(P.buffers[b].bufs));
+  }
+  aliases.assign(trackers.size(), {});
+  // Slots of different buffers that share physical bytes (an allocator may
+  // reuse addresses) see each other's accesses.
+  for (size_t a = 0; a < P.buffers.size(); ++a)
+    for (size_t b = 0; b < P.buffers.size(); ++b) {
+      if (a == b || P.buffers[a].space != P.buffers[b].space)
+        continue;
+      const BufferDecl &A = P.buffers[a], &B = P.buffers[b];
+      for (int64_t sa = 0; sa < A.bufs; ++sa)
+        for (int64_t sb = 0; sb < B.bufs; ++sb) {
+          int64_t a0 = A.address + sa * A.slotBytes(), a1 = a0 + A.slotBytes();
+          int64_t b0 = B.address + sb * B.slotBytes(), b1 = b0 + B.slotBytes();
+          if (a0 < b1 && b0 < a1)
+            aliases[slotObj[a] + sa].push_back(slotObj[b] + uint32_t(sb));
+        }
+    }
+  unsigned units = NumComputeUnits + unsigned(T.dma_queues);
+  unitFree.assign(units, 0.0);
+  unitBusy.assign(units, 0.0);
+  unitCount.assign(units, 0);
+  queueBytes.assign(size_t(T.dma_queues), 0);
+  perInstr.assign(P.instrs.size(), InstrStats());
+}
+
+double TimingScheduler::ready(const TileView &v, int unit, double floor,
+                              double (RegionTracker::*query)(const Rect &, int, double) const) const {
+  if (!tracked(v))
+    return floor;
+  double t = (trackers[v.obj].*query)(v.rect, unit, floor);
+  for (uint32_t a : aliases[v.obj])
+    t = (trackers[a].*query)(v.rect, unit, t);
+  return t;
+}
+
+void TimingScheduler::record(uint32_t id, int unit, float rows, float cols, double start, double dur) {
+  if (!recording)
+    return;
+  if (keepAll || trace.size() < maxEvents)
+    trace.push_back({id, uint16_t(unit), rows, cols, start, dur});
+  else
+    ++traceDropped;
+}
+
+void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc,
+                               double busyNs, double latencyNs, float rows, float cols) {
+  double start = unitFree[unit];
+  for (unsigned i = 0; i < nsrc; ++i)
+    start = ready(srcs[i], unit, start, &RegionTracker::readReady);
+  start = ready(dst, unit, start, &RegionTracker::writeReady);
+  // trn1 port sharing: VectorE/ScalarE on PSUM, VectorE/GpSimdE on SBUF.
+  bool usePsum = false, useSbuf = false;
+  if (unit >= 1 && unit <= 3) {
+    usePsum = inSpace(dst, MemSpace::PSUM);
+    useSbuf = inSpace(dst, MemSpace::SBUF);
+    for (unsigned i = 0; i < nsrc; ++i) {
+      usePsum |= inSpace(srcs[i], MemSpace::PSUM);
+      useSbuf |= inSpace(srcs[i], MemSpace::SBUF);
+    }
+    usePsum &= T.psum_port_shared_vector_scalar != 0 && (unit == 1 || unit == 2);
+    useSbuf &= T.sbuf_port_shared_vector_gpsimd != 0 && (unit == 1 || unit == 3);
+    for (bool moved = true; moved;) {
+      moved = false;
+      if (usePsum) {
+        double t = psumPort[unit == 1 ? 2 : 1].fitAround(start, busyNs);
+        moved |= t != start;
+        start = t;
+      }
+      if (useSbuf) {
+        double t = sbufPort[unit == 1 ? 3 : 1].fitAround(start, busyNs);
+        moved |= t != start;
+        start = t;
+      }
+    }
+  }
+  double end = start + busyNs;
+  perInstr[id].count++;
+  perInstr[id].busyNs += busyNs;
+  perInstr[id].waitNs += start - unitFree[unit];
+  if (usePsum)
+    psumPort[unit].add(start, end);
+  if (useSbuf)
+    sbufPort[unit].add(start, end);
+  unitFree[unit] = end;
+  unitBusy[unit] += busyNs;
+  ++unitCount[unit];
+  for (unsigned i = 0; i < nsrc; ++i)
+    if (tracked(srcs[i]))
+      trackers[srcs[i].obj].recordRead(srcs[i].rect, end, unit);
+  double visible = end + latencyNs;
+  trackers[dst.obj].recordWrite(dst.rect, visible, unit);
+  makespan = std::max(makespan, visible);
+  record(id, unit, rows, cols, start, busyNs);
+}
+
+void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, const TileView &sb, bool load) {
+  uint32_t queue = in.queue + uint32_t(perInstr[id].count % in.queueSpan);
+  int unit = NumComputeUnits + int(queue);
+  const TensorDecl &t = P.tensors[hbm.id];
+  int64_t bytes = hbm.P * hbm.F * dtypeBytes(t.dtype);
+  int64_t chunk = std::min(hbm.contig * int64_t(dtypeBytes(t.dtype)),
+                           sb.contig * int64_t(dtypeBytes(P.buffers[sb.id].dtype)));
+  CostModel::DmaCost c = cost.dma(bytes, sb.P, chunk, in.transpose);
+  const TileView &src = load ? hbm : sb;
+  const TileView &dst = load ? sb : hbm;
+  double start = unitFree[unit];
+  start = ready(src, unit, start, &RegionTracker::readReady);
+  start = ready(dst, unit, start, &RegionTracker::writeReady);
+  double t0 = start + T.dma_fixed_latency_ns;
+  double finish = shared.reserve(t0, c.occupancy);
+  double end = std::max(t0 + double(bytes) / c.rate, finish);
+  perInstr[id].count++;
+  perInstr[id].busyNs += end - start;
+  perInstr[id].waitNs += start - unitFree[unit];
+  unitFree[unit] = end;
+  unitBusy[unit] += end - start;
+  ++unitCount[unit];
+  queueBytes[queue] += uint64_t(bytes);
+  dmaBusy.add(start, end);
+  if (tracked(src))
+    trackers[src.obj].recordRead(src.rect, end, unit);
+  trackers[dst.obj].recordWrite(dst.rect, end, unit);
+  makespan = std::max(makespan, end);
+  // traffic accounting
+  (load ? counts.hbmReadBytes : counts.hbmWriteBytes) += uint64_t(bytes);
+  switch (t.role) {
+  case TensorRole::Input: counts.trafficInputs += uint64_t(bytes); break;
+  case TensorRole::Output: counts.trafficOutputs += uint64_t(bytes); break;
+  case TensorRole::Scratch: counts.trafficIntermediates += uint64_t(bytes); break;
+  case TensorRole::Spill: counts.trafficSpill += uint64_t(bytes); break;
+  }
+  if (in.tag == DmaTag::SpillSave)
+    counts.spillSaveBytes += uint64_t(bytes);
+  else if (in.tag == DmaTag::SpillReload)
+    counts.spillReloadBytes += uint64_t(bytes);
+  record(id, unit, float(sb.P), float(bytes), start, end - start);
+}
+
+void TimingScheduler::matmul(const Instr &, uint32_t id, const TileView &dst, const TileView *srcs) {
+  const TileView &st = srcs[0], &mv = srcs[1];
+  int64_t K = st.P, M = st.F, N = mv.F;
+  bool fp32 = dtypeOf(st) == DType::F32 || dtypeOf(mv) == DType::F32;
+  bool newStat = !haveStationary || lastStatObj != st.obj || !(lastStatRect == st.rect);
+  haveStationary = true;
+  lastStatObj = st.obj;
+  lastStatRect = st.rect;
+  counts.flops += uint64_t(2 * K * M * N);
+  double busy = cost.matmulNs(K, M, N, fp32, newStat);
+  // An accumulating matmul also reads its PSUM tile; same-engine order covers it.
+  schedule(id, 0, dst, srcs, 2, busy, cost.tensorLatencyNs(), float(M), float(N));
+}
+
+void TimingScheduler::transpose(const Instr &, uint32_t id, const TileView &dst, const TileView &src) {
+  counts.transposeFlops += uint64_t(2 * src.P * src.P * src.F);
+  haveStationary = false; // the data tile becomes the stationary operand
+  schedule(id, 0, dst, &src, 1, cost.peTransposeNs(src.P, src.F, dtypeOf(src) == DType::F32),
+           cost.tensorLatencyNs(), float(src.F), float(src.P));
+}
+
+void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst, const TileView *srcs,
+                               unsigned nsrc) {
+  double factor = 1.0;
+  switch (in.op) {
+  case Opcode::TensorTensor: {
+    bool onePsum = inSpace(srcs[0], MemSpace::PSUM) != inSpace(srcs[1], MemSpace::PSUM);
+    bool fastBf16 = !inSpace(srcs[0], MemSpace::PSUM) && !inSpace(srcs[1], MemSpace::PSUM) &&
+                    dtypeOf(srcs[0]) == DType::BF16 && dtypeOf(srcs[1]) == DType::BF16 &&
+                    dtypeOf(dst) == DType::BF16 &&
+                    (in.aluOp() == AluOp::Add || in.aluOp() == AluOp::Mul || in.aluOp() == AluOp::Sub);
+    factor = (onePsum || fastBf16) ? 1.0 : 2.0; // TRN1.md §4.2 tensor_tensor
+    break;
+  }
+  case Opcode::Memset:
+    factor = (in.imm == 0.0 && dtypeOf(dst) == DType::BF16) ? 0.5 : 1.0; // TRN1.md §4.2 memset
+    break;
+  default:
+    break;
+  }
+  // Back-to-back dependent: a source was written by this engine's previous instruction.
+  int unit = int(in.engine);
+  bool dependent = false;
+  for (unsigned i = 0; i < nsrc && !dependent; ++i)
+    if (srcs[i].isBuffer) {
+      dependent = trackers[srcs[i].obj].writtenBy(srcs[i].rect, unit, unitFree[unit]);
+      for (uint32_t a : aliases[srcs[i].obj])
+        dependent = dependent || trackers[a].writtenBy(srcs[i].rect, unit, unitFree[unit]);
+    }
+  schedule(id, unit, dst, srcs, nsrc, cost.engineNs(in.engine, dst.F, factor, dependent), 0.0, float(dst.P),
+           float(dst.F));
+}
+
+void TimingScheduler::instructionDone(uint32_t id) {
+  if (++sinceSweep < sweepEvery)
+    return;
+  // Later DMA transfers start no earlier than their queue is free; a unit's
+  // port uses are looked at only by its partner on that port.
+  dmaBusy.forget(horizon.at(id, unitFree, NumComputeUnits));
+  size_t live = dmaBusy.size();
+  auto partnerFree = [&](unsigned partner) {
+    return horizon.mayRun(id, partner) ? unitFree[partner] : std::numeric_limits<double>::infinity();
+  };
+  psumPort[1].forget(partnerFree(2));
+  psumPort[2].forget(partnerFree(1));
+  sbufPort[1].forget(partnerFree(3));
+  sbufPort[3].forget(partnerFree(1));
+  for (int u = 0; u < NumComputeUnits; ++u)
+    live += psumPort[u].size() + sbufPort[u].size();
+  sinceSweep = 0;
+  sweepEvery = std::max(MinSweepInterval, live);
+}
+
+Report TimingScheduler::report() const {
+  Report r = counts;
+  r.latencyNs = makespan;
+  r.peakFlopsPerSec = T.peakBf16Flops();
+  double secs = makespan * 1e-9;
+  r.mfu = secs > 0 ? double(r.flops) / (secs * r.peakFlopsPerSec) : 0.0;
+  r.hfu = secs > 0 ? double(r.flops + r.transposeFlops) / (secs * r.peakFlopsPerSec) : 0.0;
+  r.tensorEngineActivePct = makespan > 0 ? 100.0 * unitBusy[0] / makespan : 0.0;
+  for (const BufferDecl &b : P.buffers) {
+    if (b.space == MemSpace::SBUF)
+      r.sbufPeakBytesPerPartition = std::max(r.sbufPeakBytesPerPartition, b.endAddress());
+    else
+      r.psumPeakBytesPerPartition = std::max(r.psumPeakBytesPerPartition, b.endAddress());
+  }
+  r.sbufPeakBytes = r.sbufPeakBytesPerPartition * T.sbuf_partitions;
+  r.psumPeakBytes = r.psumPeakBytesPerPartition * T.sbuf_partitions;
+  r.sbufCapacityBytes = T.sbufCapacityBytes();
+  r.psumCapacityBytes = T.psumCapacityBytes();
+  const char *names[] = {"tensor", "vector", "scalar", "gpsimd"};
+  r.engines.clear();
+  uint64_t total = 0;
+  for (int u = 0; u < NumComputeUnits; ++u) {
+    r.engines.push_back({names[u], unitCount[u], unitBusy[u]});
+    total += unitCount[u];
+  }
+  uint64_t dmaCount = 0;
+  for (unsigned q = 0; q < unsigned(T.dma_queues); ++q) {
+    unsigned u = NumComputeUnits + q;
+    dmaCount += unitCount[u];
+    if (unitCount[u])
+      r.queues.push_back({q, unitCount[u], queueBytes[q], unitBusy[u]});
+  }
+  r.engines.push_back({"dma", dmaCount, dmaBusy.length()});
+  r.dmaTransfers = dmaCount;
+  r.dynamicInstructions = total + dmaCount;
+  r.hbmBandwidthGBs = T.hbm_bandwidth_gbs;
+  uint64_t hbm = r.hbmReadBytes + r.hbmWriteBytes;
+  r.mbu = makespan > 0 ? double(hbm) / makespan / T.hbm_bandwidth_gbs : 0.0;
+  r.arithmeticIntensity = hbm ? double(r.flops) / double(hbm) : 0.0;
+  // Hotspots: the static instructions with the most busy time.
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < perInstr.size(); ++i)
+    if (perInstr[i].count)
+      order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return perInstr[a].busyNs != perInstr[b].busyNs ? perInstr[a].busyNs > perInstr[b].busyNs : a < b;
+  });
+  if (order.size() > Report::MaxHotspots)
+    order.resize(Report::MaxHotspots);
+  for (uint32_t i : order) {
+    const Instr &in = P.instrs[i];
+    std::string unit = in.engine == Engine::Dma ? "dma.q" + std::to_string(in.queue) : engineName(in.engine).str();
+    r.hotspots.push_back({in.loc.line, instrName(in), unit, perInstr[i].count, perInstr[i].busyNs,
+                          perInstr[i].waitNs});
+  }
+  return r;
+}
+
+} // namespace tessel::runtime

@@ -1,0 +1,114 @@
+//===- runtime/TimingScheduler.h - Places instructions in time --*- C++ -*-===//
+//
+// Internal to the runtime. The discrete-event timing model (Timing.h) applied
+// to a program's dynamic instructions in program order: each instruction,
+// given as checked tile views, gets its cost from the target, waits for its
+// unit and its hazards (RegionTracker), shared ports and the DMA bandwidth
+// calendar, and is counted in the report's timing figures, hotspots and
+// trace. It knows nothing of the numbers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_RUNTIME_TIMINGSCHEDULER_H
+#define TESSEL_RUNTIME_TIMINGSCHEDULER_H
+
+#include "runtime/Horizon.h"
+#include "runtime/Program.h"
+#include "runtime/Report.h"
+#include "runtime/Simulator.h"
+#include "runtime/Target.h"
+#include "runtime/TileView.h"
+#include "runtime/Timing.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tessel::runtime {
+
+class TimingScheduler {
+public:
+  /// tensor, vector, scalar, gpsimd; DMA queue q is unit NumComputeUnits + q.
+  static constexpr int NumComputeUnits = 4;
+
+  /// `recording`: keep trace events, at most `maxEvents` unless `keepAll`.
+  TimingScheduler(const Program &P, const Target &T, bool recording, bool keepAll, size_t maxEvents);
+
+  /// The hazard-tracking object of a tensor, and of one slot of a buffer.
+  uint32_t tensorObject(uint32_t tensor) const { return tensor; }
+  uint32_t slotObject(uint32_t buffer, int64_t slot) const { return slotObj[buffer] + uint32_t(slot); }
+
+  /// A transfer between HBM tile `hbm` and buffer tile `sb` (load: into sb).
+  void dma(const Instr &in, uint32_t id, const TileView &hbm, const TileView &sb, bool load);
+  /// srcs[0] is the stationary operand, srcs[1] the moving one.
+  void matmul(const Instr &in, uint32_t id, const TileView &dst, const TileView *srcs);
+  void transpose(const Instr &in, uint32_t id, const TileView &dst, const TileView &src);
+  /// A VectorE / ScalarE / GpSimdE instruction over `nsrc` sources.
+  void engineOp(const Instr &in, uint32_t id, const TileView &dst, const TileView *srcs, unsigned nsrc);
+  /// Called after each dynamic instruction `id`: forgets, now and then, what
+  /// can delay nothing any more.
+  void instructionDone(uint32_t id);
+
+  /// The report's timing, traffic and occupancy figures and hotspots.
+  Report report() const;
+  std::vector<TraceEvent> &events() { return trace; }
+  uint64_t droppedEvents() const { return traceDropped; }
+
+private:
+  const Program &P;
+  const Target &T;
+  CostModel cost;
+  bool recording, keepAll;
+  size_t maxEvents;
+
+  // memory objects: [0, nTensors) are tensors, then buffer slots
+  std::vector<uint32_t> slotObj;
+  std::vector<RegionTracker> trackers;
+  std::vector<std::vector<uint32_t>> aliases;
+  std::vector<bool> trackTensor;
+
+  std::vector<double> unitFree, unitBusy;
+  std::vector<uint64_t> unitCount;
+  std::vector<uint64_t> queueBytes;
+  IntervalUnion dmaBusy; ///< time with at least one transfer in flight
+  /// per compute unit, when shared ports are modelled
+  PortUses psumPort[NumComputeUnits], sbufPort[NumComputeUnits];
+  BandwidthCalendar shared;
+  double makespan = 0;
+  bool haveStationary = false;
+  uint32_t lastStatObj = 0;
+  Rect lastStatRect;
+
+  // Forgetting the intervals that can delay nothing any more (Horizon.h)
+  // keeps memory bounded by the live state (the trackers bound their own
+  // records). A sweep costs the live state's size, so one runs after at
+  // least that many instructions.
+  UnitHorizon horizon;
+  size_t sinceSweep = 0, sweepEvery = MinSweepInterval;
+  static constexpr size_t MinSweepInterval = 4096;
+
+  /// flops, traffic and spill counters
+  Report counts;
+  struct InstrStats {
+    uint64_t count = 0;
+    double busyNs = 0, waitNs = 0;
+  };
+  std::vector<InstrStats> perInstr;
+  std::vector<TraceEvent> trace;
+  uint64_t traceDropped = 0;
+
+  bool inSpace(const TileView &v, MemSpace s) const { return v.isBuffer && P.buffers[v.id].space == s; }
+  DType dtypeOf(const TileView &v) const {
+    return v.isBuffer ? P.buffers[v.id].dtype : P.tensors[v.id].dtype;
+  }
+  bool tracked(const TileView &v) const { return v.isBuffer || trackTensor[v.id]; }
+  /// When `v`'s region (and every object aliasing it) is ready for `unit`
+  /// by the tracker query `query`, or `floor` if later.
+  double ready(const TileView &v, int unit, double floor,
+               double (RegionTracker::*query)(const Rect &, int, double) const) const;
+  void schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc, double busyNs,
+                double latencyNs, float rows, float cols);
+  void record(uint32_t id, int unit, float rows, float cols, double start, double dur);
+};
+
+} // namespace tessel::runtime
+
+#endif
