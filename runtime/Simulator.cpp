@@ -925,6 +925,9 @@ void Machine::finishReport(SimResult &res, double simSeconds) {
   r.kernel = P.kernel;
   r.target = T.name;
   r.functional = functional;
+  r.latencyPredicts = latencyKindName(O.latency).str();
+  r.launchOverheadNs = launchOverheadNs(T, O.latency);
+  makespan += r.launchOverheadNs;
   r.latencyNs = makespan;
   r.peakFlopsPerSec = T.peakBf16Flops();
   double secs = makespan * 1e-9;

@@ -19,6 +19,7 @@
 #ifndef TESSEL_RUNTIME_SIMULATOR_H
 #define TESSEL_RUNTIME_SIMULATOR_H
 
+#include "runtime/Launch.h"
 #include "runtime/Program.h"
 #include "runtime/Report.h"
 #include "runtime/Target.h"
@@ -47,6 +48,8 @@ struct SimOptions {
   size_t traceMaxEvents = 500000;
   /// keep the per-instruction timeline in SimResult::timeline (tests, tools)
   bool recordTimeline = false;
+  /// which latency the report predicts: adds the target's launch term for it
+  LatencyKind latency = LatencyKind::Device;
 };
 
 /// A tensor's values (row-major, float32 holding bf16 values for bf16 tensors).
