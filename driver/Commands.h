@@ -19,6 +19,7 @@ int runOptCommand(int argc, char **argv);
 int runRunCommand(int argc, char **argv);
 /// `tessel tune` (and `tessel tune merge`, dispatched on argv[1]).
 int runTuneCommand(int argc, char **argv);
+int runCalibrateCommand(int argc, char **argv);
 
 } // namespace tessel::driver
 

@@ -21,6 +21,7 @@ static const char *kUsage =
     "  opt       read tile IR text (.tir), verify it and print it back\n"
     "  run       run a kernel (.tsl or .tasm) on the NeuronCore simulator\n"
     "  tune      find a kernel's fastest block configuration (and `tune merge` of shards)\n"
+    "  calibrate fit a target's free timing parameters to measured latencies\n"
     "\n"
     "  tessel <command> --help   lists a command's options\n"
     "  tessel --version          prints the version\n";
@@ -57,7 +58,9 @@ int main(int argc, char **argv) {
     return runRunCommand(subArgc, args.data());
   if (command == "tune")
     return runTuneCommand(subArgc, args.data());
+  if (command == "calibrate")
+    return runCalibrateCommand(subArgc, args.data());
   llvm::WithColor::error(llvm::errs(), "tessel")
-      << "unknown command '" << command << "'; expected compile, opt, run or tune (see tessel --help)\n";
+      << "unknown command '" << command << "'; expected compile, opt, run, tune or calibrate (see tessel --help)\n";
   return 1;
 }
