@@ -119,6 +119,39 @@ double Calibration::latencyWmape(ArrayRef<size_t> which, ArrayRef<Simulated> sim
 // parameters), and never leaves the bounds.
 Expected<FitResult> Calibration::fit(const Target &start, ArrayRef<FreeParam> params, ArrayRef<size_t> which,
                                      const FitOptions &options) const {
+  Expected<FitResult> a = search(start, params, which, options);
+  if (!a)
+    return a.takeError();
+  Target centre = start;
+  for (const FreeParam &p : params)
+    centre.*(p.member) = (p.lo + p.hi) / 2;
+  Expected<FitResult> b = search(centre, params, which, options);
+  if (!b)
+    return b.takeError();
+  FitResult &best = b->score < a->score - 1e-12 ? *b : *a;
+  best.evaluations = a->evaluations + b->evaluations;
+  // A parameter the points do not depend on goes back to where it started
+  // (the centre start moved it for nothing).
+  for (const FreeParam &p : params) {
+    double v = std::clamp(start.*(p.member), p.lo, p.hi);
+    if (best.target.*(p.member) == v)
+      continue;
+    Target t = best.target;
+    t.*(p.member) = v;
+    ++best.evaluations;
+    Expected<std::vector<Simulated>> sims = simulate(t, which);
+    if (!sims)
+      return sims.takeError();
+    if (double s = score(which, *sims); s <= best.score + 1e-12) {
+      best.target = t;
+      best.score = std::min(best.score, s);
+    }
+  }
+  return best;
+}
+
+Expected<FitResult> Calibration::search(const Target &start, ArrayRef<FreeParam> params, ArrayRef<size_t> which,
+                                        const FitOptions &options) const {
   FitResult best;
   best.target = start;
   std::vector<double> u(params.size());

@@ -77,8 +77,15 @@ public:
   /// WMAPE of the latencies alone.
   double latencyWmape(llvm::ArrayRef<size_t> which, llvm::ArrayRef<Simulated> sims) const;
 
+  /// The better of two compass searches: from `start` (clamped into the
+  /// bounds) and from the centre of the bounds, which escapes a start that
+  /// sits in another regime (e.g. fixed-cost- vs bandwidth-bound points).
+  /// Parameters whose start value scores as well are put back to it.
   llvm::Expected<FitResult> fit(const runtime::Target &start, llvm::ArrayRef<FreeParam> params,
                                 llvm::ArrayRef<size_t> which, const FitOptions &options) const;
+  /// One compass search from `start` (options.maxEvaluations scorings at most).
+  llvm::Expected<FitResult> search(const runtime::Target &start, llvm::ArrayRef<FreeParam> params,
+                                   llvm::ArrayRef<size_t> which, const FitOptions &options) const;
 
 private:
   std::vector<CalibPoint> points;

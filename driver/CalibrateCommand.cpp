@@ -238,7 +238,7 @@ int runCalibrateCommand(int argc, char **argv) {
       for (size_t j : all)
         if (j != i)
           rest.push_back(j);
-      llvm::Expected<FitResult> f = calib.fit(fit->target, *params, rest, looOptions);
+      llvm::Expected<FitResult> f = calib.search(fit->target, *params, rest, looOptions);
       if (!f) {
         calibError(llvm::toString(f.takeError()));
         return 1;
