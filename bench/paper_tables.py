@@ -23,6 +23,8 @@ import re
 import subprocess
 import sys
 
+from report_sections import kept_sections
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -151,7 +153,8 @@ def main():
 
     with open(path, "w") as f:
         json.dump(report, f, indent=1)
-    lines = render(report)
+    # Sections other benches own (bench/report_sections.py) are kept.
+    lines = render(report) + kept_sections(os.path.join(ROOT, "bench", "REPORT.md"))
     with open(os.path.join(ROOT, "bench", "REPORT.md"), "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))

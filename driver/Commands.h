@@ -21,6 +21,7 @@ int runRunCommand(int argc, char **argv);
 int runTuneCommand(int argc, char **argv);
 /// `tessel factorize`: low-rank factors of a weight .npy.
 int runFactorizeCommand(int argc, char **argv);
+int runCalibrateCommand(int argc, char **argv);
 
 } // namespace tessel::driver
 

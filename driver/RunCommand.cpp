@@ -146,6 +146,14 @@ int runRunCommand(int argc, char **argv) {
       cl::desc("Hardware description: trn1 (built in), trn2 (built in), or a JSON file "
                "(template: --dump-target). Default: the program's `target` line"),
       cl::value_desc("trn1|trn2|FILE.json"), cl::cat(toolCategory()));
+  cl::opt<LatencyKind> latency(
+      "latency", cl::desc("Which latency the report predicts (default: device; docs/calibration.md)"),
+      cl::init(LatencyKind::Device),
+      cl::values(clEnumValN(LatencyKind::Device, "device",
+                            "one execution's device timeline, as a profile's total_time (+ launch_device_ns)"),
+                 clEnumValN(LatencyKind::Benchmark, "benchmark",
+                            "one iteration of a benchmark loop, as nki.benchmark (+ launch_benchmark_ns)")),
+      cl::cat(toolCategory()));
   cl::opt<std::string> output("o", cl::desc("Write the report to FILE ('-' for stdout, the default)"),
                               cl::value_desc("FILE"), cl::init("-"), cl::cat(toolCategory()));
   cl::opt<bool> printStreams("print-streams",
@@ -276,6 +284,7 @@ int runRunCommand(int argc, char **argv) {
   s.sim.maxInstructions = maxInstructions;
   if (llvm::sys::Process::StandardErrIsDisplayed())
     s.sim.progress = terminalProgress(llvm::errs(), prog->kernel);
+  s.sim.latency = latency;
   s.sim.tracePath = tracePath;
   s.format = format;
   s.reportPath = output;

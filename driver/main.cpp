@@ -22,6 +22,7 @@ static const char *kUsage =
     "  run       run a kernel (.tsl or .tasm) on the NeuronCore simulator\n"
     "  tune      find a kernel's fastest block configuration (and `tune merge` of shards)\n"
     "  factorize split a weight .npy into tile-aligned low-rank factors U, V (SVD)\n"
+    "  calibrate fit a target's free timing parameters to measured latencies\n"
     "\n"
     "  tessel <command> --help   lists a command's options\n"
     "  tessel --version          prints the version\n";
@@ -60,7 +61,9 @@ int main(int argc, char **argv) {
     return runTuneCommand(subArgc, args.data());
   if (command == "factorize")
     return runFactorizeCommand(subArgc, args.data());
+  if (command == "calibrate")
+    return runCalibrateCommand(subArgc, args.data());
   llvm::WithColor::error(llvm::errs(), "tessel")
-      << "unknown command '" << command << "'; expected compile, opt, run, tune or factorize (see tessel --help)\n";
+      << "unknown command '" << command << "'; expected compile, opt, run, tune, factorize or calibrate (see tessel --help)\n";
   return 1;
 }

@@ -41,6 +41,8 @@ json::Object reportToJSON(const Report &r) {
       {"target", r.target},
       {"mode", r.functional ? "functional" : "timing-only"},
       {"latency_us", lat / 1000.0},
+      {"latency_predicts", r.latencyPredicts},
+      {"launch_overhead_us", r.launchOverheadNs / 1000.0},
       {"mfu", r.mfu},
       {"hfu", r.hfu},
       {"tensor_engine_active_pct", r.tensorEngineActivePct},
@@ -99,6 +101,8 @@ void printReportText(const Report &r, raw_ostream &os) {
   double lat = r.latencyNs;
   os << formatv("kernel {0} on {1} ({2})\n", r.kernel, r.target, r.functional ? "functional" : "timing only");
   os << formatv("  {0,-26} {1:f3} us\n", "latency", lat / 1000.0);
+  os << formatv("  {0,-26} {1} ({2:f3} us launch term)\n", "latency predicts", r.latencyPredicts,
+                r.launchOverheadNs / 1000.0);
   os << formatv("  {0,-26} {1:f1} %  (of {2:f2} TFLOP/s bf16 peak)\n", "MFU", 100.0 * r.mfu,
                 r.peakFlopsPerSec / 1e12);
   os << formatv("  {0,-26} {1:f1} %\n", "tensor engine active", r.tensorEngineActivePct);

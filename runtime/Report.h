@@ -1,7 +1,8 @@
 //===- runtime/Report.h - Profile report of one simulated run ---*- C++ -*-===//
 //
 // The numbers the Neuron profiler would show, in its vocabulary where it has
-// one. JSON keys (a contract, DESIGN.md §10): kernel, target, latency_us, mfu,
+// one. JSON keys (a contract, DESIGN.md §10): kernel, target, latency_us,
+// latency_predicts, launch_overhead_us, mfu,
 // tensor_engine_active_pct, flops, transpose_flops, hbm_read_bytes,
 // hbm_write_bytes, spill_save_bytes, spill_reload_bytes, sbuf_peak_bytes,
 // sbuf_capacity_bytes, psum_peak_bytes, instructions, engines, traffic (and
@@ -46,7 +47,9 @@ struct HotspotReport {
 struct Report {
   std::string kernel, target;
   bool functional = true; ///< false under --timing-only
-  double latencyNs = 0;
+  double latencyNs = 0;           ///< device timeline + launchOverheadNs
+  std::string latencyPredicts = "device"; ///< "device" or "benchmark" (runtime/Launch.h)
+  double launchOverheadNs = 0;    ///< the target's launch term included in latencyNs
   double peakFlopsPerSec = 0;
   double mfu = 0;                 ///< flops / (latency * peak bf16), 0..1
   double hfu = 0;                 ///< (flops + transpose flops) / (latency * peak bf16)

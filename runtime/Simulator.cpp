@@ -456,7 +456,10 @@ bool Machine::exec(const Instr &in, uint32_t id) {
 }
 
 void Machine::finishReport(SimResult &res, double simSeconds) {
-  res.report = sched->report();
+  const double launchNs = launchOverheadNs(T, O.latency);
+  res.report = sched->report(launchNs);
+  res.report.latencyPredicts = latencyKindName(O.latency).str();
+  res.report.launchOverheadNs = launchNs;
   res.report.kernel = P.kernel;
   res.report.target = T.name;
   res.report.functional = functional;

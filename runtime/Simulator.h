@@ -19,6 +19,7 @@
 #ifndef TESSEL_RUNTIME_SIMULATOR_H
 #define TESSEL_RUNTIME_SIMULATOR_H
 
+#include "runtime/Launch.h"
 #include "runtime/Program.h"
 #include "runtime/Report.h"
 #include "runtime/Target.h"
@@ -56,6 +57,8 @@ struct SimOptions {
   static constexpr uint64_t DefaultMaxInstructions = 4'000'000'000;
   /// if set: called now and then with (instructions done, instructions in all)
   std::function<void(uint64_t, uint64_t)> progress;
+  /// which latency the report predicts: adds the target's launch term for it
+  LatencyKind latency = LatencyKind::Device;
 };
 
 /// A tensor's values (row-major, float32 holding bf16 values for bf16 tensors).

@@ -75,27 +75,40 @@ static Target makeTrn1() {
   // §1.2: 820 GB/s per chip / 2 NeuronCores = 410 GB/s [DERIVED]; matches the
   // documented 222 flop/B bf16 ridge (91.75 T / 410 G = 224).
   t.hbm_bandwidth_gbs = 410;
-  // §1.2: 16 DMA engines per NC; 16 queues per engine (IDs 0-15) [DOC].
+  // §1.2, §4.3: 16 DMA engines per NC ("each NeuronCore (v2-v4) is paired
+  // with 16 DMA engines", DMA-OV); 16 queues per engine (IDs 0-15) [DOC].
   t.dma_engines = 16;
   t.dma_queues = 16;
-  // §1.2 [CONFLICT]: 27.2 GB/s per engine (ARCH-V2/DMA-OV text) vs 17 B/ns
-  // (DMA-OV/DMA-BW tables). We choose 27.2: 16 x 27.2 = 435 GB/s, so the
-  // 410 GB/s HBM share is the binding limit, as the documented ridge implies.
+  // §1.2 [CONFLICT]: 27.2 GB/s per engine, "theoretical" for v2 and v3
+  // (ARCH-V2, DMA-OV) vs 17 B/ns (DMA-OV/DMA-BW tables; FIDELITY.md §1's
+  // "272 GB/s DMA peak" is 16 x 17). We choose 27.2: 16 x 27.2 = 435 GB/s,
+  // so the 410 GB/s HBM share binds, as the documented ridge implies.
+  // `tessel calibrate` may move it within [17, 27.2] (docs/calibration.md).
   t.dma_engine_bandwidth_gbs = 27.2;
   // §3.3: a 128-partition transfer is spread over 16 engines, 8 partitions
-  // each [DOC].
+  // each [DOC]; FIDELITY.md §3: a 4-partition transfer runs on one engine.
   t.dma_partitions_per_engine = 8;
-  // §4.3: ~1300 ns descriptor setup + semaphore latency per transfer [DOC].
+  // §4.3, FIDELITY.md §3: "~1300 ns" descriptor setup, synchronisation and
+  // semaphore latency per transfer, cross-engine (DMA-BW) [DOC].
   t.dma_fixed_latency_ns = 1300;
-  // §4.3: < 256 B per partition severely overhead-bound, >= 2 KiB recommended,
-  // >= 4 KiB nearly saturates [DOC]; chunk/(chunk+256) gives 50% / 89% / 94%
-  // at 256 B / 2 KiB / 4 KiB [DERIVED fit].
+  // §4.3, FIDELITY.md §3 (efficiency by bytes per partition per transfer):
+  // < 256 B severely overhead-bound, >= 2 KiB recommended, >= 4 KiB nearly
+  // saturates [DOC]; bpp / (bpp + 256) gives 50% / 89% / 94% at
+  // 256 B / 2 KiB / 4 KiB [DERIVED fit of the rule].
   t.dma_descriptor_overhead_bytes = 256;
   // §3.3/§4.3: load_transpose2d has "much lower DMA bandwidth" on trn1, no
   // figure given [DOC]; 0.25 [ASSUMED] (trn2's DMA transpose reaches <= 90%).
   t.dma_transpose_efficiency = 0.25;
   // §1.1: 2 x NeuronCore-v2 per Trainium chip [DOC].
   t.neuron_cores_per_chip = 2;
+  // FIDELITY.md §5: tiny kernels measure 3 us in device mode, which one load
+  // and one store (2 x 1.3 us fixed cost + their data) already account for:
+  // no launch term is left on the device timeline [DERIVED].
+  t.launch_device_ns = 0;
+  // FIDELITY.md §4-5: a benchmark loop adds 19-55 us per launch; ~50 us floor
+  // at 512^3 on trn2 less the ~2 us of first-load / last-store latency the
+  // device timeline holds. No trn1 figure: trn2's value [ASSUMED].
+  t.launch_benchmark_ns = 48000;
   // §5: profiler base clock for Trainium1 is 1.4 GHz [DOC].
   t.base_clock_ghz = 1.4;
   return t;

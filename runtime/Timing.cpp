@@ -1,5 +1,6 @@
 //===- runtime/Timing.cpp - Region hazards, bandwidth calendar, costs -----===//
 #include "runtime/Timing.h"
+#include "runtime/DmaModel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -134,18 +135,8 @@ double CostModel::engineNs(Engine e, int64_t N, double factor, bool dependent) c
 }
 
 CostModel::DmaCost CostModel::dma(int64_t bytes, int64_t partitions, int64_t chunkBytes, bool transpose) const {
-  int64_t engines = std::min<int64_t>(t.dma_engines, (partitions + t.dma_partitions_per_engine - 1) /
-                                                         t.dma_partitions_per_engine);
-  engines = std::max<int64_t>(engines, 1);
-  double eff = double(chunkBytes) / (double(chunkBytes) + t.dma_descriptor_overhead_bytes);
-  if (transpose)
-    eff *= t.dma_transpose_efficiency;
-  double shared = std::min(t.hbmBytesPerNs(), t.dmaPoolBytesPerNs());
-  DmaCost c;
-  c.efficiency = eff;
-  c.rate = double(engines) * t.dma_engine_bandwidth_gbs * eff;
-  c.occupancy = double(bytes) / (shared * eff);
-  return c;
+  DmaTiming d = DmaModel(t).cost({bytes, partitions, chunkBytes, transpose});
+  return {d.rateBytesPerNs, d.occupancyNs, d.efficiency};
 }
 
 } // namespace tessel::runtime

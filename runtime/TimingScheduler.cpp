@@ -231,8 +231,9 @@ void TimingScheduler::instructionDone(uint32_t id) {
   sweepEvery = std::max(MinSweepInterval, live);
 }
 
-Report TimingScheduler::report() const {
+Report TimingScheduler::report(double launchOverheadNs) const {
   Report r = counts;
+  const double makespan = this->makespan + launchOverheadNs;
   r.latencyNs = makespan;
   r.peakFlopsPerSec = T.peakBf16Flops();
   double secs = makespan * 1e-9;

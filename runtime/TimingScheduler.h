@@ -48,7 +48,9 @@ public:
   void instructionDone(uint32_t id);
 
   /// The report's timing, traffic and occupancy figures and hotspots.
-  Report report() const;
+  /// The report of what ran, its latency including `launchOverheadNs`
+  /// (the target's launch term for the latency asked for).
+  Report report(double launchOverheadNs = 0) const;
   std::vector<TraceEvent> &events() { return trace; }
   uint64_t droppedEvents() const { return traceDropped; }
 

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""The fidelity set: tessel's simulator against measured Trainium figures.
+
+Runs every kernel of bench/fidelity/measured.csv (shared/FIDELITY.md: NKI kernels
+written for this project from the published schedules, and small .tasm
+microbenchmarks) with `tessel run --timing-only` on the row's target, predicting
+the latency the row measured (--latency=device or benchmark), and prints per
+point simulated vs measured, per-engine busy time and DMA bytes where published,
+and a last line `WMAPE <n>% over <k> points`. Rows whose kernel file is missing
+are reported as skipped. Nothing is fitted: the default targets are used.
+
+  python3 bench/fidelity.py [--build build] [--csv FILE] [--report] [--calibrate TARGET]
+
+--report writes the table into bench/REPORT.md (its own marked section, which
+bench/paper_tables.py keeps); --calibrate TARGET also runs `tessel calibrate`
+on that target's points whose kernels exist and prints its leave-one-out error.
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from report_sections import replace_section
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENGINES = ["tensor", "vector", "scalar", "gpsimd", "dma"]
+
+
+def read_rows(path):
+    with open(path) as f:
+        lines = [l for l in f if l.strip() and not l.lstrip().startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def kernel_path(csv_path, row):
+    return os.path.join(os.path.dirname(os.path.abspath(csv_path)), row["kernel"])
+
+
+def run_args(row):
+    """The row's defines as `tessel run` flags: -D for .tsl, --arg for .py."""
+    flag = "--arg" if row["kernel"].endswith(".py") else "-D"
+    args = []
+    for d in (row.get("defines") or "").replace(";", " ").split():
+        args += [flag, d]
+    return args
+
+
+def simulate(tessel, path, row):
+    cmd = [tessel, "run", path, "--timing-only", "--report=json", "--latency=" + row["measured"]]
+    if row.get("target"):
+        cmd += ["--target", row["target"]]
+    out = subprocess.run(cmd + run_args(row), capture_output=True, text=True)
+    if out.returncode != 0:
+        return None, (out.stderr.strip().splitlines() or ["failed"])[-1]
+    return json.loads(out.stdout), None
+
+
+def err_pct(sim, meas):
+    return 100.0 * (sim - meas) / meas
+
+
+def evaluate(tessel, csv_path):
+    points, skipped, failed = [], [], []
+    for row in read_rows(csv_path):
+        path = kernel_path(csv_path, row)
+        if not os.path.exists(path):
+            skipped.append((row, "kernel " + row["kernel"] + " missing"))
+            continue
+        rep, err = simulate(tessel, path, row)
+        if rep is None:
+            failed.append((row, err))
+            continue
+        points.append((row, rep))
+    return points, skipped, failed
+
+
+def render(points, skipped, failed):
+    lines = ["| point | target | measured | measured (us) | simulated (us) | error | ratio |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    detail = []
+    abs_err = total = 0.0
+    worst = 1.0
+    tensor_errs = []
+    for row, rep in points:
+        meas, sim = float(row["latency_us"]), rep["latency_us"]
+        abs_err += abs(sim - meas)
+        total += meas
+        ratio = max(sim / meas, meas / sim)
+        worst = max(worst, ratio)
+        lines.append(f"| {row['name']} | {row['target']} | {row['measured']} | {meas:.1f} | {sim:.1f} | "
+                     f"{err_pct(sim, meas):+.1f} % | {ratio:.2f}x |")
+        for e in ENGINES:
+            m = row.get(e + "_us")
+            if m:
+                s = rep["engines"][e]["busy_us"]
+                detail.append(f"| {row['name']} | {e} busy (us) | {float(m):.1f} | {s:.1f} | "
+                              f"{err_pct(s, float(m)):+.1f} % |")
+                if e == "tensor":
+                    tensor_errs.append(abs(err_pct(s, float(m))))
+        if row.get("dma_bytes"):
+            m = float(row["dma_bytes"])
+            s = rep["hbm_read_bytes"] + rep["hbm_write_bytes"]
+            detail.append(f"| {row['name']} | DMA bytes | {m:.0f} | {s:.0f} | {err_pct(s, m):+.1f} % |")
+    if detail:
+        lines += ["", "| point | quantity | measured | simulated | error |", "|---|---|---:|---:|---:|"] + detail
+    notes = []
+    for row, why in skipped:
+        notes.append(f"- skipped {row['name']}: {why}")
+    for row, why in failed:
+        notes.append(f"- FAILED {row['name']}: {why}")
+    if notes:
+        lines += [""] + notes
+    summary = []
+    if points:
+        summary.append(f"Every point within {worst:.2f}x of its measurement"
+                       + (f"; tensor-engine busy within {max(tensor_errs):.1f} %" if tensor_errs else "") + ".")
+    wmape = 100.0 * abs_err / total if total else 0.0
+    summary.append(f"WMAPE {wmape:.1f}% over {len(points)} points")
+    return lines, summary
+
+
+def calibrate(tessel, csv_path, target):
+    """Runs `tessel calibrate` on the rows of `target` whose kernels exist; returns its output."""
+    rows = [r for r in read_rows(csv_path)
+            if r.get("target") == target and os.path.exists(kernel_path(csv_path, r))]
+    if len(rows) < 2:
+        return f"calibrate {target}: fewer than 2 points with kernels"
+    with tempfile.TemporaryDirectory() as tmp:
+        sub = os.path.join(tmp, "points.csv")
+        with open(sub, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            for r in rows:
+                r = dict(r)
+                r["kernel"] = kernel_path(csv_path, r)
+                w.writerow(r)
+        out = subprocess.run([tessel, "calibrate", sub, "--target", target], capture_output=True, text=True)
+        return (out.stdout + out.stderr).strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--csv", default=os.path.join(ROOT, "bench", "fidelity", "measured.csv"))
+    ap.add_argument("--report", action="store_true", help="write the table into bench/REPORT.md")
+    ap.add_argument("--calibrate", metavar="TARGET", help="also run tessel calibrate on TARGET's points")
+    a = ap.parse_args()
+    tessel = os.path.join(a.build, "bin", "tessel")
+    points, skipped, failed = evaluate(tessel, a.csv)
+    table, summary = render(points, skipped, failed)
+    print("\n".join(table))
+    if a.calibrate:
+        print("\n" + calibrate(tessel, a.csv, a.calibrate))
+    if a.report:
+        body = ["## Fidelity: simulated vs measured on hardware", "",
+                "Generated by `python3 bench/fidelity.py --report` from `bench/fidelity/measured.csv`",
+                "(figures and sources: shared/FIDELITY.md); default targets, nothing fitted; each point",
+                "predicts the latency its source measured (device timeline or benchmark loop).", ""]
+        replace_section(os.path.join(ROOT, "bench", "REPORT.md"), "fidelity", body + table + [""] + summary)
+    print("\n".join(summary))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+//===- driver/CalibrateCommand.cpp - `tessel calibrate` --------------------===//
+//
+// Fits the free parameters of a target (driver/CalibrationParams.def) to
+// measured kernel latencies (driver/MeasuredPoints.h), prints the error per
+// point before and after, and the leave-one-out error, and writes the fitted
+// target as JSON that --target=FILE.json accepts. docs/calibration.md.
+//
+//===----------------------------------------------------------------------===//
+#include "driver/Calibrate.h"
+#include "driver/Commands.h"
+#include "driver/CommonOptions.h"
+
+#include "runtime/Target.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace cl = llvm::cl;
+using namespace tessel::runtime;
+
+namespace tessel::driver {
+
+static void calibError(llvm::StringRef msg) {
+  if (msg.contains(": error: "))
+    llvm::errs() << msg << "\n";
+  else
+    llvm::WithColor::error(llvm::errs(), "tessel calibrate") << msg << "\n";
+}
+
+static std::string pct(double sim, double measured) {
+  return llvm::formatv("{0,7:f1}%", 100.0 * (sim - measured) / measured).str();
+}
+
+static void printPoints(const Calibration &c, llvm::ArrayRef<size_t> which, llvm::ArrayRef<Simulated> before,
+                        llvm::ArrayRef<Simulated> after, llvm::raw_ostream &os) {
+  os << llvm::formatv("{0,-34} {1,-9} {2,12} {3,12} {4,8} {5,12} {6,8}\n", "point", "measured", "measured_us",
+                      "before_us", "err", "after_us", "err");
+  for (size_t k = 0; k < which.size(); ++k) {
+    const MeasuredPoint &m = c.all()[which[k]].m;
+    os << llvm::formatv("{0,-34} {1,-9} {2,12:f1} {3,12:f1} {4} {5,12:f1} {6}\n",
+                        m.name + " (" + llvm::sys::path::filename(m.origin).str() + ")",
+                        latencyKindName(m.measured), m.latencyUs, before[k].latencyUs,
+                        pct(before[k].latencyUs, m.latencyUs), after[k].latencyUs,
+                        pct(after[k].latencyUs, m.latencyUs));
+    for (const auto &[engine, us] : m.busyUs) {
+      double b = before[k].busyUs.count(engine) ? before[k].busyUs.at(engine) : 0.0;
+      double a = after[k].busyUs.count(engine) ? after[k].busyUs.at(engine) : 0.0;
+      os << llvm::formatv("{0,-34} {1,-9} {2,12:f1} {3,12:f1} {4} {5,12:f1} {6}\n", "  " + engine + " busy", "",
+                          us, b, pct(b, us), a, pct(a, us));
+    }
+  }
+}
+
+/// The fitted target as JSON text (TargetFields.def order) with a
+/// "_calibration" record; `--target=FILE.json` ignores keys starting with '_'.
+static std::string fittedJSON(const Target &fitted, const Target &start, llvm::ArrayRef<FreeParam> params,
+                              llvm::json::Object record) {
+  llvm::json::Array fits;
+  for (const FreeParam &p : params)
+    fits.push_back(llvm::json::Object{{"field", p.field},
+                                      {"start", start.*(p.member)},
+                                      {"fitted", fitted.*(p.member)},
+                                      {"bounds", llvm::json::Array{p.lo, p.hi}}});
+  record["parameters"] = std::move(fits);
+  std::string text = targetToJSONText(fitted);
+  size_t end = text.rfind('}');
+  text.resize(end);
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+    text.pop_back();
+  std::string rec;
+  llvm::raw_string_ostream os(rec);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(record)));
+  os.flush();
+  // Indent the record one level to sit inside the target object.
+  llvm::SmallVector<llvm::StringRef, 64> lines;
+  llvm::StringRef(rec).split(lines, '\n');
+  std::string indented;
+  for (llvm::StringRef line : lines)
+    indented += (indented.empty() ? "" : "\n  ") + line.str();
+  return text + ",\n  \"_calibration\": " + indented + "\n}\n";
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder and a
+/// rename, so a reader never sees a half-written target.
+static bool writeAtomically(llvm::StringRef path, llvm::StringRef text) {
+  llvm::SmallString<256> model(path);
+  model += ".tmp%%%%%%";
+  int fd;
+  llvm::SmallString<256> tmp;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tmp)) {
+    calibError(llvm::formatv("cannot write '{0}': {1}", path, ec.message()).str());
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      calibError(llvm::formatv("cannot write '{0}': {1}", tmp, os.error().message()).str());
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return false;
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    calibError(llvm::formatv("cannot write '{0}': {1}", path, ec.message()).str());
+    llvm::sys::fs::remove(tmp);
+    return false;
+  }
+  return true;
+}
+
+int runCalibrateCommand(int argc, char **argv) {
+  cl::list<std::string> inputs(cl::Positional, cl::desc("<MEASURED.csv>..."), cl::OneOrMore,
+                               cl::cat(toolCategory()));
+  cl::opt<std::string> targetName("target", cl::desc("Target to start from: trn1, trn2 or FILE.json (default trn1)"),
+                                  cl::value_desc("trn1|trn2|FILE.json"), cl::init("trn1"),
+                                  cl::cat(toolCategory()));
+  cl::opt<std::string> output("o", cl::desc("Write the fitted target here (refuses to replace a file without --force)"),
+                              cl::value_desc("FILE.json"), cl::cat(toolCategory()));
+  cl::opt<bool> force("force", cl::desc("Replace an existing -o file"), cl::cat(toolCategory()));
+  cl::opt<std::string> paramList(
+      "params", cl::desc("Fit only these free parameters (default: all of docs/calibration.md's table)"),
+      cl::value_desc("a,b,..."), cl::cat(toolCategory()));
+  cl::opt<unsigned> maxEvals("max-evaluations",
+                             cl::desc("Stop the search after this many scorings of the points (default 300)"),
+                             cl::init(300), cl::cat(toolCategory()));
+  cl::opt<bool> loo("leave-one-out",
+                    cl::desc("Also predict each point from a fit to the others (default on; "
+                             "--leave-one-out=false skips it)"),
+                    cl::init(true), cl::cat(toolCategory()));
+  cl::opt<unsigned> jobs("jobs", cl::desc("Simulate this many points at once (default: all cores)"), cl::init(0),
+                         cl::cat(toolCategory()));
+  if (!parseCommandLine(argc, argv,
+                        "tessel calibrate: fit a target's free parameters to measured latencies\n\n"
+                        "Reads measured points (CSV, docs/calibration.md), simulates each kernel on the\n"
+                        "target, fits the bounded free parameters by compass search, prints the error\n"
+                        "per point before and after and the leave-one-out error, and writes the\n"
+                        "fitted target (accepted by --target=FILE.json).\n"))
+    return 1;
+
+  llvm::Expected<Target> start = loadTarget(targetName);
+  if (!start) {
+    calibError(llvm::toString(start.takeError()));
+    return 1;
+  }
+  llvm::Expected<std::vector<FreeParam>> params = selectFreeParams(paramList);
+  if (!params) {
+    calibError(llvm::toString(params.takeError()));
+    return 1;
+  }
+  if (!output.empty() && llvm::sys::fs::exists(output) && !force) {
+    calibError(llvm::formatv("'{0}' exists; pass --force to replace it", output).str());
+    return 1;
+  }
+
+  std::vector<CalibPoint> points;
+  for (const std::string &in : inputs) {
+    llvm::Expected<std::vector<MeasuredPoint>> rows = readMeasuredPoints(in);
+    if (!rows) {
+      calibError(llvm::toString(rows.takeError()));
+      return 1;
+    }
+    for (MeasuredPoint &m : *rows) {
+      if (!m.target.empty() && m.target != start->name) {
+        llvm::errs() << llvm::formatv("note: {0}: measured on {1}, not {2}; skipped\n", m.origin, m.target,
+                                      start->name);
+        continue;
+      }
+      llvm::Expected<Program> prog = loadKernelProgram(m.kernel, *start);
+      if (!prog) {
+        calibError(m.origin + ": error: " + llvm::toString(prog.takeError()));
+        return 1;
+      }
+      points.push_back({std::move(m), std::move(*prog)});
+    }
+  }
+  if (points.empty()) {
+    calibError(llvm::formatv("no measured point is for target {0}", start->name).str());
+    return 1;
+  }
+
+  Calibration calib(std::move(points), jobs);
+  std::vector<size_t> all = calib.everyPoint();
+  std::vector<std::string> names;
+  for (const FreeParam &p : *params)
+    names.push_back(p.field);
+  llvm::outs() << llvm::formatv("calibrating {0} on {1} points; free: {2}\n", start->name, all.size(),
+                                llvm::join(names, ", "));
+  llvm::Expected<std::vector<Simulated>> before = calib.simulate(*start, all);
+  if (!before) {
+    calibError(llvm::toString(before.takeError()));
+    return 1;
+  }
+  FitOptions options;
+  options.maxEvaluations = maxEvals;
+  llvm::Expected<FitResult> fit = calib.fit(*start, *params, all, options);
+  if (!fit) {
+    calibError(llvm::toString(fit.takeError()));
+    return 1;
+  }
+  llvm::Expected<std::vector<Simulated>> after = calib.simulate(fit->target, all);
+  if (!after) {
+    calibError(llvm::toString(after.takeError()));
+    return 1;
+  }
+  printPoints(calib, all, *before, *after, llvm::outs());
+  double wBefore = calib.latencyWmape(all, *before), wAfter = calib.latencyWmape(all, *after);
+  llvm::outs() << llvm::formatv("WMAPE before {0:f1}% after {1:f1}% over {2} points (score over every "
+                                "measured quantity: {3:f1}% -> {4:f1}%, {5} evaluations)\n",
+                                100 * wBefore, 100 * wAfter, all.size(), 100 * calib.score(all, *before),
+                                100 * fit->score, fit->evaluations);
+
+  llvm::json::Object record{{"points", int64_t(all.size())},
+                            {"wmape_before", wBefore},
+                            {"wmape_after", wAfter},
+                            {"inputs", llvm::json::Array(std::vector<std::string>(inputs.begin(), inputs.end()))}};
+  if (loo && all.size() >= 2) {
+    // Each point predicted by a fit to the others, started from the full
+    // fit with a finer step (the full fit is close to each of them).
+    FitOptions looOptions = options;
+    looOptions.initialStep = options.initialStep / 4;
+    looOptions.maxEvaluations = std::max(1u, options.maxEvaluations / 3);
+    double err = 0, sum = 0;
+    for (size_t i : all) {
+      std::vector<size_t> rest;
+      for (size_t j : all)
+        if (j != i)
+          rest.push_back(j);
+      llvm::Expected<FitResult> f = calib.search(fit->target, *params, rest, looOptions);
+      if (!f) {
+        calibError(llvm::toString(f.takeError()));
+        return 1;
+      }
+      size_t one[] = {i};
+      llvm::Expected<std::vector<Simulated>> pred = calib.simulate(f->target, one);
+      if (!pred) {
+        calibError(llvm::toString(pred.takeError()));
+        return 1;
+      }
+      double m = calib.all()[i].m.latencyUs;
+      llvm::outs() << llvm::formatv("  left out {0,-30} predicted {1,12:f1} us, measured {2,12:f1} us {3}\n",
+                                    calib.all()[i].m.name, (*pred)[0].latencyUs, m, pct((*pred)[0].latencyUs, m));
+      err += std::fabs((*pred)[0].latencyUs - m);
+      sum += m;
+    }
+    llvm::outs() << llvm::formatv("leave-one-out WMAPE {0:f1}% over {1} points\n", 100 * err / sum, all.size());
+    record["wmape_leave_one_out"] = err / sum;
+  }
+  llvm::outs() << llvm::formatv("{0,-34} {1,12} {2,12}   {3}\n", "parameter", "start", "fitted", "bounds");
+  for (const FreeParam &p : *params)
+    llvm::outs() << llvm::formatv("{0,-34} {1,12} {2,12}   [{3}, {4}]\n", p.field,
+                                  fmt::format("{:.6g}", (*start).*(p.member)),
+                                  fmt::format("{:.6g}", fit->target.*(p.member)), fmt::format("{}", p.lo),
+                                  fmt::format("{}", p.hi));
+  if (output.empty())
+    return 0;
+  Target fitted = fit->target;
+  fitted.name = llvm::sys::path::stem(output).str();
+  fitted.description = llvm::formatv("{0} calibrated by tessel calibrate to {1} measured points ({2})",
+                                     start->name, all.size(), llvm::join(inputs, ", "))
+                           .str();
+  std::string text = fittedJSON(fitted, *start, *params, std::move(record));
+  if (llvm::Expected<Target> check = parseTargetJSON(text, output); !check) {
+    calibError(llvm::toString(check.takeError()));
+    return 1;
+  }
+  if (!writeAtomically(output, text))
+    return 1;
+  llvm::outs() << llvm::formatv("wrote {0} (use: tessel run --target={0})\n", output);
+  return 0;
+}
+
+} // namespace tessel::driver
