@@ -2,6 +2,7 @@
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
+#include "driver/NkiInput.h"
 
 #include "ir/Printer.h"
 
@@ -18,10 +19,11 @@ enum class EmitKind { AST, TIR, TASM };
 } // namespace
 
 int runCompileCommand(int argc, char **argv) {
-  cl::opt<std::string> input(cl::Positional, cl::desc("<kernel source .tsl ('-' for stdin)>"),
+  cl::opt<std::string> input(cl::Positional, cl::desc("<kernel source .tsl ('-' for stdin), or an NKI kernel .py>"),
                              cl::cat(toolCategory()));
   SourceOptions source;
   PipelineOptions pipeline;
+  NkiOptions nki;
   cl::opt<EmitKind> emit(
       "emit", cl::desc("What to print (default: tir)"), cl::init(EmitKind::TIR),
       cl::values(clEnumValN(EmitKind::AST, "ast", "the typed AST, with shapes and locations"),
@@ -48,6 +50,12 @@ int runCompileCommand(int argc, char **argv) {
         << "no input file (usage: tessel compile [options] FILE.tsl; see tessel compile --help)\n";
     return 1;
   }
+
+  if (isNkiSource(input) || !nki.args.empty())
+    return compileNkiKernel({input, source.kernel, {nki.args.begin(), nki.args.end()}, {}}, targetName,
+                            emit == EmitKind::TASM, output,
+                            !source.defines.empty() || !pipeline.compileFlagsGiven().empty() ||
+                                emit == EmitKind::AST);
 
   std::vector<Define> defines;
   if (!source.collectDefines(defines))
