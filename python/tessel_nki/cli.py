@@ -120,7 +120,7 @@ def finish_roles(tr, result):
         if t.written:
             if t.read:
                 raise NkiError("kernel argument '%s' is read and written; in/out arguments are not supported"
-                               % t.name, t.loc)
+                               % t.name, t.written)
             t.role = "output"
             outputs.append(t)
     if not outputs:

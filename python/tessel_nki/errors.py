@@ -3,6 +3,8 @@ import os
 import sys
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+# While the op of a lazily materialised tile is recorded, the line that created the tile.
+location_override = [None]
 
 
 class NkiError(Exception):
@@ -11,7 +13,7 @@ class NkiError(Exception):
     def __init__(self, msg, loc=None):
         super().__init__(msg)
         self.msg = msg
-        self.loc = loc if loc is not None else user_loc()
+        self.loc = loc if loc is not None else (location_override[0] or user_loc())
 
     def format(self):
         if self.loc:

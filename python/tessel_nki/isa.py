@@ -254,7 +254,7 @@ def nc_matmul(*args, **kwargs):
                 raise NkiError("%s: accumulate must be None, True or False" % api)
         else:
             mode = {"iadd": "infer"}.get(mode, "reset")
-        matmul_access(d, st, mv, mode)
+        matmul_access(d, st, mv, mode, op=api)
     return _dst_or_lazy(api, dst, "matmul", "psum", F32, (m, n), write)
 
 

@@ -11,7 +11,7 @@ recorded, so the trace keeps the kernel's program order.
 import re
 
 from .affine import Affine, LoopVar
-from .errors import NkiError, user_loc, user_source_line
+from .errors import NkiError, location_override, user_loc, user_source_line
 
 
 class DType:
@@ -306,6 +306,20 @@ class IotaIndex:
 
     __rmul__ = __mul__
 
+    def _predicate(self, other):
+        return Predicate()
+
+    __lt__ = __le__ = __gt__ = __ge__ = _predicate
+
+
+class Predicate:
+    """A comparison of nl.arange indices (an NKI mask); only ever rejected where it is used."""
+
+    def _combine(self, other):
+        return self
+
+    __and__ = __or__ = __rand__ = __ror__ = _combine
+
 
 def _norm_key(t, key):
     if not isinstance(key, tuple):
@@ -531,10 +545,12 @@ class Tracer:
 
     def write_lazy(self, z, dst, mode):
         saved, self.loc_override = self.loc_override, z.loc
+        location_override[0] = z.loc
         try:
             z.write(dst, mode)
         finally:
             self.loc_override = saved
+            location_override[0] = saved
 
     # -- operands ------------------------------------------------------------
     def operand(self, x, what="operand"):
@@ -555,12 +571,10 @@ class Tracer:
         self.flush()
         op = Op(kind, dst, srcs, loc or self.loc_override or user_loc(), **attrs)
         op.block = self.block
-        dst.tensor.written = True
+        if not dst.tensor.written:
+            dst.tensor.written = op.loc
         for s in srcs:
             s.tensor.read = True
-        if dst.tensor.role == "input":
-            raise NkiError("kernel argument '%s' is written; tessel's kernels read their arguments and "
-                           "write tensors they return (an in/out argument is not supported)" % dst.tensor.name)
         self.block.ops.append(op)
         return op
 
