@@ -11,39 +11,28 @@ def walk(block, fn):
             walk(item.body, fn)
 
 
-def _touches(item, tensor, ignore_matmul_writes):
-    """Whether `item` (an op or a loop) reads or writes `tensor` other than by
-    a matmul writing it (when ignore_matmul_writes)."""
-    found = []
+def _ops(item, before=None):
+    """The ops of `item` (an op, or a loop's body recursively), in program order;
+    those before op `before` only, when it is given."""
+    out = []
 
     def visit(x):
         if isinstance(x, Op):
-            if x.dst.tensor is tensor and not (ignore_matmul_writes and x.kind == "matmul"):
-                found.append(x)
-            if any(s.tensor is tensor for s in x.srcs):
-                found.append(x)
-    if isinstance(item, Loop):
-        walk(item.body, visit)
-    else:
-        visit(item)
-    return bool(found)
+            out.append(x)
+    visit(item) if not isinstance(item, Loop) else walk(item.body, visit)
+    return out[:out.index(before)] if before in out else out
+
+
+def _touches(item, tensor, ignore_matmul_writes):
+    """Whether `item` reads or writes `tensor`, other than by a matmul writing it
+    when ignore_matmul_writes."""
+    return any((x.dst.tensor is tensor and not (ignore_matmul_writes and x.kind == "matmul"))
+               or any(s.tensor is tensor for s in x.srcs) for x in _ops(item))
 
 
 def _matmul_writes(item, tensor, before=None):
-    """Whether a matmul writing `tensor` occurs in `item` (ops before `before` only)."""
-    found = []
-    stop = []
-
-    def visit(x):
-        if x is before:
-            stop.append(x)
-        if not stop and isinstance(x, Op) and x.kind == "matmul" and x.dst.tensor is tensor:
-            found.append(x)
-    if isinstance(item, Loop):
-        walk(item.body, visit)
-    else:
-        visit(item)
-    return bool(found)
+    """Whether a matmul writing `tensor` occurs in `item` (before op `before`, when given)."""
+    return any(x.kind == "matmul" and x.dst.tensor is tensor for x in _ops(item, before))
 
 
 def resolve_accumulation(tr):
@@ -74,7 +63,6 @@ def resolve_accumulation(tr):
         # group's region (same iteration), or a group just before it, would need an
         # always-accumulate mode the tile IR lacks.
         first_item = loops[-1] if loops else op
-        region = loops[-1].body if loops else op.block
         earlier = False
         if loops:
             earlier = _matmul_writes(loops[-1], tensor, before=op)
@@ -94,7 +82,6 @@ def resolve_accumulation(tr):
                            "loop; tessel's matmul can only reset at the first iteration of its accumulation "
                            "loops (put the matmuls of one accumulation in one loop)", op.loc)
         op.attrs["reset_on"] = [l.var for l in loops]
-        _ = region
 
 
 def _copy_bytes(t, g):

@@ -183,7 +183,8 @@ class Tensor(TileLike):
         return View(index_access(self, key))
 
     def __setitem__(self, key, value):
-        current().assign(index_access(self, key), value)
+        tr = current()
+        tr.assign(tr.in_scope(index_access(self, key)), value)
 
     def __iadd__(self, other):
         current().update_inplace(self.full(), "add", other)
@@ -556,15 +557,30 @@ class Tracer:
     def operand(self, x, what="operand"):
         """The Access an API operand denotes (materialising a lazy tile)."""
         if isinstance(x, Tensor):
-            return x.full()
+            return self.in_scope(x.full())
         if isinstance(x, View):
-            return x.access
+            return self.in_scope(x.access)
         if isinstance(x, Lazy):
             if x.pending:
                 self.consume([x])
-            return self.materialise(x)
+            return self.in_scope(self.materialise(x))
         raise NkiError("%s must be a tile (a tensor, a slice of one, or an NKI op's result), got %s"
                        % (what, type(x).__name__))
+
+    def in_scope(self, acc):
+        """`acc`, if its tensor is visible here: a buffer allocated in a loop body
+        exists only in that body (one per iteration)."""
+        t = acc.tensor
+        if t.block is None:
+            return acc
+        b = self.block
+        while b is not None and b is not t.block:
+            b = b.parent_loop.parent if b.parent_loop else None
+        if b is None:
+            raise NkiError("'%s' was allocated inside a loop (%s:%d) and is used after it; tessel's tile IR "
+                           "has one '%s' per iteration, so allocate it before the loop"
+                           % (t.name, t.loc[0], t.loc[1], t.name))
+        return acc
 
     # -- recording -----------------------------------------------------------
     def record(self, kind, dst, srcs, loc=None, **attrs):
