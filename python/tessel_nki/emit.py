@@ -39,15 +39,13 @@ def resolve_accumulation(tr):
     """Gives each matmul whose accumulation NKI infers (`+=`, accumulate=None) its
     reset loops: the enclosing loops, innermost first, inside the result buffer's
     scope, whose bodies touch the buffer only by matmuls into it (the accumulation
-    group: the first of its iterations overwrites, the others accumulate)."""
+    group: the first of its iterations overwrites, the others accumulate), or
+    `accumulate` when it continues an earlier matmul's accumulation."""
     ops = []
     walk(tr.root, lambda x: ops.append(x) if isinstance(x, Op) and x.kind == "matmul" else None)
     for op in ops:
         mode = op.attrs["mode"]
         op.attrs["reset_on"] = []
-        if mode == "accumulate":
-            raise NkiError("nisa.nc_matmul accumulate=True is not supported (tessel's matmul overwrites at "
-                           "the first iteration of its accumulation loops; use accumulate=None)", op.loc)
         if mode != "infer":
             continue
         tensor = op.dst.tensor
@@ -59,29 +57,21 @@ def resolve_accumulation(tr):
                 break
             loops.append(loop)
             block = loop.parent
-        # Is this matmul the first of its group? Earlier matmuls into the buffer in the
-        # group's region (same iteration), or a group just before it, would need an
-        # always-accumulate mode the tile IR lacks.
+        # The first matmul of a group overwrites; one that continues an earlier matmul's
+        # accumulation (before it in the group's loops, or the last op on the buffer before
+        # the group) always accumulates.
         first_item = loops[-1] if loops else op
-        earlier = False
-        if loops:
-            earlier = _matmul_writes(loops[-1], tensor, before=op)
-        else:
-            for item in op.block.ops[:op.block.ops.index(op)][::-1]:
-                if _touches(item, tensor, False) or _matmul_writes(item, tensor):
-                    earlier = _matmul_writes(item, tensor)
-                    break
-        if not earlier and loops:
-            container = loops[-1].parent
-            for item in container.ops[:container.ops.index(first_item)][::-1]:
-                if _touches(item, tensor, False) or _matmul_writes(item, tensor):
+        container = loops[-1].parent if loops else op.block
+        earlier = bool(loops) and _matmul_writes(loops[-1], tensor, before=op)
+        if not earlier:
+            for item in reversed(container.ops[:container.ops.index(first_item)]):
+                if _touches(item, tensor, False):
                     earlier = _matmul_writes(item, tensor)
                     break
         if earlier:
-            raise NkiError("this matmul accumulates onto an earlier matmul's PSUM result outside a common "
-                           "loop; tessel's matmul can only reset at the first iteration of its accumulation "
-                           "loops (put the matmuls of one accumulation in one loop)", op.loc)
-        op.attrs["reset_on"] = [l.var for l in loops]
+            op.attrs["mode"] = "accumulate"  # it continues an earlier matmul's accumulation
+        else:
+            op.attrs["reset_on"] = [l.var for l in loops]
 
 
 def _copy_bytes(t, g):
@@ -197,6 +187,8 @@ def op_text(op):
     if op.kind == "matmul":
         reset = a.get("reset_on") or []
         tail = " reset(%s)" % ", ".join("%" + v.name for v in reset) if reset else ""
+        if a["mode"] == "accumulate":
+            tail = " accumulate"
         return "matmul %s <- %s, %s%s" % (d, s[0], s[1], tail)
     if op.kind == "transpose":
         return "transpose %s <- %s" % (d, s[0])

@@ -130,7 +130,8 @@ class _Machine:
             st, mv = src  # [K, M], [K, N]
             columns = list(zip(*mv))
             out = [[sum(map(operator.mul, s, c)) for c in columns] for s in zip(*st)]
-            reset = a["mode"] == "reset" or all(self.env[v] == self.first[v] for v in a["reset_on"])
+            reset = a["mode"] == "reset" or (a["mode"] == "infer" and
+                                             all(self.env[v] == self.first[v] for v in a["reset_on"]))
             if not reset:
                 out = [[o + p for o, p in zip(orow, prow)] for orow, prow in zip(out, self.read(op.dst))]
             self.write(op.dst, out)

@@ -499,13 +499,13 @@ class Tracer:
             self.args.append(t)
         return t
 
-    def alloc(self, shape, dtype, space, name_hint, pdim=0):
+    def alloc(self, shape, dtype, space, name_hint, pdim=0, loc=None):
         """A buffer allocated where the kernel is now (a fresh one per loop iteration)."""
         if space == "hbm":
             role = "output" if self.block is self.root else "scratch"
         else:
             role = "buffer"
-        t = self.new_tensor(shape, dtype, space, name_hint, pdim, role)
+        t = self.new_tensor(shape, dtype, space, name_hint, pdim, role, loc)
         if space != "hbm":
             p = t.shape[pdim]
             P = self.geometry["partitions"]
@@ -539,7 +539,7 @@ class Tracer:
 
     def materialise(self, z):
         if z.result is None:
-            t = self.alloc(z.shape, z.dtype, z.space, z.name_hint)
+            t = self.alloc(z.shape, z.dtype, z.space, z.name_hint, loc=z.loc)
             z.result = t.full()
             self.write_lazy(z, z.result, None)
         return z.result
