@@ -636,7 +636,7 @@ class Tracer:
             from . import isa
             isa.memset_access(dst, float(value))
             return
-        if isinstance(value, Lazy) and value.pending:
+        if isinstance(value, Lazy) and value.pending and value.space == dst.tensor.space:
             self.consume([value])
             value.result = dst
             self.write_lazy(value, dst, "assign")
@@ -647,7 +647,8 @@ class Tracer:
 
     def update_inplace(self, dst, op, value):
         """`dst op= value`: a matmul result accumulates into PSUM; otherwise a vector op."""
-        if isinstance(value, Lazy) and value.pending and value.what == "matmul" and op == "add":
+        if isinstance(value, Lazy) and value.pending and value.what == "matmul" and op == "add" and \
+                dst.tensor.space == "psum":
             self.consume([value])
             value.result = dst
             self.write_lazy(value, dst, "iadd")
