@@ -269,7 +269,9 @@ private:
     }
     case OpKind::Matmul: {
       const auto &m = llvm::cast<MatmulOp>(op);
-      in.acc = m.resetOn.empty() ? rt::AccMode::Reset : rt::AccMode::ResetIfFirst;
+      in.acc = m.accumulate        ? rt::AccMode::Accumulate
+               : m.resetOn.empty() ? rt::AccMode::Reset
+                                   : rt::AccMode::ResetIfFirst;
       for (const Value *v : m.resetOn) {
         auto it = loops.find(v);
         if (it == loops.end())

@@ -3,6 +3,7 @@
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
 #include "driver/TensorParallel.h"
+#include "driver/NkiInput.h"
 
 #include "ir/Printer.h"
 
@@ -19,10 +20,11 @@ enum class EmitKind { AST, TIR, TASM };
 } // namespace
 
 int runCompileCommand(int argc, char **argv) {
-  cl::opt<std::string> input(cl::Positional, cl::desc("<kernel source .tsl ('-' for stdin)>"),
+  cl::opt<std::string> input(cl::Positional, cl::desc("<kernel source .tsl ('-' for stdin), or an NKI kernel .py>"),
                              cl::cat(toolCategory()));
   SourceOptions source;
   PipelineOptions pipeline;
+  NkiOptions nki;
   cl::opt<EmitKind> emit(
       "emit", cl::desc("What to print (default: tir)"), cl::init(EmitKind::TIR),
       cl::values(clEnumValN(EmitKind::AST, "ast", "the typed AST, with shapes and locations"),
@@ -49,6 +51,12 @@ int runCompileCommand(int argc, char **argv) {
         << "no input file (usage: tessel compile [options] FILE.tsl; see tessel compile --help)\n";
     return 1;
   }
+
+  if (isNkiSource(input) || !nki.args.empty())
+    return compileNkiKernel({input, source.kernel, {nki.args.begin(), nki.args.end()}, {}}, targetName,
+                            emit == EmitKind::TASM, output,
+                            !source.defines.empty() || !pipeline.compileFlagsGiven().empty() ||
+                                emit == EmitKind::AST || source.tp != 1);
 
   std::vector<Define> defines;
   if (!source.collectDefines(defines))

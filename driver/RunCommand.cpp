@@ -14,6 +14,7 @@
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
 #include "driver/TensorParallel.h"
+#include "driver/NkiInput.h"
 
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -102,10 +103,12 @@ int runProgram(const Program &prog, const RunSettings &s, const CheckHook &check
 }
 
 int runRunCommand(int argc, char **argv) {
-  cl::opt<std::string> input(cl::Positional, cl::desc("<program: .tasm, or a .tsl kernel compiled first; '-' for stdin>"),
+  cl::opt<std::string> input(cl::Positional,
+                             cl::desc("<program: .tasm, or a .tsl or NKI .py kernel compiled first; '-' for stdin>"),
                              cl::cat(toolCategory()));
   SourceOptions source;
   PipelineOptions pipeline;
+  NkiOptions nki;
   cl::opt<bool> checkFlag("check",
                           cl::desc("Compare the outputs with a plain fp32 reference of the kernel's DSL "
                                    "semantics (.tsl only); fails when the error normalised by the "
@@ -199,7 +202,23 @@ int runRunCommand(int argc, char **argv) {
     reportError("no program given (usage: tessel run [options] FILE.tasm; see tessel run --help)");
     return 1;
   }
+  bool isNki = isNkiSource(input);
   bool isSource = llvm::StringRef(input).endswith(".tsl");
+  if (!isNki && !nki.args.empty()) {
+    reportError("--arg applies to NKI kernels (.py) only");
+    return 1;
+  }
+  if (isNki && source.tp != 1) {
+    reportError("--tp splits a .tsl kernel; an NKI kernel (.py) runs as written, on one core");
+    return 1;
+  }
+  if (isNki && (!source.defines.empty() || !pipeline.compileFlagsGiven().empty())) {
+    reportError("-D and compile flags do not apply to NKI kernels (.py): they run as written");
+    return 1;
+  }
+  NkiSource nkiSource{input, source.kernel, {nki.args.begin(), nki.args.end()}, nkiInputFiles({inputs.begin(), inputs.end()})};
+  llvm::SourceMgr nkiSourceMgr;
+  isSource |= isNki;
   if (checkFlag && !isSource) {
     reportError("--check needs the kernel's .tsl source (a .tasm program has no DSL semantics to "
                 "compare with)");
@@ -230,6 +249,10 @@ int runRunCommand(int argc, char **argv) {
     std::vector<Define> defines;
     Target &target = compileTarget;
     CompileOptions options;
+    if (isNki)
+      return loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), target)
+                 ? traceNkiKernel(nkiSource, target, nkiSourceMgr)
+                 : nullptr;
     if (!source.collectDefines(defines) || !runFrontend(fe, input, defines, source.kernel) ||
         !loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), target) ||
         (source.tp != 1 && (!runFrontend(whole, input, defines, source.kernel) ||
@@ -308,6 +331,8 @@ int runRunCommand(int argc, char **argv) {
   if (!checkFlag)
     return runProgram(*prog, s);
   return runProgram(*prog, s, [&](const SimResult &result, llvm::json::Object &check) {
+    if (isNki)
+      return checkNkiKernel(nkiSource, compileTarget, result, check);
     return checkAgainstReference(*fe.kernel, result, outputName, check);
   });
 }

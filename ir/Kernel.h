@@ -145,10 +145,12 @@ struct DmaOp : Op {
 
 /// dst[M, N] (+)= stationary[K, M]^T @ moving[K, N]; K on partitions of both.
 /// The accumulator is reset (overwritten) when every loop var in `resetOn`
-/// is at its first iteration; otherwise the product accumulates.
+/// is at its first iteration; otherwise the product accumulates. With
+/// `accumulate` (and no resetOn) it always accumulates (NKI accumulate=True).
 struct MatmulOp : Op {
   Access dst, stationary, moving;
   llvm::SmallVector<Value *, 2> resetOn;
+  bool accumulate = false;
   MatmulOp() : Op(OpKind::Matmul) {}
   llvm::SmallVector<Access *, 3> reads() override { return {&stationary, &moving}; }
   Access *write() override { return &dst; }

@@ -647,7 +647,10 @@ private:
         !parseComma("between matmul's stationary and moving operands") ||
         !parseAccess(op->moving, "moving operand"))
       return false;
-    if (tok.isKeyword("reset")) {
+    if (tok.isKeyword("accumulate")) {
+      consume();
+      op->accumulate = true;
+    } else if (tok.isKeyword("reset")) {
       consume();
       if (!expect(Tok::LParen, "(", "after 'reset'"))
         return false;

@@ -127,6 +127,8 @@ private:
            << llvm::join(llvm::map_range(m.resetOn, [](const Value *v) { return "%" + v->name; }), ", ")
            << ')';
       }
+      if (m.accumulate)
+        os << " accumulate";
       break;
     }
     case OpKind::Transpose: {

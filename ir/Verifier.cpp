@@ -496,6 +496,8 @@ private:
         else if (!seen.insert(v).second)
           error(op.loc, &op, "matmul reset names %" + v->name + " twice");
       }
+      if (mm->accumulate && !mm->resetOn.empty())
+        error(op.loc, &op, "matmul cannot both reset and always accumulate");
     }
     if (!ok)
       return;

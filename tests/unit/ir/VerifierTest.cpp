@@ -357,4 +357,18 @@ TEST(Verifier, InMemoryResetMustBeEnclosingLoop) {
   EXPECT_TRUE(f.has("matmul reset(%i) must name an enclosing loop variable")) << f.all();
 }
 
+TEST(Verifier, InMemoryResetAndAccumulateExclude) {
+  IRFixture f;
+  auto m = f.parse(kernel("  for %i = 0 to 2 step 1 {\n" +
+                          mm("  matmul %p[0 +: 128, 0 +: 512] <- %a[0 +: 128, 0 +: 128], %b[0 +: 128, 0 +: 512] "
+                             "reset(%i)\n") +
+                          "  }\n"));
+  ASSERT_TRUE(m) << f.all();
+  Kernel &k = *m->kernels[0];
+  auto *loop = llvm::cast<ForOp>(k.body.ops[0].get());
+  llvm::cast<MatmulOp>(loop->body.ops.back().get())->accumulate = true;
+  EXPECT_FALSE(verifyKernel(k, f.diags));
+  EXPECT_TRUE(f.has("matmul cannot both reset and always accumulate")) << f.all();
+}
+
 } // namespace

@@ -1,0 +1,51 @@
+"""trn1 matmul ladder, rung 4 "fully optimized" (../../../shared/FIDELITY.md s1; measured 6.97 ms).
+
+Blocks of 16 M tiles, 2 N tiles and 8 K tiles (BLOCK_M 2048, BLOCK_N 1024,
+BLOCK_K 1024); loop order n -> k (sequential) -> m. Per (n, k) the rhs block
+is loaded as 8 rows of 128x1024, per (n, k, m) the lhsT block as 8 rows of
+128x2048; each 128x512 PSUM tile accumulates the block's 8 K tiles and the
+vector engine adds it into the SBUF result block of the N block, which is
+stored as coalesced 128x1024 rows at the end of each n. Written for tessel
+from the published schedule. Run: tessel run trn1_mm_optimized.py --target
+  trn1 --timing-only --arg lhsT=bf16[8192,4096] --arg rhs=bf16[8192,8192]
+"""
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+TILE_K, TILE_M, TILE_N = 128, 128, 512
+TILES_M, TILES_N, TILES_K = 16, 2, 8
+
+
+@nki.jit
+def mm_optimized(lhsT, rhs):
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    BLOCK_M, BLOCK_N, BLOCK_K = TILES_M * TILE_M, TILES_N * TILE_N, TILES_K * TILE_K
+    NUM_M = M // BLOCK_M
+    result = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+    for n in nl.affine_range(N // BLOCK_N):
+        # One SBUF row block per M tile of the whole M range: the partial sums of all K blocks.
+        res = nl.zeros((NUM_M, TILES_M, nl.par_dim(TILE_M), BLOCK_N), dtype=result.dtype, buffer=nl.sbuf)
+        for k in nl.sequential_range(K // BLOCK_K):
+            b_rows = nl.ndarray((TILES_K, nl.par_dim(TILE_K), BLOCK_N), dtype=rhs.dtype, buffer=nl.sbuf)
+            for bk in nl.affine_range(TILES_K):
+                r = k * BLOCK_K + bk * TILE_K
+                b_rows[bk] = nl.load(rhs[r:r + TILE_K, n * BLOCK_N:(n + 1) * BLOCK_N])
+            for m in nl.affine_range(NUM_M):
+                a_rows = nl.ndarray((TILES_K, nl.par_dim(TILE_K), BLOCK_M), dtype=lhsT.dtype, buffer=nl.sbuf)
+                for bk in nl.affine_range(TILES_K):
+                    r = k * BLOCK_K + bk * TILE_K
+                    a_rows[bk] = nl.load(lhsT[r:r + TILE_K, m * BLOCK_M:(m + 1) * BLOCK_M])
+                for bn in nl.affine_range(TILES_N):
+                    for bm in nl.affine_range(TILES_M):
+                        acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
+                        for bk in nl.affine_range(TILES_K):
+                            acc += nisa.nc_matmul(a_rows[bk, :, bm * TILE_M:(bm + 1) * TILE_M],
+                                                  b_rows[bk, :, bn * TILE_N:(bn + 1) * TILE_N])
+                        res[m, bm, :, bn * TILE_N:(bn + 1) * TILE_N] += acc
+        for m in nl.affine_range(NUM_M):
+            for bm in nl.affine_range(TILES_M):
+                row = m * BLOCK_M + bm * TILE_M
+                nl.store(result[row:row + TILE_M, n * BLOCK_N:(n + 1) * BLOCK_N], value=res[m, bm])
+    return result

@@ -1,0 +1,142 @@
+"""Integer affine expressions over loop variables (the tile IR's index expressions)."""
+from .errors import NkiError
+
+
+class LoopVar:
+    """A traced loop's induction variable (one per IR `for`)."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+class Affine:
+    """const + sum(coef * var); immutable."""
+
+    __slots__ = ("terms", "const")
+
+    def __init__(self, terms=None, const=0):
+        self.terms = {v: c for v, c in (terms or {}).items() if c != 0}
+        self.const = const
+
+    @staticmethod
+    def of(x):
+        if isinstance(x, Affine):
+            return x
+        if isinstance(x, bool):
+            raise NkiError("a bool is not an index")
+        if isinstance(x, int):
+            return Affine({}, x)
+        try:
+            import numpy as np
+            if isinstance(x, np.integer):
+                return Affine({}, int(x))
+        except ImportError:
+            pass
+        raise NkiError("index expression of type %s is not supported (integers and loop variables only)"
+                       % type(x).__name__)
+
+    def is_const(self):
+        return not self.terms
+
+    def vars(self):
+        return set(self.terms)
+
+    def __add__(self, other):
+        if not isinstance(other, (int, Affine)):
+            return NotImplemented
+        o = Affine.of(other)
+        terms = dict(self.terms)
+        for v, c in o.terms.items():
+            terms[v] = terms.get(v, 0) + c
+        return Affine(terms, self.const + o.const)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Affine({v: -c for v, c in self.terms.items()}, -self.const)
+
+    def __sub__(self, other):
+        if not isinstance(other, (int, Affine)):
+            return NotImplemented
+        return self + (-Affine.of(other))
+
+    def __rsub__(self, other):
+        return Affine.of(other) - self
+
+    def __mul__(self, other):
+        if isinstance(other, Affine):
+            if other.is_const():
+                other = other.const
+            elif self.is_const():
+                return other * self.const
+            else:
+                raise NkiError("a product of two loop variables is not an affine index")
+        if not isinstance(other, int) or isinstance(other, bool):
+            return NotImplemented
+        return Affine({v: c * other for v, c in self.terms.items()}, self.const * other)
+
+    __rmul__ = __mul__
+
+    def _concrete(self, what):
+        if self.is_const():
+            return self.const
+        raise NkiError("loop variable used as a Python value (%s); tessel traces a loop body once with a "
+                       "symbolic induction variable, so only affine index arithmetic (+, -, * by a constant) "
+                       "is supported; use nl.static_range for a loop to unroll" % what)
+
+    def __floordiv__(self, other):
+        if self.is_const() and isinstance(other, int):
+            return Affine({}, self.const // other)
+        raise NkiError("'//' on a loop variable is not an affine index")
+
+    def __mod__(self, other):
+        if self.is_const() and isinstance(other, int):
+            return Affine({}, self.const % other)
+        raise NkiError("'%' on a loop variable is not an affine index")
+
+    def __index__(self):
+        return self._concrete("as an integer")
+
+    def __int__(self):
+        return self._concrete("int()")
+
+    def __bool__(self):
+        return bool(self._concrete("in a condition"))
+
+    def __eq__(self, other):
+        if self.is_const() and isinstance(other, int):
+            return self.const == other
+        self._concrete("in a comparison")
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __lt__(self, other):
+        return self._concrete("in a comparison") < other
+
+    def __le__(self, other):
+        return self._concrete("in a comparison") <= other
+
+    def __gt__(self, other):
+        return self._concrete("in a comparison") > other
+
+    def __ge__(self, other):
+        return self._concrete("in a comparison") >= other
+
+    __hash__ = None
+
+    def eval(self, env):
+        return self.const + sum(c * env[v] for v, c in self.terms.items())
+
+    def text(self):
+        parts = []
+        for v, c in self.terms.items():
+            parts.append("%" + v.name if c == 1 else "%%%s*%d" % (v.name, c))
+        out = " + ".join(parts)
+        if not parts:
+            return str(self.const)
+        if self.const > 0:
+            out += " + %d" % self.const
+        elif self.const < 0:
+            out += " - %d" % -self.const
+        return out

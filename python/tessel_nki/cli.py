@@ -1,0 +1,170 @@
+"""Command line of the tracer (run by the tessel driver, driver/NkiInput.cpp).
+
+  nki_trace.py KERNEL.py [-k NAME] --arg NAME=DTYPE[D0,D1,...]... --geometry K=V,...
+      prints the kernel's tile IR (.tir) on stdout.
+  nki_trace.py KERNEL.py ... --reference DIR --tolerance T
+      executes the same trace with numpy on DIR/in/<name>.npy, compares with the
+      simulator's DIR/out/<name>.npy and prints the check as JSON.
+Errors: `file:line: error: message` on stderr, exit status 1.
+"""
+import argparse
+import builtins
+import importlib.util
+import inspect
+import json
+import os
+import re
+import sys
+import traceback
+
+from . import emit, modules
+from .errors import NkiError
+from .tracer import BF16, F32, Tracer
+
+_ARG_RE = re.compile(r"^([A-Za-z_]\w*)=(bf16|f32|bfloat16|float32)\[(\s*\d+\s*(,\s*\d+\s*)*)\]$")
+
+
+def parse_arg(spec):
+    m = _ARG_RE.match(spec.replace(" ", ""))
+    if not m:
+        raise NkiError("malformed --arg '%s': expected NAME=DTYPE[D0,D1,...] with DTYPE bf16 or f32" % spec, False)
+    dtype = BF16 if m.group(2) in ("bf16", "bfloat16") else F32
+    return m.group(1), dtype, tuple(int(x) for x in m.group(3).split(","))
+
+
+def load_module(path):
+    if not os.path.exists(path):
+        raise NkiError("cannot read '%s': no such file" % path, False)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec = importlib.util.spec_from_file_location("tessel_nki_kernel", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def select_kernel(mod, path, name):
+    kernels = {k: v for k, v in vars(mod).items() if isinstance(v, modules.JitKernel)}
+    if name:
+        if name not in kernels:
+            raise NkiError("no nki.jit kernel '%s' in %s (kernels: %s)"
+                           % (name, path, ", ".join(sorted(kernels)) or "none"), False)
+        return kernels[name]
+    if len(kernels) != 1:
+        raise NkiError("%s has %s nki.jit kernels; choose one with -k (%s)"
+                       % (path, len(kernels) or "no", ", ".join(sorted(kernels))), False)
+    return next(iter(kernels.values()))
+
+
+def trace(path, kernel_name, arg_specs, geometry):
+    """Runs the kernel under the tracer; returns (tracer, kernel name, outputs)."""
+    modules.install()
+    args = {}
+    for spec in arg_specs:
+        n, dt, shape = parse_arg(spec)
+        if n in args:
+            raise NkiError("--arg %s given twice" % n, False)
+        args[n] = (dt, shape)
+    mod = load_module(path)
+    kernel = select_kernel(mod, path, kernel_name)
+    fn = kernel.fn
+    sig = inspect.signature(fn)
+    for n in args:
+        if n not in sig.parameters:
+            raise NkiError("kernel %s has no parameter '%s' (parameters: %s)"
+                           % (kernel.__name__, n, ", ".join(sig.parameters)), False)
+    tr = Tracer(geometry)
+    with tr:
+        call_args = []
+        for p in sig.parameters.values():
+            if p.name in args:
+                dt, shape = args[p.name]
+                call_args.append(tr.new_tensor(shape, dt, "hbm", p.name, role="input",
+                                               loc=(fn.__code__.co_filename, fn.__code__.co_firstlineno)))
+            elif p.default is not inspect.Parameter.empty:
+                call_args.append(p.default)
+            else:
+                raise NkiError("kernel argument '%s' needs a shape and dtype: --arg %s=bf16[D0,D1] or "
+                               "--input %s=FILE.npy" % (p.name, p.name, p.name), False)
+        fn.__globals__["range"] = modules._language.traced_range
+        try:
+            result = fn(*call_args)
+        finally:
+            fn.__globals__["range"] = builtins.range
+        tr.flush()
+        if tr.deferred_errors:
+            raise tr.deferred_errors[0]
+        outputs = finish_roles(tr, result)
+        emit.resolve_accumulation(tr)
+        emit.choose_bufs(tr)
+    return tr, kernel.__name__, outputs
+
+
+def finish_roles(tr, result):
+    from .tracer import Tensor
+    returned = result if isinstance(result, (tuple, list)) else ([] if result is None else [result])
+    outputs = []
+    for r in returned:
+        if not isinstance(r, Tensor) or r.space != "hbm":
+            raise NkiError("the kernel returns %r; it must return HBM tensors (nl.shared_hbm)" % (r,),
+                           (tr.args[0].loc if tr.args else None))
+        if r.role == "input":
+            raise NkiError("the kernel returns its argument '%s'" % r.name, r.loc)
+        if r.role != "output":
+            raise NkiError("returned tensor '%s' is allocated inside a loop" % r.name, r.loc)
+        outputs.append(r)
+    for t in tr.tensors:
+        if t.role == "output" and t not in outputs:
+            t.role = "scratch"
+    # An argument the kernel only writes is an output (kernels that take their result as a parameter).
+    for t in list(tr.args):
+        if t.written:
+            if t.read:
+                raise NkiError("kernel argument '%s' is read and written; in/out arguments are not supported"
+                               % t.name, t.written)
+            t.role = "output"
+            outputs.append(t)
+    if not outputs:
+        raise NkiError("the kernel has no output (return a tensor allocated in nl.shared_hbm)",
+                       tr.args[0].loc if tr.args else None)
+    return outputs
+
+
+def parse_geometry(text):
+    g = {}
+    for item in text.split(","):
+        k, _, v = item.partition("=")
+        g[k] = int(v)
+    return g
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="nki_trace")
+    ap.add_argument("kernel")
+    ap.add_argument("-k", dest="name", default="")
+    ap.add_argument("--arg", action="append", default=[])
+    ap.add_argument("--geometry", required=True)
+    ap.add_argument("--reference", default="")
+    ap.add_argument("--tolerance", type=float, default=2e-2)
+    opts = ap.parse_args(argv)
+    try:
+        geometry = parse_geometry(opts.geometry)
+        tr, name, outputs = trace(opts.kernel, opts.name, opts.arg, geometry)
+        if opts.reference:
+            from . import reference
+            json.dump(reference.check(tr, outputs, opts.reference, opts.tolerance), sys.stdout)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(emit.emit(tr, name, outputs))
+        return 0
+    except NkiError as e:
+        sys.stderr.write(e.format() + "\n")
+        return 1
+    except SyntaxError as e:
+        sys.stderr.write("%s:%s: error: %s\n" % (e.filename, e.lineno, e.msg))
+        return 1
+    except Exception as e:  # an error of the kernel's own Python code
+        tb = traceback.extract_tb(e.__traceback__)
+        frames = [f for f in tb if os.path.abspath(f.filename) == os.path.abspath(opts.kernel)]
+        where = "%s:%d: " % (frames[-1].filename, frames[-1].lineno) if frames else ""
+        sys.stderr.write("%serror: %s: %s\n" % (where, type(e).__name__, e))
+        return 1

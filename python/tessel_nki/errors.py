@@ -1,0 +1,41 @@
+"""Located errors: every error names the kernel's file:line that caused it."""
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+# While the op of a lazily materialised tile is recorded, the line that created the tile.
+location_override = [None]
+
+
+class NkiError(Exception):
+    """An error in the traced kernel; `loc` is (file, line) in the kernel's source."""
+
+    def __init__(self, msg, loc=None):
+        super().__init__(msg)
+        self.msg = msg
+        self.loc = loc if loc is not None else (location_override[0] or user_loc())
+
+    def format(self):
+        if self.loc:
+            return "%s:%d: error: %s" % (self.loc[0], self.loc[1], self.msg)
+        return "error: " + self.msg
+
+
+def user_loc():
+    """The innermost (file, line) of the call stack outside this package."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not os.path.abspath(fn).startswith(_PKG_DIR + os.sep) and not fn.startswith("<"):
+            return (fn, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+def user_source_line():
+    """The text of the user's line at user_loc(), or ''."""
+    loc = user_loc()
+    if not loc:
+        return ""
+    import linecache
+    return linecache.getline(loc[0], loc[1])

@@ -1,0 +1,193 @@
+"""The reference of `tessel run kernel.py --check`: the trace executed in plain Python.
+
+Every op of the recorded trace runs on host tensors, loop by loop, with the
+semantics of docs/tile-ir.md: arithmetic in double precision, values stored
+to bf16 buffers rounded to nearest even. It shares the trace with the
+simulated program but not the lowering, the program format or the simulator,
+which are what it checks. Plain Python (no numpy, which tessel does not
+require), so it is meant for the small shapes of tests: about 0.2 s per
+128 x 128 x 512 matmul.
+"""
+import array
+import math
+import operator
+import os
+import struct
+
+from .tracer import Alloc, Loop
+
+_ACT = {
+    "copy": lambda x: x,
+    "silu": lambda x: x / (1.0 + math.exp(-x)) if x > -700 else 0.0,
+    "gelu": lambda x: 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0))),
+    "relu": lambda x: x if x > 0 else 0.0,
+    "exp": lambda x: math.exp(x) if x < 700 else math.inf,
+    "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0,
+    "tanh": math.tanh,
+    "square": lambda x: x * x,
+}
+_ALU = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+        "max": lambda a, b: a if a > b else b, "min": lambda a, b: a if a < b else b}
+
+
+def round_f32(values):
+    return array.array("f", values).tolist()
+
+
+def round_bf16(values):
+    """To bf16 (round to nearest even), back as floats."""
+    bits = array.array("I")
+    bits.frombytes(array.array("f", values).tobytes())
+    out = array.array("I", [((b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000) if (b & 0x7F800000) != 0x7F800000
+                             else (b & 0xFFFF0000) | (0x00400000 if b & 0x007FFFFF else 0) for b in bits])
+    res = array.array("f")
+    res.frombytes(out.tobytes())
+    return res.tolist()
+
+
+# ----------------------------------------------------------------------------
+# .npy (float32, C order, v1.0), as runtime/Npy.cpp writes them
+
+
+def read_npy(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        raise ValueError("%s is not an npy file" % path)
+    hlen = struct.unpack("<H", data[8:10])[0] if data[6] == 1 else struct.unpack("<I", data[8:12])[0]
+    start = 10 + hlen if data[6] == 1 else 12 + hlen
+    header = data[start - hlen:start].decode("latin1")
+    d = eval(header, {"__builtins__": {}}, {"True": True, "False": False})  # a Python dict literal
+    if d["descr"] != "<f4" or d["fortran_order"]:
+        raise ValueError("%s: expected little-endian float32 in C order" % path)
+    vals = array.array("f")
+    vals.frombytes(data[start:])
+    return list(d["shape"]), vals.tolist()
+
+
+class HostTensor:
+    def __init__(self, shape, data=None):
+        self.shape = list(shape)
+        n = 1
+        for s in shape:
+            n *= s
+        self.data = data if data is not None else [0.0] * n
+        self.strides = []
+        st = 1
+        for s in reversed(self.shape):
+            self.strides.insert(0, st)
+            st *= s
+
+
+class _Machine:
+    def __init__(self, store, first):
+        self.store, self.first = store, first  # Tensor -> HostTensor; loop var -> first value
+        self.env = {}
+
+    def _geometry(self, acc):
+        """(base offset, [(stride, extent)] of the two range dims in IR order)."""
+        h = self.store[acc.tensor]
+        base = 0
+        for d, (s, e) in enumerate(acc.idx):
+            base += s.eval(self.env) * h.strides[d]
+        return h, base, [(h.strides[d], acc.idx[d][1]) for d in acc.range_dims()]
+
+    def read(self, acc):
+        h, base, ((s0, e0), (s1, e1)) = self._geometry(acc)
+        d = h.data
+        return [[d[base + i * s0 + j * s1] for j in range(e1)] for i in range(e0)]
+
+    def write(self, acc, rows):
+        h, base, ((s0, e0), (s1, e1)) = self._geometry(acc)
+        bf16 = acc.tensor.dtype.ir == "bf16"
+        d = h.data
+        for i in range(e0):
+            row = round_bf16(rows[i]) if bf16 else round_f32(rows[i])
+            off = base + i * s0
+            for j in range(e1):
+                d[off + j * s1] = row[j]
+
+    def run(self, block):
+        for item in block.ops:
+            if isinstance(item, Alloc):
+                t = item.tensor
+                if t.role != "output":
+                    self.store[t] = HostTensor(t.shape)
+            elif isinstance(item, Loop):
+                for i in range(item.lo, item.hi, item.step):
+                    self.env[item.var] = i
+                    self.run(item.body)
+                self.env.pop(item.var, None)
+            else:
+                self.op(item)
+
+    def op(self, op):
+        k, a = op.kind, op.attrs
+        src = [self.read(s) for s in op.srcs]
+        if k == "dma":
+            self.write(op.dst, _t(src[0]) if a.get("transpose") else src[0])
+        elif k == "matmul":
+            st, mv = src  # [K, M], [K, N]
+            columns = list(zip(*mv))
+            out = [[sum(map(operator.mul, s, c)) for c in columns] for s in zip(*st)]
+            reset = a["mode"] == "reset" or (a["mode"] == "infer" and
+                                             all(self.env[v] == self.first[v] for v in a["reset_on"]))
+            if not reset:
+                out = [[o + p for o, p in zip(orow, prow)] for orow, prow in zip(out, self.read(op.dst))]
+            self.write(op.dst, out)
+        elif k == "transpose":
+            self.write(op.dst, _t(src[0]))
+        elif k == "activation":
+            f, s = _ACT[a["fn"]], a["scale"]
+            self.write(op.dst, [[f(x * s) for x in row] for row in src[0]])
+        elif k == "tensor_tensor":
+            f = _ALU[a["alu"]]
+            self.write(op.dst, [[f(x, y) for x, y in zip(r, q)] for r, q in zip(src[0], src[1])])
+        elif k == "tensor_scalar":
+            f, c = _ALU[a["alu"]], a["scalar"]
+            self.write(op.dst, [[f(x, c) for x in row] for row in src[0]])
+        elif k == "copy":
+            self.write(op.dst, src[0])
+        elif k == "memset":
+            e0, e1 = op.dst.shape
+            self.write(op.dst, [[a["value"]] * e1 for _ in range(e0)])
+        else:
+            raise AssertionError(k)
+
+
+def _t(rows):
+    return [list(c) for c in zip(*rows)]
+
+
+def _first_values(block, out):
+    for item in block.ops:
+        if isinstance(item, Loop):
+            out[item.var] = item.lo
+            _first_values(item.body, out)
+    return out
+
+
+def check(tr, outputs, directory, tolerance):
+    """Runs the trace on DIR/in/<input>.npy and compares with DIR/out/<output>.npy."""
+    store = {}
+    for t in tr.args:
+        if t.role == "input":
+            shape, data = read_npy(os.path.join(directory, "in", t.name + ".npy"))
+            store[t] = HostTensor(shape, data)
+    for t in outputs:
+        store[t] = HostTensor(t.shape)
+    _Machine(store, _first_values(tr.root, {})).run(tr.root)
+    max_abs = max_ref = 0.0
+    finite = True
+    for t in outputs:
+        shape, sim = read_npy(os.path.join(directory, "out", t.name + ".npy"))
+        ref = store[t].data
+        if shape != list(t.shape):
+            return {"passed": False, "tolerance": tolerance,
+                    "error": "output %s has shape %s, the reference %s" % (t.name, shape, list(t.shape))}
+        finite = finite and all(math.isfinite(x) for x in sim)
+        max_abs = max([max_abs] + [abs(x - y) for x, y in zip(sim, ref)])
+        max_ref = max([max_ref] + [abs(y) for y in ref])
+    rel = max_abs / max_ref if max_ref > 0 else max_abs
+    return {"reference": "the trace executed in Python", "tolerance": tolerance, "max_abs_err": max_abs,
+            "max_rel_err": rel, "max_abs_reference": max_ref, "passed": finite and rel <= tolerance}

@@ -1,0 +1,663 @@
+"""The trace: tensors, accesses, lazily materialised tiles and the recorded op tree.
+
+One Tracer is active while a kernel runs (`current()`). The language and isa
+modules call into it; it appends ops to the innermost open block. A tile an
+API returns (nl.exp(x), nl.load(a), nisa.nc_matmul(a, b)) is a Lazy: assigned
+into a slice (`y[...] = nl.exp(x)`) it becomes one op writing there; used as
+an operand it is first written into a fresh buffer of the current loop body.
+Pending lazies are materialised, in creation order, before any other op is
+recorded, so the trace keeps the kernel's program order.
+"""
+import re
+
+from .affine import Affine, LoopVar
+from .errors import NkiError, location_override, user_loc, user_source_line
+
+
+class DType:
+    def __init__(self, name, ir, size):
+        self.name, self.ir, self.size = name, ir, size
+
+    def __repr__(self):
+        return "nl." + self.name
+
+
+BF16 = DType("bfloat16", "bf16", 2)
+F32 = DType("float32", "f32", 4)
+UNSUPPORTED_DTYPES = ("float16", "float8_e4m3", "float8_e5m2", "tfloat32", "int8", "int16", "int32",
+                      "uint8", "uint16", "uint32", "bool_")
+
+
+def as_dtype(d, what="dtype"):
+    """An NKI or numpy dtype as BF16/F32; anything else is an error."""
+    if isinstance(d, DType):
+        return d
+    if isinstance(d, UnsupportedDType):
+        raise NkiError("%s %s is not supported: tessel's tile IR has bf16 and f32 (docs/nki.md)" % (what, d.name))
+    name = getattr(d, "__name__", None) or getattr(d, "name", None) or str(d)
+    if name in ("float32", "float32_"):
+        return F32
+    if name in ("bfloat16",):
+        return BF16
+    raise NkiError("%s %s is not supported: tessel's tile IR has bf16 and f32 (docs/nki.md)" % (what, name))
+
+
+class UnsupportedDType:
+    def __init__(self, name):
+        self.name = name
+
+
+class Space:
+    def __init__(self, name, ir):
+        self.name, self.ir = name, ir
+
+    def __repr__(self):
+        return "nl." + self.name
+
+
+SHARED_HBM = Space("shared_hbm", "hbm")
+PRIVATE_HBM = Space("private_hbm", "hbm")
+HBM = Space("hbm", "hbm")
+SBUF = Space("sbuf", "sbuf")
+PSUM = Space("psum", "psum")
+
+
+class ParDim:
+    """nl.par_dim(n): marks the partition dimension of an on-chip tensor's shape."""
+
+    def __init__(self, size):
+        self.size = size
+
+
+# ----------------------------------------------------------------------------
+# The recorded tree
+
+
+class Block:
+    def __init__(self, parent_loop=None):
+        self.ops = []
+        self.parent_loop = parent_loop
+
+
+class Loop:
+    def __init__(self, var, lo, hi, step, parallel, loc, parent):
+        self.var, self.lo, self.hi, self.step, self.parallel = var, lo, hi, step, parallel
+        self.loc = loc
+        self.parent = parent  # the enclosing Block
+        self.body = Block(self)
+
+
+class Alloc:
+    def __init__(self, tensor, loc):
+        self.tensor, self.loc = tensor, loc
+        self.bufs = 1
+
+
+class Op:
+    """An instruction: kind in dma, dma_transpose, matmul, transpose, activation,
+    tensor_tensor, tensor_scalar, copy, memset; dst and srcs are Accesses."""
+
+    def __init__(self, kind, dst, srcs, loc, **attrs):
+        self.kind, self.dst, self.srcs, self.loc, self.attrs = kind, dst, srcs, loc, attrs
+        self.block = None
+
+
+class Access:
+    """A tensor sliced by one (start, extent) range or (start, None) point per dimension
+    (in the tensor's logical order)."""
+
+    def __init__(self, tensor, idx):
+        self.tensor, self.idx = tensor, idx
+
+    def ir_idx(self):
+        return [self.idx[d] for d in self.tensor.ir_dims]
+
+    def range_dims(self):
+        """The dimensions that remain in the tile, in IR order (partitions first on chip)."""
+        return [d for d in self.tensor.ir_dims if self.idx[d][1] is not None]
+
+    @property
+    def shape(self):
+        return tuple(self.idx[d][1] for d in self.range_dims())
+
+    def text(self):
+        parts = []
+        for start, ext in self.ir_idx():
+            parts.append(start.text() if ext is None else "%s +: %d" % (start.text(), ext))
+        return "%%%s[%s]" % (self.tensor.name, ", ".join(parts))
+
+
+# ----------------------------------------------------------------------------
+# Tensors, views and lazy tiles (the objects a kernel holds)
+
+
+class TileLike:
+    """Arithmetic on tiles: `a + b`, `a * 2.0` are nl.add / nl.multiply."""
+
+    def _binop(self, other, op, reverse=False):
+        from . import language
+        return language._elementwise(op, other, self) if reverse else language._elementwise(op, self, other)
+
+    def __add__(self, o):
+        return self._binop(o, "add")
+
+    def __radd__(self, o):
+        return self._binop(o, "add", True)
+
+    def __sub__(self, o):
+        return self._binop(o, "sub")
+
+    def __rsub__(self, o):
+        return self._binop(o, "sub", True)
+
+    def __mul__(self, o):
+        return self._binop(o, "mul")
+
+    def __rmul__(self, o):
+        return self._binop(o, "mul", True)
+
+
+class Tensor(TileLike):
+    def __init__(self, shape, dtype, space, name, loc, pdim=0, role="buffer"):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.space = space  # "hbm", "sbuf", "psum"
+        self.name = name
+        self.loc = loc
+        self.pdim = pdim
+        self.role = role  # "input", "output", "scratch" (hbm alloc), "buffer" (on chip)
+        self.block = None  # where it is allocated (None for arguments)
+        self.written = False
+        self.read = False
+        n = len(self.shape)
+        self.ir_dims = [pdim] + [d for d in range(n) if d != pdim] if space != "hbm" else list(range(n))
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def full(self):
+        return Access(self, [(Affine({}, 0), s) for s in self.shape])
+
+    def __getitem__(self, key):
+        return View(index_access(self, key))
+
+    def __setitem__(self, key, value):
+        tr = current()
+        tr.assign(tr.in_scope(index_access(self, key)), value)
+
+    def __iadd__(self, other):
+        current().update_inplace(self.full(), "add", other)
+        return self
+
+    def __imul__(self, other):
+        current().update_inplace(self.full(), "mul", other)
+        return self
+
+    def __isub__(self, other):
+        current().update_inplace(self.full(), "sub", other)
+        return self
+
+    def reshape(self, *a, **k):
+        raise NkiError("reshape is not supported: tessel's tile IR accesses a tensor in its declared shape")
+
+    def __repr__(self):
+        return "<%s tensor %s %s %s>" % (self.space, self.name, self.dtype.ir, list(self.shape))
+
+
+class View(TileLike):
+    """A slice of a tensor (what `t[...]` returns)."""
+
+    def __init__(self, access, applied=False):
+        self.access = access
+        self.applied = applied  # the result of an in-place `t[i] += x`, already recorded
+
+    @property
+    def shape(self):
+        return self.access.shape
+
+    @property
+    def dtype(self):
+        return self.access.tensor.dtype
+
+    @property
+    def tensor(self):
+        return self.access.tensor
+
+    def __getitem__(self, key):
+        raise NkiError("indexing a slice again is not supported; index the tensor once")
+
+    def __setitem__(self, key, value):
+        raise NkiError("assigning into a slice of a slice is not supported; index the tensor once")
+
+    def __iadd__(self, other):
+        current().update_inplace(self.access, "add", other)
+        return View(self.access, applied=True)
+
+    def __imul__(self, other):
+        current().update_inplace(self.access, "mul", other)
+        return View(self.access, applied=True)
+
+    def __isub__(self, other):
+        current().update_inplace(self.access, "sub", other)
+        return View(self.access, applied=True)
+
+
+class Lazy(TileLike):
+    """A tile an API returned, not yet written anywhere.
+
+    `write(dst_access, mode)` records the op(s) producing it into dst; `space`,
+    `dtype` and `shape` describe the fresh buffer it goes to when it is used
+    as an operand."""
+
+    def __init__(self, what, space, dtype, shape, write, name_hint):
+        self.what, self.space, self.dtype, self.shape = what, space, dtype, tuple(shape)
+        self._write = write
+        self.name_hint = name_hint
+        self.loc = user_loc()
+        self.result = None  # the Access it was materialised into
+        self.pending = True
+
+    def write(self, dst, mode=None):
+        return self._write(dst, mode)
+
+
+# ----------------------------------------------------------------------------
+# Indexing
+
+
+class Slice:
+    """nl.ds(start, size)."""
+
+    def __init__(self, start, size):
+        self.start, self.size = start, size
+
+
+class IotaIndex:
+    """nl.arange(n) (+ an affine offset), broadcast to one axis of a tile with [:, None] / [None, :]."""
+
+    def __init__(self, extent, offset=None, axis=None, ndim=1):
+        self.extent, self.offset = extent, offset if offset is not None else Affine({}, 0)
+        self.axis, self.ndim = axis, ndim
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        full = [k for k in key if isinstance(k, slice)]
+        if len(full) != 1 or any(k is not None and not isinstance(k, slice) for k in key) or \
+                full[0] != slice(None):
+            raise NkiError("nl.arange: only [:, None] and [None, :] broadcasts are supported")
+        return IotaIndex(self.extent, self.offset, key.index(full[0]), len(key))
+
+    def _shift(self, other, sign=1):
+        if isinstance(other, IotaIndex):
+            raise NkiError("adding two nl.arange indices is not an affine tile index")
+        return IotaIndex(self.extent, self.offset + sign * Affine.of(other), self.axis, self.ndim)
+
+    def __add__(self, other):
+        return self._shift(other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._shift(other, -1)
+
+    def __mul__(self, other):
+        raise NkiError("a strided nl.arange index is not supported (tiles are contiguous)")
+
+    __rmul__ = __mul__
+
+    def _predicate(self, other):
+        return Predicate()
+
+    __lt__ = __le__ = __gt__ = __ge__ = _predicate
+
+
+class Predicate:
+    """A comparison of nl.arange indices (an NKI mask); only ever rejected where it is used."""
+
+    def _combine(self, other):
+        return self
+
+    __and__ = __or__ = __rand__ = __ror__ = _combine
+
+
+def _norm_key(t, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    if any(k is Ellipsis for k in key):
+        i = key.index(Ellipsis)
+        fill = t.ndim - (len(key) - 1)
+        key = key[:i] + (slice(None),) * fill + key[i + 1:]
+    if len(key) > t.ndim:
+        raise NkiError("%d indices for tensor '%s' of rank %d" % (len(key), t.name, t.ndim))
+    return key + (slice(None),) * (t.ndim - len(key))
+
+
+def index_access(t, key):
+    """The Access `t[key]`: ranges from slices, nl.ds and nl.arange; points from integers
+    and loop variables."""
+    if isinstance(key, IotaIndex) or (isinstance(key, tuple) and any(isinstance(k, View) for k in key)):
+        pass
+    key = _norm_key(t, key)
+    idx = []
+    iota_axes = []
+    for d, k in enumerate(key):
+        size = t.shape[d]
+        if isinstance(k, slice):
+            if k.step not in (None, 1):
+                raise NkiError("a strided slice is not supported (tiles are contiguous)")
+            start = Affine.of(0 if k.start is None else k.start)
+            stop = Affine.of(size if k.stop is None else k.stop)
+            ext = stop - start
+            if not ext.is_const():
+                raise NkiError("slice %s:%s of '%s' has no constant size" % (start.text(), stop.text(), t.name))
+            idx.append((start, ext.const))
+        elif isinstance(k, Slice):
+            if not isinstance(k.size, int):
+                raise NkiError("nl.ds size must be a constant integer")
+            idx.append((Affine.of(k.start), k.size))
+        elif isinstance(k, IotaIndex):
+            idx.append((k.offset, k.extent))
+            iota_axes.append((d, k.axis))
+        elif isinstance(k, (int, Affine)) and not isinstance(k, bool):
+            idx.append((Affine.of(k), None))
+        else:
+            try:
+                import numpy as np
+                if isinstance(k, np.integer):
+                    idx.append((Affine.of(int(k)), None))
+                    continue
+            except ImportError:
+                pass
+            raise NkiError("index of type %s is not supported (slices, nl.ds, nl.arange, integers and "
+                           "loop variables)" % type(k).__name__)
+    axes = [a for _, a in iota_axes if a is not None]
+    if axes != sorted(axes):
+        raise NkiError("nl.arange indices in transposed order are not supported (a tile's partition "
+                       "index comes first)")
+    acc = Access(t, idx)
+    for d, (start, ext) in enumerate(idx):
+        if start.is_const():
+            end = start.const + (ext if ext is not None else 1)
+            if start.const < 0 or end > t.shape[d]:
+                raise NkiError("index out of bounds: dimension %d of '%s' has size %d, the access covers "
+                               "[%d, %d)" % (d, t.name, t.shape[d], start.const, end))
+    return acc
+
+
+# ----------------------------------------------------------------------------
+# Layout labels: each dimension of each tensor is a node; ops unify the tile
+# dimensions they relate. Each class becomes one label of the tile IR.
+
+
+class Labels:
+    def __init__(self):
+        self.parent = {}
+        self.members = {}
+        self.hint = {}
+
+    def find(self, n):
+        self.parent.setdefault(n, n)
+        self.members.setdefault(n, [n])
+        while self.parent[n] != n:
+            self.parent[n] = self.parent[self.parent[n]]
+            n = self.parent[n]
+        return n
+
+    def union(self, a, b, hint=None):
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            if len(self.members[ra]) < len(self.members[rb]):
+                ra, rb = rb, ra
+            tensors = {id(t): d for t, d in self.members[ra]}
+            for t, d in self.members[rb]:
+                if id(t) in tensors and tensors[id(t)] != d:
+                    raise NkiError(
+                        "tessel's tile IR gives each dimension a layout label, and this op would make "
+                        "dimensions %d and %d of '%s' the same logical dimension (a buffer used in two "
+                        "roles, or a square transpose back into its source); use separate buffers"
+                        % (tensors[id(t)], d, t.name))
+            self.parent[rb] = ra
+            self.members[ra].extend(self.members.pop(rb))
+            h = self.hint.pop(rb, None)
+            if ra not in self.hint and h:
+                self.hint[ra] = h
+        if hint and ra not in self.hint:
+            self.hint[ra] = hint
+
+
+# ----------------------------------------------------------------------------
+# The tracer
+
+
+_current = None
+
+
+def current():
+    if _current is None:
+        raise NkiError("an NKI API was called outside a traced kernel")
+    return _current
+
+
+_NAME_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(\[[^=]*\])?\s*(\+|-|\*)?=[^=]")
+_FOR_RE = re.compile(r"^\s*for\s+([A-Za-z_]\w*)\s+in\b")
+
+
+class Tracer:
+    def __init__(self, geometry):
+        self.geometry = geometry
+        self.root = Block()
+        self.block = self.root
+        self.tensors = []
+        self.args = []
+        self.pending = []
+        self.labels = Labels()
+        self.names = set()
+        self.deferred_errors = []
+        self.loops_open = 0
+        self.loc_override = None  # the line that created the lazy tile being written
+
+    # -- activation ----------------------------------------------------------
+    def __enter__(self):
+        global _current
+        _current = self
+        return self
+
+    def __exit__(self, *exc):
+        global _current
+        _current = None
+
+    # -- names ---------------------------------------------------------------
+    def unique(self, hint):
+        hint = re.sub(r"[^A-Za-z0-9_.]", "_", hint) or "t"
+        if hint[0].isdigit():
+            hint = "t" + hint
+        name, i = hint, 1
+        while name in self.names:
+            name = "%s%d" % (hint, i)
+            i += 1
+        self.names.add(name)
+        return name
+
+    @staticmethod
+    def assigned_name(default):
+        """The variable the current source line assigns to (`x = nl.load(...)`), else default."""
+        m = _NAME_RE.match(user_source_line())
+        return m.group(1) if m and not m.group(2) and not m.group(3) else default
+
+    # -- tensors -------------------------------------------------------------
+    def new_tensor(self, shape, dtype, space, name_hint, pdim=0, role="buffer", loc=None):
+        if len(shape) == 0:
+            raise NkiError("a tensor needs at least one dimension")
+        for s in shape:
+            if not isinstance(s, int) or isinstance(s, bool) or s <= 0:
+                raise NkiError("tensor dimensions must be positive integers, got %r" % (s,))
+        t = Tensor(shape, dtype, space, self.unique(name_hint), loc or user_loc(), pdim, role)
+        self.tensors.append(t)
+        if role == "input":
+            self.args.append(t)
+        return t
+
+    def alloc(self, shape, dtype, space, name_hint, pdim=0, loc=None):
+        """A buffer allocated where the kernel is now (a fresh one per loop iteration)."""
+        if space == "hbm":
+            role = "output" if self.block is self.root else "scratch"
+        else:
+            role = "buffer"
+        t = self.new_tensor(shape, dtype, space, name_hint, pdim, role, loc)
+        if space != "hbm":
+            p = t.shape[pdim]
+            P = self.geometry["partitions"]
+            if p > P and p % P:
+                raise NkiError("partition dimension %d of '%s' is larger than %d partitions and not a multiple "
+                               "of it" % (p, t.name, P))
+        t.block = self.block
+        self.block.ops.append(Alloc(t, t.loc))
+        return t
+
+    # -- lazies --------------------------------------------------------------
+    def lazy(self, *a, **k):
+        z = Lazy(*a, **k)
+        self.pending.append(z)
+        return z
+
+    def consume(self, values):
+        """Takes the lazies among `values` off the pending list (the caller uses them),
+        then materialises the other pending ones."""
+        for v in values:
+            if isinstance(v, Lazy) and v.pending:
+                v.pending = False
+                self.pending.remove(v)
+        self.flush()
+
+    def flush(self):
+        while self.pending:
+            z = self.pending.pop(0)
+            z.pending = False
+            self.materialise(z)
+
+    def materialise(self, z):
+        if z.result is None:
+            t = self.alloc(z.shape, z.dtype, z.space, z.name_hint, loc=z.loc)
+            z.result = t.full()
+            self.write_lazy(z, z.result, None)
+        return z.result
+
+    def write_lazy(self, z, dst, mode):
+        saved, self.loc_override = self.loc_override, z.loc
+        location_override[0] = z.loc
+        try:
+            z.write(dst, mode)
+        finally:
+            self.loc_override = saved
+            location_override[0] = saved
+
+    # -- operands ------------------------------------------------------------
+    def operand(self, x, what="operand"):
+        """The Access an API operand denotes (materialising a lazy tile)."""
+        if isinstance(x, Tensor):
+            return self.in_scope(x.full())
+        if isinstance(x, View):
+            return self.in_scope(x.access)
+        if isinstance(x, Lazy):
+            if x.pending:
+                self.consume([x])
+            return self.in_scope(self.materialise(x))
+        raise NkiError("%s must be a tile (a tensor, a slice of one, or an NKI op's result), got %s"
+                       % (what, type(x).__name__))
+
+    def in_scope(self, acc):
+        """`acc`, if its tensor is visible here: a buffer allocated in a loop body
+        exists only in that body (one per iteration)."""
+        t = acc.tensor
+        if t.block is None:
+            return acc
+        b = self.block
+        while b is not None and b is not t.block:
+            b = b.parent_loop.parent if b.parent_loop else None
+        if b is None:
+            raise NkiError("'%s' was allocated inside a loop (%s:%d) and is used after it; tessel's tile IR "
+                           "has one '%s' per iteration, so allocate it before the loop"
+                           % (t.name, t.loc[0], t.loc[1], t.name))
+        return acc
+
+    # -- recording -----------------------------------------------------------
+    def record(self, kind, dst, srcs, loc=None, **attrs):
+        self.flush()
+        op = Op(kind, dst, srcs, loc or self.loc_override or user_loc(), **attrs)
+        op.block = self.block
+        if not dst.tensor.written:
+            dst.tensor.written = op.loc
+        for s in srcs:
+            s.tensor.read = True
+        self.block.ops.append(op)
+        return op
+
+    def unify(self, a, da, b, db, hint=None):
+        self.labels.union((a.tensor, da), (b.tensor, db), hint)
+
+    def unify_tiles(self, dst, src, swap=False):
+        rd, rs = dst.range_dims(), src.range_dims()
+        if swap:
+            rs = rs[::-1]
+        for x, y in zip(rd, rs):
+            self.unify(dst, x, src, y)
+
+    # -- loops ---------------------------------------------------------------
+    def open_loop(self, lo, hi, step, parallel):
+        self.flush()
+        m = _FOR_RE.match(user_source_line())
+        var = LoopVar(self.unique(m.group(1) if m else "i"))
+        loop = Loop(var, lo, hi, step, parallel, user_loc(), self.block)
+        self.block.ops.append(loop)
+        self.block = loop.body
+        self.loops_open += 1
+        return loop, Affine({var: 1}, 0)
+
+    def close_loop(self, loop, completed):
+        self.flush()
+        if self.block is not loop.body:
+            return
+        self.block = loop.parent
+        self.loops_open -= 1
+        if not completed:
+            self.deferred_errors.append(NkiError(
+                "a traced loop was left early (break, return or an exception); tessel traces the body "
+                "once as an IR loop", loop.loc))
+
+    # -- assignment ----------------------------------------------------------
+    def assign(self, dst, value):
+        """`dst[...] = value`."""
+        if isinstance(value, View) and value.applied and value.access.tensor is dst.tensor:
+            return  # `t[i] += x` was recorded by View.__iadd__
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            self.consume([])
+            from . import isa
+            isa.memset_access(dst, float(value))
+            return
+        if isinstance(value, Lazy) and value.pending and value.space == dst.tensor.space:
+            self.consume([value])
+            value.result = dst
+            self.write_lazy(value, dst, "assign")
+            return
+        src = self.operand(value, "the assigned value")
+        from . import isa
+        isa.copy_access(dst, src)
+
+    def update_inplace(self, dst, op, value):
+        """`dst op= value`: a matmul result accumulates into PSUM; otherwise a vector op."""
+        if isinstance(value, Lazy) and value.pending and value.what == "matmul" and op == "add" and \
+                dst.tensor.space == "psum":
+            self.consume([value])
+            value.result = dst
+            self.write_lazy(value, dst, "iadd")
+            return
+        from . import isa
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            self.consume([])
+            isa.tensor_scalar_access(dst, dst, op, float(value))
+            return
+        self.consume([value])
+        src = self.operand(value)
+        isa.tensor_tensor_access(dst, dst, src, op)

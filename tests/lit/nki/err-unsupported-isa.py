@@ -1,0 +1,15 @@
+# An nki.isa API outside the subset is an error naming it and the kernel's file:line.
+# RUN: not tessel compile %s --arg x=bf16[128,128] 2>&1 | FileCheck %s
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def k(x):
+    y = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    # CHECK: err-unsupported-isa.py:[[@LINE+1]]: error: nisa.tensor_reduce is not supported by tessel's NKI tracer
+    r = nisa.tensor_reduce(nl.add, t, axis=1)
+    nl.store(y, value=r)
+    return y
