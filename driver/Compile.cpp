@@ -231,7 +231,9 @@ std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blo
 int64_t resultRows(const ast::Kernel &kernel) { return stripExpr(kernel).type.rows; }
 
 ir::BlockConfig tileGenBlockParams() {
-  return {{ir::BlockConfig::kRowStrip.str(), 0}, {ir::BlockConfig::kColumnBlock.str(), 0}};
+  return {{ir::BlockConfig::kRowStrip.str(), 0},
+          {ir::BlockConfig::kColumnBlock.str(), 0},
+          {ir::BlockConfig::kContraction.str(), 0}};
 }
 
 bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
