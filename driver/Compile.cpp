@@ -81,6 +81,29 @@ const ast::Expr &stripExpr(const ast::Kernel &kernel) {
 
 int64_t resultColumns(const ast::Kernel &kernel) { return stripExpr(kernel).type.cols; }
 
+/// Fills `shape`'s chain widths when the kernel returns X @ W1 @ ... @ Wn
+/// (left-associated, every operand a parameter of one dtype, maybe
+/// transposed); leaves them empty otherwise.
+void chainShape(const ast::Kernel &kernel, passes::analysis::PlanShape &shape) {
+  const ast::Expr &e = stripExpr(kernel);
+  auto isParam = [&](const ast::Expr &x) {
+    return x.kind == ast::ExprKind::Ref && x.type.dtype == e.type.dtype &&
+           llvm::any_of(kernel.params, [&](const ast::Param &p) { return p.name == x.name; });
+  };
+  std::vector<int64_t> widths;
+  const ast::Expr *cur = &e;
+  for (; cur->kind == ast::ExprKind::MatMul; cur = cur->lhs.get()) {
+    if (!isParam(*cur->rhs))
+      return;
+    widths.push_back(cur->rhs->type.cols);
+  }
+  if (widths.empty() || !isParam(*cur))
+    return;
+  widths.push_back(cur->type.cols);
+  shape.chainDims.assign(widths.rbegin(), widths.rend());
+  shape.elementBytes = e.type.dtype == ast::DType::BF16 ? 2 : 4;
+}
+
 /// The planner's step: every candidate is built through `passes` up to
 /// `allocate` (which would place or spill it) and measured by the cost
 /// model; its trial builds report nothing.
@@ -103,8 +126,9 @@ llvm::Expected<passes::analysis::BlockPlan> planBlocks(Frontend &fe,
     return passes::analysis::BuiltCandidate{kernel->blockParams,
                                             passes::analysis::analyzeKernel(*kernel, target)};
   };
-  return passes::analysis::planBlocks(
-      given, {resultRows(*fe.kernel), resultColumns(*fe.kernel)}, target, buildAndMeasure);
+  passes::analysis::PlanShape shape{resultRows(*fe.kernel), resultColumns(*fe.kernel)};
+  chainShape(*fe.kernel, shape);
+  return passes::analysis::planBlocks(given, shape, target, buildAndMeasure);
 }
 
 } // namespace
