@@ -282,19 +282,21 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
   const std::string kName = llvm::StringRef(a->type.dims[1].label).lower();
   std::optional<int64_t> kGiven = opts.blocks.get(kName);
   int64_t kBlock = kGiven ? std::min(*kGiven, K) : K;
-  // A row block the user (or the tuner) gave is kept: allocation spills or
-  // reports when its strip does not fit. A default one is halved to fit.
+  // A default row block is halved until its strip fits; a given one is kept.
   while (!rowStripGiven && stripRows > rowTile && stripBytes(stripRows, kBlock) > opts.stripBudgetBytes)
     stripRows /= 2;
-  if (!rowStripGiven && !kGiven && stripBytes(stripRows, kBlock) > opts.stripBudgetBytes) {
-    // Not even one row tile's strip fits: K-block the contraction, so the
-    // strip holds one K block and the partial sums accumulate in an fp32
-    // SBUF accumulator of the row block's outputs [m, N].
+  if (!kGiven && stripBytes(stripRows, kBlock) > opts.stripBudgetBytes) {
+    // The strip does not fit (a given row block, or even one row tile):
+    // K-block the contraction, so the strip holds one K block and the
+    // partial sums accumulate in an fp32 SBUF accumulator of the row block's
+    // outputs [m, N], with the largest K block that fits beside it twice
+    // (`schedule` double-buffers it, so the next block loads during this one).
     int64_t accBytes = accumulatorBytes(stripRows, N);
-    int64_t room = opts.stripBudgetBytes - accBytes;
-    kBlock = room <= 0 ? 0 : room / (stripRows * dtypeBytes(dt)) * rowTile; // K tiles that fit
-    kBlock = std::min(kBlock, K);
-    if (kBlock < rowTile) {
+    int64_t room = (opts.stripBudgetBytes - accBytes) / 2;
+    int64_t fit = room <= 0 ? 0 : std::min(K, room / (stripRows * dtypeBytes(dt)) * rowTile);
+    if (fit >= rowTile)
+      kBlock = fit;
+    else if (!rowStripGiven) {
       diags.error(e.opLoc, llvm::formatv("result of {0} columns is too wide for the K-blocked form: "
                                          "its fp32 accumulator needs {1} bytes per partition, over "
                                          "the {2} available for a strip",
@@ -302,12 +304,15 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
       failed = true;
       return;
     }
+    // A given row block whose accumulator does not fit either keeps the
+    // whole strip: allocation spills it or reports that it does not fit.
   }
   // Record the blocks actually used (the row block may have been halved to
-  // fit); `k` appears only on kernels whose contraction is K-blocked.
+  // fit); `k` appears only on kernels whose contraction is K-blocked or was
+  // given one (so a rebuild from the attribute keeps it).
   kernel->blockParams.set(ir::BlockConfig::kRowStrip,
                           std::min(kernel->blockParams.lookup(ir::BlockConfig::kRowStrip), stripRows));
-  if (kBlock < K)
+  if (kBlock < K || kGiven)
     kernel->blockParams.set(kName, kBlock);
   int64_t fullRows = M / stripRows * stripRows;
   if (fullRows > 0)
