@@ -18,6 +18,7 @@
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
+#include <cmath>
 
 namespace tessel::driver {
 namespace {
@@ -32,6 +33,15 @@ TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
   options.stripBudgetBytes =
       int64_t(double(options.geometry.sbufBytes) * passes::policy::kStripSbufShare);
   options.firstBlockM = passes::policy::kFirstBlockTiles * options.geometry.partitions;
+  // Per K block of depth k, the tensor engine spends m N k / (rows cols)
+  // cycles on a row block's matmuls, the vector engine m N / partitions /
+  // elements-per-cycle adding them up; the K block at which the adds take
+  // kMaxAccumulateShare of the matmuls' time, in whole tiles.
+  double peCyclesPerK = 1.0 / (double(target.pe_rows) * target.pe_cols * target.tensor_clock_ghz);
+  double addCycles = 1.0 / (double(options.geometry.partitions) * target.vector_elems_per_cycle *
+                            target.vector_clock_ghz);
+  double minK = addCycles / peCyclesPerK / passes::policy::kMaxAccumulateShare;
+  options.minKBlock = int64_t(llvm::alignTo(int64_t(std::ceil(minK)), options.geometry.partitions));
   return options;
 }
 

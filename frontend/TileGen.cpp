@@ -294,7 +294,7 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
     int64_t accBytes = accumulatorBytes(stripRows, N);
     int64_t room = (opts.stripBudgetBytes - accBytes) / 2;
     int64_t fit = room <= 0 ? 0 : std::min(K, room / (stripRows * dtypeBytes(dt)) * rowTile);
-    if (fit >= rowTile)
+    if (fit >= std::max(rowTile, rowStripGiven ? opts.minKBlock : 0))
       kBlock = fit;
     else if (!rowStripGiven) {
       diags.error(e.opLoc, llvm::formatv("result of {0} columns is too wide for the K-blocked form: "
@@ -304,8 +304,10 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
       failed = true;
       return;
     }
-    // A given row block whose accumulator does not fit either keeps the
-    // whole strip: allocation spills it or reports that it does not fit.
+    // A given row block whose accumulator leaves too little room (K blocks
+    // so shallow that the vector engine's adds would bound the kernel,
+    // TileGenOptions::minKBlock) keeps the whole strip: allocation spills it
+    // or reports that it does not fit.
   }
   // Record the blocks actually used (the row block may have been halved to
   // fit); `k` appears only on kernels whose contraction is K-blocked or was
