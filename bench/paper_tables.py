@@ -42,18 +42,26 @@ def run(tessel, example, args):
 
 
 def model_prediction(tessel, example, args):
-    """The block planner's prediction for the configuration it settles on (its `chosen:` note):
-    {"m": ..., "ai": ..., "sbuf_kib": ..., "sbuf_pct": ..., "roofline_us": ...}."""
+    """The block planner's prediction for the configuration it settles on (its `chosen:` notes):
+    {"m": ..., "ai": ..., "sbuf_kib": ..., "sbuf_pct": ..., "roofline_us": ...,
+     "eq11_kib": ..., "eq11_pct": ...} (the eq. 11 entries for plain chains only)."""
     cmd = [tessel, "compile", os.path.join(ROOT, "examples", example), "-O2", "--emit=tir"] + args
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd)} failed:\n{out.stderr}")
+    prediction = None
     for line in out.stdout.splitlines():
         m = re.match(r"// \[select-blocks\] chosen: m = (\d+)(?:, n = \d+)?: AI ([\d.]+) flop/B, "
                      r"SBUF peak ([\d.]+) KiB \((\d+)%\).*roofline ([\d.]+) us", line)
         if m:
-            return {"m": int(m.group(1)), "ai": float(m.group(2)), "sbuf_kib": float(m.group(3)),
-                    "sbuf_pct": int(m.group(4)), "roofline_us": float(m.group(5))}
+            prediction = {"m": int(m.group(1)), "ai": float(m.group(2)),
+                          "sbuf_kib": float(m.group(3)), "sbuf_pct": int(m.group(4)),
+                          "roofline_us": float(m.group(5))}
+        e = re.match(r"// \[select-blocks\] chosen: eq. 11 SBUF model ([\d.]+) KiB \((\d+)%\)", line)
+        if e and prediction:
+            prediction.update({"eq11_kib": float(e.group(1)), "eq11_pct": int(e.group(2))})
+    if prediction:
+        return prediction
     sys.exit(f"bench: {' '.join(cmd)} printed no select-blocks prediction")
 
 
@@ -226,15 +234,18 @@ def render(report):
         lines += ["## Paper Table 3: row-strip block size (DeepSeek-V3 up_proj, M = 4096)", "",
                   "Each row is `tessel run -O2 --block m=<m>`. *Model* columns are select-blocks' static",
                   "predictions (`tessel compile -O2 --emit=tir` notes: liveness SBUF peak before allocation,",
-                  "no spilling); *simulated* columns are the simulator's report after `allocate`",
-                  "(which spills when the strip does not fit).", "",
-                  "| m | model AI (flop/B) | model SBUF peak | simulated latency (us) | simulated AI | "
-                  "SBUF used | spill save (MB) | spill reload (MB) | MFU |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "no spilling); *eq. 11* is the paper's SBUF model (max over the two phases of the",
+                  "strip plus one-tile X, weight and output blocks, `ChainModel::eq11SbufBytes`), the",
+                  "footprint a kernel streaming X and the weights needs; *simulated* columns are the",
+                  "simulator's report after `allocate` (which spills when the strip does not fit).", "",
+                  "| m | model AI (flop/B) | eq. 11 SBUF | model SBUF peak | simulated latency (us) | "
+                  "simulated AI | SBUF used | spill save (MB) | spill reload (MB) | MFU |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for row in report["table3"]:
             r, mdl = row["sim"], row["model"] or {}
             lines.append(
-                f"| {row['m']} | {mdl.get('ai', float('nan')):.1f} | {mdl.get('sbuf_pct', 0)} % | "
+                f"| {row['m']} | {mdl.get('ai', float('nan')):.1f} | {mdl.get('eq11_pct', 0)} % | "
+                f"{mdl.get('sbuf_pct', 0)} % | "
                 f"{r['latency_us']:.1f} | {r['flops'] / traffic(r):.1f} | "
                 f"{100.0 * r['sbuf_peak_bytes'] / r['sbuf_capacity_bytes']:.1f} % | "
                 f"{r['spill_save_bytes'] / 1e6:.1f} | {r['spill_reload_bytes'] / 1e6:.1f} | "

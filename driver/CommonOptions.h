@@ -63,7 +63,7 @@ struct PipelineOptions {
   llvm::cl::list<std::string> block{
       "block",
       llvm::cl::desc("Override block (tiling) parameters: m = row-strip height (the paper's bs), "
-                     "n = output column block; multiples of the target's partitions, 128 on trn1 "
+                     "n = output column block, k = contraction block (K-blocked accumulation); multiples of the target's partitions, 128 on trn1 "
                      "(docs/passes.md)"),
       llvm::cl::value_desc("NAME=INT,..."), llvm::cl::CommaSeparated, llvm::cl::cat(toolCategory())};
   llvm::cl::opt<bool> tuned{

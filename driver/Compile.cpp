@@ -18,6 +18,7 @@
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
+#include <cmath>
 
 namespace tessel::driver {
 namespace {
@@ -32,6 +33,15 @@ TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
   options.stripBudgetBytes =
       int64_t(double(options.geometry.sbufBytes) * passes::policy::kStripSbufShare);
   options.firstBlockM = passes::policy::kFirstBlockTiles * options.geometry.partitions;
+  // Per K block of depth k, the tensor engine spends m N k / (rows cols)
+  // cycles on a row block's matmuls, the vector engine m N / partitions /
+  // elements-per-cycle adding them up; the K block at which the adds take
+  // kMaxAccumulateShare of the matmuls' time, in whole tiles.
+  double peCyclesPerK = 1.0 / (double(target.pe_rows) * target.pe_cols * target.tensor_clock_ghz);
+  double addCycles = 1.0 / (double(options.geometry.partitions) * target.vector_elems_per_cycle *
+                            target.vector_clock_ghz);
+  double minK = addCycles / peCyclesPerK / passes::policy::kMaxAccumulateShare;
+  options.minKBlock = int64_t(llvm::alignTo(int64_t(std::ceil(minK)), options.geometry.partitions));
   return options;
 }
 
@@ -81,6 +91,29 @@ const ast::Expr &stripExpr(const ast::Kernel &kernel) {
 
 int64_t resultColumns(const ast::Kernel &kernel) { return stripExpr(kernel).type.cols; }
 
+/// Fills `shape`'s chain widths when the kernel returns X @ W1 @ ... @ Wn
+/// (left-associated, every operand a parameter of one dtype, maybe
+/// transposed); leaves them empty otherwise.
+void chainShape(const ast::Kernel &kernel, passes::analysis::PlanShape &shape) {
+  const ast::Expr &e = stripExpr(kernel);
+  auto isParam = [&](const ast::Expr &x) {
+    return x.kind == ast::ExprKind::Ref && x.type.dtype == e.type.dtype &&
+           llvm::any_of(kernel.params, [&](const ast::Param &p) { return p.name == x.name; });
+  };
+  std::vector<int64_t> widths;
+  const ast::Expr *cur = &e;
+  for (; cur->kind == ast::ExprKind::MatMul; cur = cur->lhs.get()) {
+    if (!isParam(*cur->rhs))
+      return;
+    widths.push_back(cur->rhs->type.cols);
+  }
+  if (widths.empty() || !isParam(*cur))
+    return;
+  widths.push_back(cur->type.cols);
+  shape.chainDims.assign(widths.rbegin(), widths.rend());
+  shape.elementBytes = e.type.dtype == ast::DType::BF16 ? 2 : 4;
+}
+
 /// The planner's step: every candidate is built through `passes` up to
 /// `allocate` (which would place or spill it) and measured by the cost
 /// model; its trial builds report nothing.
@@ -103,8 +136,9 @@ llvm::Expected<passes::analysis::BlockPlan> planBlocks(Frontend &fe,
     return passes::analysis::BuiltCandidate{kernel->blockParams,
                                             passes::analysis::analyzeKernel(*kernel, target)};
   };
-  return passes::analysis::planBlocks(
-      given, {resultRows(*fe.kernel), resultColumns(*fe.kernel)}, target, buildAndMeasure);
+  passes::analysis::PlanShape shape{resultRows(*fe.kernel), resultColumns(*fe.kernel)};
+  chainShape(*fe.kernel, shape);
+  return passes::analysis::planBlocks(given, shape, target, buildAndMeasure);
 }
 
 } // namespace
@@ -231,7 +265,9 @@ std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blo
 int64_t resultRows(const ast::Kernel &kernel) { return stripExpr(kernel).type.rows; }
 
 ir::BlockConfig tileGenBlockParams() {
-  return {{ir::BlockConfig::kRowStrip.str(), 0}, {ir::BlockConfig::kColumnBlock.str(), 0}};
+  return {{ir::BlockConfig::kRowStrip.str(), 0},
+          {ir::BlockConfig::kColumnBlock.str(), 0},
+          {ir::BlockConfig::kContraction.str(), 0}};
 }
 
 bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,

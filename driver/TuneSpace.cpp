@@ -138,6 +138,11 @@ std::vector<BlockConfig> enumerateSpace(const SpaceBounds &bounds,
       axes.push_back({name, it->second});
       continue;
     }
+    // The contraction block is searched only when asked for (--space k=...):
+    // by default TileGen K-blocks exactly the contractions whose strip
+    // cannot be held whole, and holding it whole is never slower.
+    if (name == ir::BlockConfig::kContraction)
+      continue;
     int64_t limit = maxBlockValue(name, bounds, target);
     axes.push_back({name, defaultValues(limit > 0 ? std::min(limit, passes::policy::kMaxDefaultTuneBlock)
                                                   : passes::policy::kMaxDefaultTuneBlock,

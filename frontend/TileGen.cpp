@@ -144,11 +144,19 @@ private:
   Value *lower(const ast::Expr &e, Value *dest, llvm::StringRef hint);
   void lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c);
   void lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
-                         int64_t rowHi, int64_t stripRows);
+                         int64_t rowHi, int64_t stripRows, int64_t kBlock);
   struct RowBlock;
+  void lowerKBlock(RowBlock &r, int64_t kLo, int64_t kHi, int64_t kBlock);
+  void lowerColumnLoop(const RowBlock &r);
   void lowerStreamedColumn(const RowBlock &r, Value *n);
   void lowerHeldColumn(const RowBlock &r, Value *n);
-  void storeRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, IndexExpr accRow);
+  void finishRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, IndexExpr accRow);
+  void storeRowTile(const RowBlock &r, IndexExpr col, Value *mi, Value *acc, IndexExpr accRow,
+                    IndexExpr accCol);
+  /// The K index of `k` (a loop over one K block) in the whole contraction.
+  static IndexExpr kIndex(const RowBlock &r, Value *k);
+  /// SBUF bytes per partition of a K-blocked row block's fp32 accumulator.
+  int64_t accumulatorBytes(int64_t stripRows, int64_t N) const;
   void lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c);
   void lowerTranspose(const ast::Expr &e, Value *a, Value *c);
   std::string labelOf(unsigned slot) { return labeler.label(slot); }
@@ -265,51 +273,97 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
 // divide M', the last (shorter) block is peeled into its own nest, so every
 // loop has constant bounds and only the last row tile is partial.
 void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
-  const int64_t M = e.type.rows, K = e.lhs->type.cols;
+  const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
   ir::DType dt = a->type.dtype;
   int64_t stripRows = std::min(wantedStripRows, roundToTile(M));
-  auto stripBytes = [&](int64_t rows) { return roundToTile(K) / rowTile * rows * dtypeBytes(dt); };
-  // A row block the user (or the tuner) gave is kept: allocation spills or
-  // reports when its strip does not fit. A default one is halved to fit.
-  while (!rowStripGiven && stripRows > rowTile && stripBytes(stripRows) > opts.stripBudgetBytes)
+  auto stripBytes = [&](int64_t rows, int64_t k) { return roundToTile(k) / rowTile * rows * dtypeBytes(dt); };
+  // The contraction block, named after its dimension (`k` for K): given,
+  // else the whole contraction unless no row block's strip fits (below).
+  const std::string kName = llvm::StringRef(a->type.dims[1].label).lower();
+  std::optional<int64_t> kGiven = opts.blocks.get(kName);
+  int64_t kBlock = kGiven ? std::min(*kGiven, K) : K;
+  // A default row block is halved until its strip fits; a given one is kept.
+  while (!rowStripGiven && stripRows > rowTile && stripBytes(stripRows, kBlock) > opts.stripBudgetBytes)
     stripRows /= 2;
-  if (!rowStripGiven && stripBytes(stripRows) > opts.stripBudgetBytes) {
-    diags.error(e.opLoc, llvm::formatv("contraction dimension of {0} elements is too long for "
-                                       "the straightforward form: its transposed strip needs {1} "
-                                       "bytes per partition, over the {2} available",
-                                       K, stripBytes(stripRows), opts.stripBudgetBytes));
-    failed = true;
-    return;
+  if (!kGiven && stripBytes(stripRows, kBlock) > opts.stripBudgetBytes) {
+    // The strip does not fit (a given row block, or even one row tile):
+    // K-block the contraction, so the strip holds one K block and the
+    // partial sums accumulate in an fp32 SBUF accumulator of the row block's
+    // outputs [m, N], with the largest K block that fits beside it twice
+    // (`schedule` double-buffers it, so the next block loads during this one).
+    int64_t accBytes = accumulatorBytes(stripRows, N);
+    int64_t room = (opts.stripBudgetBytes - accBytes) / 2;
+    int64_t fit = room <= 0 ? 0 : std::min(K, room / (stripRows * dtypeBytes(dt)) * rowTile);
+    if (fit >= std::max(rowTile, rowStripGiven ? opts.minKBlock : 0))
+      kBlock = fit;
+    else if (!rowStripGiven) {
+      diags.error(e.opLoc, llvm::formatv("result of {0} columns is too wide for the K-blocked form: "
+                                         "its fp32 accumulator needs {1} bytes per partition, over "
+                                         "the {2} available for a strip",
+                                         N, accBytes, opts.stripBudgetBytes));
+      failed = true;
+      return;
+    }
+    // A given row block whose accumulator leaves too little room (K blocks
+    // so shallow that the vector engine's adds would bound the kernel,
+    // TileGenOptions::minKBlock) keeps the whole strip: allocation spills it
+    // or reports that it does not fit.
   }
-  // Record the row block actually used (it may have been halved to fit).
+  // Record the blocks actually used (the row block may have been halved to
+  // fit); `k` appears only on kernels whose contraction is K-blocked or was
+  // given one (so a rebuild from the attribute keeps it).
   kernel->blockParams.set(ir::BlockConfig::kRowStrip,
                           std::min(kernel->blockParams.lookup(ir::BlockConfig::kRowStrip), stripRows));
+  if (kBlock < K || kGiven)
+    kernel->blockParams.set(kName, kBlock);
   int64_t fullRows = M / stripRows * stripRows;
   if (fullRows > 0)
-    lowerMatMulBlocks(e, a, b, c, 0, fullRows, stripRows);
+    lowerMatMulBlocks(e, a, b, c, 0, fullRows, stripRows, kBlock);
   if (fullRows < M)
-    lowerMatMulBlocks(e, a, b, c, fullRows, M, roundToTile(M - fullRows));
+    lowerMatMulBlocks(e, a, b, c, fullRows, M, roundToTile(M - fullRows), kBlock);
 }
 
 /// The operands of one row block's column loop.
 struct TileGen::RowBlock {
-  Value *a, *b, *c, *aT, *mb;
-  int64_t stripRows, blockCols, K, N;
-  IndexExpr en;
+  Value *a = nullptr, *b = nullptr, *c = nullptr, *aT = nullptr, *mb = nullptr;
+  int64_t stripRows = 0, blockCols = 0, K = 0, N = 0;
   std::function<IndexExpr(Value *)> rowExtent;
   llvm::SMLoc loc;
+  /// The K block this column loop contracts: [kb + 0, kb + kLen) with `kb`
+  /// its loop variable, or the whole of K (kb null, kLen = K).
+  Value *kb = nullptr;
+  int64_t kLen = 0;
+  /// K-blocked: the fp32 SBUF accumulator [m, N] the blocks' partial sums
+  /// are added into; null when the whole contraction accumulates in PSUM.
+  Value *accS = nullptr;
+  /// The column loop's variable and its tile's extent.
+  Value *n = nullptr;
+  IndexExpr en;
 };
 
+IndexExpr TileGen::kIndex(const RowBlock &r, Value *k) {
+  return r.kb ? IndexExpr::var(r.kb) + IndexExpr::var(k) : IndexExpr::var(k);
+}
+
+int64_t TileGen::accumulatorBytes(int64_t stripRows, int64_t N) const {
+  return stripRows / rowTile * roundToTile(N) * dtypeBytes(ir::DType::F32);
+}
+
+// One row block: A's block transposed into an SBUF strip A^T[K, m], then the
+// output column loop. K-blocked (kBlock < K), the strip holds one K block at
+// a time, each block's partial sums leave PSUM and the vector engine adds
+// them in fp32 into an SBUF accumulator accS[m, N]; A is still read once per
+// row block and B once per row block:
+//   accS <- 0
+//   for %kb { A_T <- A[mb, kb]^T; for %n { psum = A_T x B[kb, n]; accS[:, n] += psum } }
+//   for %n { for %mi { C_tile <- accS[mi, n]; C[mb + mi, n] <- C_tile } }
 void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
-                                int64_t rowHi, int64_t stripRows) {
+                                int64_t rowHi, int64_t stripRows, int64_t kBlock) {
   const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
-  const Dim &rowDim = a->type.dims[0], &kDim = a->type.dims[1];
-  ir::DType dt = a->type.dtype;
   // Column tiles no wider than the (partition-rounded) columns, so a narrow
   // N gets one exact tile rather than a clamped moving-wide one.
   int64_t blockCols = std::min({wantedBlockCols, movingTile, roundToTile(N)});
   llvm::SMLoc loc = e.opLoc;
-  std::string aName = a->name;
 
   Value *mb = openLoop("mb", rowLo, rowHi, stripRows, loc);
   // Rows of the tile at offset %mi inside the block; only a block that ends
@@ -318,37 +372,93 @@ void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c
     IndexExpr row = IndexExpr::var(mb) + IndexExpr::var(mi);
     return rowHi == M && M % tile != 0 ? min(IndexExpr(tile), IndexExpr(M) - row) : IndexExpr(tile);
   };
-  Value *aT = alloc(aName + "_T", MemSpace::SBUF, dt, {{kDim.label, roundToTile(K)}, {rowDim.label, stripRows}}, 1, loc);
-  {
+  RowBlock rb;
+  rb.a = a;
+  rb.b = b;
+  rb.c = c;
+  rb.mb = mb;
+  rb.stripRows = stripRows;
+  rb.blockCols = blockCols;
+  rb.K = K;
+  rb.N = N;
+  rb.rowExtent = rowExtent;
+  rb.loc = loc;
+  if (kBlock >= K) {
+    lowerKBlock(rb, 0, K, K);
+  } else {
+    const Dim &rowDim = a->type.dims[0], &nDim = b->type.dims[1];
+    rb.accS = alloc("accS", MemSpace::SBUF, ir::DType::F32, {{rowDim.label, stripRows}, {nDim.label, roundToTile(N)}}, 1, loc);
+    {
+      Value *mi = openLoop("mi", 0, stripRows, rowTile, loc);
+      auto &zero = emit<MemsetOp>(loc);
+      zero.dst = access(rb.accS, {{IndexExpr::var(mi), rowTile}, {0, roundToTile(N)}});
+      closeLoop();
+    }
+    // Whole K blocks, then the shorter last one in its own loop, so every
+    // loop has constant bounds.
+    int64_t fullK = K / kBlock * kBlock;
+    lowerKBlock(rb, 0, fullK, kBlock);
+    if (fullK < K)
+      lowerKBlock(rb, fullK, K, K - fullK);
+    Value *n = openLoop("n", 0, N, blockCols, loc);
+    IndexExpr en = extent(N, blockCols, IndexExpr::var(n));
+    rb.en = en;
     Value *mi = openLoop("mi", 0, stripRows, rowTile, loc);
-    IndexExpr em = rowExtent(mi);
-    Value *kt = openLoop("kt", 0, K, rowTile, loc);
-    IndexExpr ek = extent(K, rowTile, IndexExpr::var(kt));
+    storeRowTile(rb, IndexExpr::var(n), mi, rb.accS, IndexExpr::var(mi), IndexExpr::var(n));
+    closeLoop();
+    closeLoop();
+  }
+  closeLoop();
+}
+
+// The strip A^T of one K block [kLo + kb, +kLen) for every kb in [kLo, kHi)
+// (a loop of step kLen, or straight-line code when the block is all of K),
+// then the column loop contracting it.
+void TileGen::lowerKBlock(RowBlock &r, int64_t kLo, int64_t kHi, int64_t kLen) {
+  const Dim &rowDim = r.a->type.dims[0], &kDim = r.a->type.dims[1];
+  ir::DType dt = r.a->type.dtype;
+  llvm::SMLoc loc = r.loc;
+  std::string aName = r.a->name;
+  bool blocked = kLen < r.K;
+  r.kb = blocked ? openLoop("kb", kLo, kHi, kLen, loc) : nullptr;
+  r.kLen = kLen;
+  r.aT = alloc(aName + "_T", MemSpace::SBUF, dt, {{kDim.label, roundToTile(kLen)}, {rowDim.label, r.stripRows}}, 1, loc);
+  {
+    Value *mi = openLoop("mi", 0, r.stripRows, rowTile, loc);
+    IndexExpr em = r.rowExtent(mi);
+    Value *kt = openLoop("kt", 0, kLen, rowTile, loc);
+    IndexExpr ek = extent(kLen, rowTile, IndexExpr::var(kt));
     Value *tile = alloc(aName + "_tile", MemSpace::SBUF, dt, {{rowDim.label, rowTile}, {kDim.label, rowTile}}, 2, loc);
     auto &load = emit<DmaOp>(loc);
     load.dst = access(tile, {{0, em}, {0, ek}});
-    load.src = access(a, {{IndexExpr::var(mb) + IndexExpr::var(mi), em}, {IndexExpr::var(kt), ek}});
+    load.src = access(r.a, {{IndexExpr::var(r.mb) + IndexExpr::var(mi), em}, {kIndex(r, kt), ek}});
     Value *tp = alloc(aName + "_Tpsum", MemSpace::PSUM, ir::DType::F32, {{kDim.label, rowTile}, {rowDim.label, rowTile}}, 2, loc);
     auto &tr = emit<TransposeOp>(loc);
     tr.dst = access(tp, {{0, ek}, {0, em}});
     tr.src = access(tile, {{0, em}, {0, ek}});
     auto &cp = emit<CopyOp>(loc);
-    cp.dst = access(aT, {{IndexExpr::var(kt), ek}, {IndexExpr::var(mi), em}});
+    cp.dst = access(r.aT, {{IndexExpr::var(kt), ek}, {IndexExpr::var(mi), em}});
     cp.src = access(tp, {{0, ek}, {0, em}});
     closeLoop();
     closeLoop();
   }
-  Value *n = openLoop("n", 0, N, blockCols, loc);
-  RowBlock rb{a, b, c, aT, mb, stripRows, blockCols, K, N, extent(N, blockCols, IndexExpr::var(n)), rowExtent, loc};
+  lowerColumnLoop(r);
+  if (blocked)
+    closeLoop();
+}
+
+void TileGen::lowerColumnLoop(const RowBlock &rb) {
+  RowBlock r = rb;
+  r.n = openLoop("n", 0, r.N, r.blockCols, r.loc);
+  r.en = extent(r.N, r.blockCols, IndexExpr::var(r.n));
   // The whole block's accumulators for one column tile, double-buffered,
   // fit PSUM only up to a point (4 banks x 2 on trn1, m <= 4 row tiles); past
   // it B's column block is held in SBUF so B is still read once per row block.
-  int64_t accBytes = stripRows / rowTile * movingTile * dtypeBytes(ir::DType::F32);
+  int64_t accBytes = r.stripRows / rowTile * movingTile * dtypeBytes(ir::DType::F32);
   if (2 * accBytes <= opts.geometry.psumBytes)
-    lowerStreamedColumn(rb, n);
+    lowerStreamedColumn(r, r.n);
   else
-    lowerHeldColumn(rb, n);
-  closeLoop();
+    lowerHeldColumn(r, r.n);
   closeLoop();
 }
 
@@ -363,12 +473,12 @@ void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
   // no accumulation group straddles two banks whatever the tile width.
   Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, r.stripRows}, {nDim.label, movingTile}}, 2, loc);
   {
-    Value *k = openLoop("k", 0, r.K, rowTile, loc);
-    IndexExpr ek = extent(r.K, rowTile, IndexExpr::var(k));
+    Value *k = openLoop("k", 0, r.kLen, rowTile, loc);
+    IndexExpr ek = extent(r.kLen, rowTile, IndexExpr::var(k));
     Value *btile = alloc(r.b->name + "_tile", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, rowTile}, {nDim.label, r.blockCols}}, 2, loc);
     auto &load = emit<DmaOp>(loc);
     load.dst = access(btile, {{0, ek}, {0, r.en}});
-    load.src = access(r.b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), r.en}});
+    load.src = access(r.b, {{kIndex(r, k), ek}, {IndexExpr::var(n), r.en}});
     Value *mi = openLoop("mi", 0, r.stripRows, rowTile, loc);
     IndexExpr em = r.rowExtent(mi);
     auto &mm = emit<MatmulOp>(loc);
@@ -380,7 +490,7 @@ void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
     closeLoop();
   }
   Value *mi = openLoop("mi", 0, r.stripRows, rowTile, loc);
-  storeRowTile(r, n, mi, acc, IndexExpr::var(mi));
+  finishRowTile(r, n, mi, acc, IndexExpr::var(mi));
   closeLoop();
 }
 
@@ -391,21 +501,21 @@ void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
 void TileGen::lowerHeldColumn(const RowBlock &r, Value *n) {
   const Dim &rowDim = r.a->type.dims[0], &kDim = r.a->type.dims[1], &nDim = r.b->type.dims[1];
   llvm::SMLoc loc = r.loc;
-  Value *bblk = alloc(r.b->name + "_blk", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, roundToTile(r.K)}, {nDim.label, r.blockCols}}, 2, loc);
+  Value *bblk = alloc(r.b->name + "_blk", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, roundToTile(r.kLen)}, {nDim.label, r.blockCols}}, 2, loc);
   {
-    Value *k = openLoop("k", 0, r.K, rowTile, loc);
-    IndexExpr ek = extent(r.K, rowTile, IndexExpr::var(k));
+    Value *k = openLoop("k", 0, r.kLen, rowTile, loc);
+    IndexExpr ek = extent(r.kLen, rowTile, IndexExpr::var(k));
     auto &load = emit<DmaOp>(loc);
     load.dst = access(bblk, {{IndexExpr::var(k), ek}, {0, r.en}});
-    load.src = access(r.b, {{IndexExpr::var(k), ek}, {IndexExpr::var(n), r.en}});
+    load.src = access(r.b, {{kIndex(r, k), ek}, {IndexExpr::var(n), r.en}});
     closeLoop();
   }
   Value *mi = openLoop("mi", 0, r.stripRows, rowTile, loc);
   IndexExpr em = r.rowExtent(mi);
   Value *acc = alloc("acc", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, rowTile}, {nDim.label, movingTile}}, 2, loc);
   {
-    Value *k = openLoop("k", 0, r.K, rowTile, loc);
-    IndexExpr ek = extent(r.K, rowTile, IndexExpr::var(k));
+    Value *k = openLoop("k", 0, r.kLen, rowTile, loc);
+    IndexExpr ek = extent(r.kLen, rowTile, IndexExpr::var(k));
     auto &mm = emit<MatmulOp>(loc);
     mm.dst = access(acc, {{0, em}, {0, r.en}});
     mm.stationary = access(r.aT, {{IndexExpr::var(k), ek}, {IndexExpr::var(mi), em}});
@@ -413,20 +523,39 @@ void TileGen::lowerHeldColumn(const RowBlock &r, Value *n) {
     mm.resetOn.push_back(k);
     closeLoop();
   }
-  storeRowTile(r, n, mi, acc, IndexExpr(0));
+  finishRowTile(r, n, mi, acc, IndexExpr(0));
   closeLoop();
 }
 
-/// Evacuates one row tile of the accumulator (at row `accRow`) through SBUF to C.
-void TileGen::storeRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, IndexExpr accRow) {
+/// One row tile of a column tile is complete in PSUM (at row `accRow`): store
+/// it to C, or, K-blocked, add it into the SBUF accumulator (fp32 on the
+/// vector engine).
+void TileGen::finishRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, IndexExpr accRow) {
+  if (!r.accS) {
+    storeRowTile(r, IndexExpr::var(n), mi, acc, accRow, IndexExpr(0));
+    return;
+  }
+  IndexExpr em = r.rowExtent(mi);
+  Access sum = access(r.accS, {{IndexExpr::var(mi), em}, {IndexExpr::var(n), r.en}});
+  auto &add = emit<TensorTensorOp>(r.loc);
+  add.alu = AluOp::Add;
+  add.dst = sum;
+  add.lhs = sum;
+  add.rhs = access(acc, {{accRow, em}, {0, r.en}});
+}
+
+/// Evacuates one row tile of an accumulator (at `accRow`, `accCol`) through
+/// SBUF to C's columns from `col`.
+void TileGen::storeRowTile(const RowBlock &r, IndexExpr col, Value *mi, Value *acc, IndexExpr accRow,
+                           IndexExpr accCol) {
   const Dim &rowDim = r.a->type.dims[0], &nDim = r.b->type.dims[1];
   IndexExpr em = r.rowExtent(mi);
   Value *ctile = alloc(r.c->name + "_tile", MemSpace::SBUF, r.c->type.dtype, {{rowDim.label, rowTile}, {nDim.label, r.blockCols}}, 2, r.loc);
   auto &cp = emit<CopyOp>(r.loc);
   cp.dst = access(ctile, {{0, em}, {0, r.en}});
-  cp.src = access(acc, {{accRow, em}, {0, r.en}});
+  cp.src = access(acc, {{accRow, em}, {accCol, r.en}});
   auto &store = emit<DmaOp>(r.loc);
-  store.dst = access(r.c, {{IndexExpr::var(r.mb) + IndexExpr::var(mi), em}, {IndexExpr::var(n), r.en}});
+  store.dst = access(r.c, {{IndexExpr::var(r.mb) + IndexExpr::var(mi), em}, {col, r.en}});
   store.src = access(ctile, {{0, em}, {0, r.en}});
 }
 

@@ -31,6 +31,9 @@ struct TileGenOptions {
   int64_t stripBudgetBytes = 0;
   /// The row block tried when none is given (halved until its strip fits).
   int64_t firstBlockM = 0;
+  /// The shallowest K block TileGen chooses for a given row block whose
+  /// strip does not fit (below it the strip is kept whole); 0 = any.
+  int64_t minKBlock = 0;
   /// The blocks given (row strip `m`, column block `n`); the others are
   /// chosen. A given `m` is kept even when its strip exceeds the budget
   /// (allocation then spills or reports); a chosen one is halved until it

@@ -27,6 +27,10 @@ public:
   static constexpr llvm::StringLiteral kRowStrip = "m";
   /// The output column block: result columns one accumulation group covers.
   static constexpr llvm::StringLiteral kColumnBlock = "n";
+  /// The contraction block: elements of the dimension labelled K (the first
+  /// matmul's contraction) one strip holds; partial sums of the blocks
+  /// accumulate in SBUF. Present on kernels that K-block.
+  static constexpr llvm::StringLiteral kContraction = "k";
 
   using const_iterator = std::map<std::string, int64_t, std::less<>>::const_iterator;
 

@@ -28,6 +28,13 @@ constexpr double kSbufHeadroom = 0.02;
 /// buffers.
 constexpr double kStripSbufShare = 0.5;
 
+/// A K-blocked row block adds each block's partial sums into its fp32 SBUF
+/// accumulator on the vector engine. TileGen K-blocks a given row block
+/// whose strip does not fit only with K blocks deep enough that those adds
+/// take at most this share of the tensor engine's time for the block (they
+/// then overlap the matmuls); shallower, the vector engine would bound the
+/// kernel and spilling the strip is no worse.
+constexpr double kMaxAccumulateShare = 1.0 / 3;
 /// The row block TileGen tries first when none is given, in partition tiles
 /// (AWS's NKI matmul tutorial blocks 4 tiles; 512 rows on trn1); it is
 /// halved until its strip fits kStripSbufShare.

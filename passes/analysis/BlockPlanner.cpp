@@ -1,6 +1,7 @@
 //===- passes/analysis/BlockPlanner.cpp - Block sizes from the cost model -===//
 #include "passes/analysis/BlockPlanner.h"
 
+#include "passes/analysis/ChainModel.h"
 #include "passes/Policy.h"
 #include "passes/TargetGeometry.h"
 
@@ -124,6 +125,19 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     for (const Candidate *c : strips)
       note(llvm::formatv("{0} m = {1}: {2}", c == pick ? "*" : " ", c->built.blocks.lookup(M),
                          describeCost(c->built.cost, t)));
+    if (!shape.chainDims.empty()) {
+      // The paper's SBUF model beside the buffers the pipeline placed.
+      std::string eq11;
+      for (const Candidate *c : strips) {
+        int64_t bytes = ChainModel::eq11SbufBytes(
+            shape.chainDims, c->built.blocks.lookup(M), c->built.blocks.lookup(N), tile,
+            shape.elementBytes);
+        eq11 += llvm::formatv("{0}m = {1}: {2} ({3:f0}%)", eq11.empty() ? "" : ", ",
+                              c->built.blocks.lookup(M), kib(bytes),
+                              100.0 * bytes / t.sbuf_bytes_per_partition);
+      }
+      note("eq. 11 SBUF model (one-tile X, weight and output blocks): " + eq11);
+    }
     int64_t m = pick->built.blocks.lookup(M);
     chosen.set(M, m);
     if (spills)
@@ -163,6 +177,13 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
                                    "the kernel could not be built with " + chosen.str());
   plan.blocks = final->built.blocks;
   note("chosen: " + plan.blocks.str() + ": " + describeCost(final->built.cost, t));
+  if (!shape.chainDims.empty()) {
+    int64_t bytes = ChainModel::eq11SbufBytes(shape.chainDims, plan.blocks.lookup(M),
+                                              plan.blocks.lookup(N), tile, shape.elementBytes);
+    note(llvm::formatv("chosen: eq. 11 SBUF model {0} ({1:f0}%) beside the kernel's SBUF peak {2}",
+                       kib(bytes), 100.0 * bytes / t.sbuf_bytes_per_partition,
+                       kib(final->built.cost.sbufPeakBytesPerPartition)));
+  }
   return plan;
 }
 

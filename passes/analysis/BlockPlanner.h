@@ -58,6 +58,10 @@ using BuildAndMeasureFn =
 struct PlanShape {
   int64_t rows = 0;
   int64_t columns = 0;
+  /// For a plain chain X @ W1 @ ... @ Wn: the widths of X, W1, ..., Wn and
+  /// the element bytes, for the paper's eq. 11 SBUF note; empty otherwise.
+  std::vector<int64_t> chainDims = {};
+  int64_t elementBytes = 0;
 };
 
 struct BlockPlan {

@@ -26,6 +26,18 @@ ChainModel ChainModel::chain(int64_t rows, llvm::ArrayRef<int64_t> dims, int64_t
   return ChainModel(rows, {dims.front()}, std::move(weights), {dims.back()}, elementBytes);
 }
 
+int64_t ChainModel::eq11SbufBytes(llvm::ArrayRef<int64_t> dims, int64_t stripRows,
+                                  int64_t columnBlock, int64_t partitions, int64_t elementBytes) {
+  auto strip = [&](int64_t cols) { return (cols + partitions - 1) / partitions * stripRows; };
+  int64_t peak = 0;
+  for (size_t i = 1; i < dims.size(); ++i) {
+    int64_t input = i == 1 ? stripRows : strip(dims[i - 1]);
+    int64_t output = i + 1 == dims.size() ? columnBlock : strip(dims[i]);
+    peak = std::max(peak, input + columnBlock + output);
+  }
+  return peak * elementBytes;
+}
+
 uint64_t ChainModel::flops() const {
   uint64_t perRow = 0;
   for (const WeightShape &w : weights)

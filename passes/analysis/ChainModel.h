@@ -59,6 +59,16 @@ public:
   /// memory bound.
   std::optional<int64_t> smallestStripClearingRidge(const runtime::Target &target) const;
 
+  /// The paper's eq. 11 SBUF model for the chain X @ W1 @ ... @ Wn (`dims`
+  /// = the widths of X, W1, ..., Wn), in bytes per partition of `partitions`:
+  /// the max over phases i = 1..n of what phase i holds -- its input (one
+  /// X^T block [P, bs] for i = 1, else the strip [bs, d(i-1)]), one block
+  /// [P, n] of Wi, and its output (the strip [bs, di], or one output block
+  /// [P, n] for i = n). Blocks are one tile deep (P = the partitions), as
+  /// the K-blocked form streams them.
+  static int64_t eq11SbufBytes(llvm::ArrayRef<int64_t> dims, int64_t stripRows,
+                               int64_t columnBlock, int64_t partitions, int64_t elementBytes);
+
 private:
   int64_t numRows;
   std::vector<int64_t> inputCols, outputCols;

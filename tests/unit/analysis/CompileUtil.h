@@ -48,10 +48,13 @@ public:
   bool valid() const { return ok; }
 
   /// TileGen with row block `blockM` (0: TileGen's choice).
-  std::unique_ptr<ir::Kernel> tileIR(int64_t blockM, const runtime::Target &target) {
+  std::unique_ptr<ir::Kernel> tileIR(int64_t blockM, const runtime::Target &target,
+                                     int64_t blockK = 0) {
     ir::BlockConfig blocks;
     if (blockM)
       blocks.set(ir::BlockConfig::kRowStrip, blockM);
+    if (blockK)
+      blocks.set(ir::BlockConfig::kContraction, blockK);
     return driver::buildKernel(fe, blocks, {}, target, *fe.diags);
   }
 

@@ -24,10 +24,14 @@ struct Case {
   int64_t rows;
   int64_t blockM; // 0: TileGen's choice
   const char *pipeline;
+  int64_t blockK = 0; // 0: the whole contraction (TileGen's choice)
 };
 
 void PrintTo(const Case &c, std::ostream *os) {
-  *os << c.file << " -D M=" << c.rows << " --block m=" << c.blockM << " --pipeline=" << c.pipeline;
+  *os << c.file << " -D M=" << c.rows << " --block m=" << c.blockM;
+  if (c.blockK)
+    *os << ",k=" << c.blockK;
+  *os << " --pipeline=" << c.pipeline;
 }
 
 std::vector<Case> allCases() {
@@ -41,12 +45,20 @@ std::vector<Case> allCases() {
         for (const char *pipeline : pipelines)
           if (blockM <= (rows + 127) / 128 * 128 && !(blockM == 0 && rows <= 256)) // 0 would repeat one
             cases.push_back({file, rows, blockM, pipeline});
+  // K-blocked accumulation (a last K block shorter than k where k does not
+  // divide the contraction): the fp32 SBUF accumulator and the K blocks.
+  for (const char *file : files)
+    for (int64_t rows : {7, 647})
+      for (const char *pipeline : pipelines)
+        cases.push_back({file, rows, 256, pipeline, 384});
   return cases;
 }
 
 std::string caseName(const testing::TestParamInfo<Case> &info) {
   std::string name = llvm::formatv("{0}_M{1}_m{2}_{3}", llvm::StringRef(info.param.file).split('.').first,
                                    info.param.rows, info.param.blockM, info.param.pipeline);
+  if (info.param.blockK)
+    name += "_k" + std::to_string(info.param.blockK);
   std::replace(name.begin(), name.end(), '-', '_');
   return name;
 }
@@ -60,7 +72,7 @@ TEST_P(KernelCostAgreement, MatchesTheSimulatorAndTheAllocator) {
   const runtime::Target &target = runtime::trn1Target();
   test::Source source(c.file, c.rows);
   ASSERT_TRUE(source.valid());
-  auto kernel = source.tileIR(c.blockM, target);
+  auto kernel = source.tileIR(c.blockM, target, c.blockK);
   ASSERT_TRUE(kernel);
   test::SplitPipeline pipeline = test::splitAtAllocate(c.pipeline);
   ASSERT_TRUE(source.run(*kernel, pipeline.beforeAllocate, target));

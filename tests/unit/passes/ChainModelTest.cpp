@@ -62,3 +62,21 @@ TEST(ChainModel, LongerChainsAndSwiGLUBlocks) {
   EXPECT_EQ(mlp.flops(), 2 * 4096 * w);
   EXPECT_EQ(mlp.trafficBytes(512), 2 * (4096 * 2048 + 4096 * 2048 + 8 * w));
 }
+
+// Eq. 11 with one-tile blocks on DeepSeek-V3 (r = 4096, bf16, n = 512), per
+// partition: phase 1 holds an X^T block [128, bs] (bs elements), a U block
+// [128, 512] and the strip [bs, 4096] (32 bs elements); phase 2 the strip, a
+// V block and an output block (512 each). Phase 1 is the larger from
+// bs = 512 on; at 128 phase 2 is.
+TEST(ChainModel, Eq11SbufOfTheXUVStrips) {
+  const int64_t dims[] = {7168, 4096, 18432};
+  EXPECT_EQ(ChainModel::eq11SbufBytes(dims, 128, 512, 128, 2), 2 * (32 * 128 + 512 + 512));
+  for (int64_t bs : {512, 1024, 2048})
+    EXPECT_EQ(ChainModel::eq11SbufBytes(dims, bs, 512, 128, 2), 2 * (bs + 512 + 32 * bs)) << bs;
+  // A strip narrower than the blocks: phase 2 (two 512-wide blocks) is larger.
+  const int64_t narrow[] = {256, 128, 256};
+  EXPECT_EQ(ChainModel::eq11SbufBytes(narrow, 128, 512, 128, 2), 2 * (128 + 512 + 512));
+  // A chain of three: the middle phase holds two strips.
+  const int64_t three[] = {1024, 512, 1024, 256};
+  EXPECT_EQ(ChainModel::eq11SbufBytes(three, 256, 256, 128, 2), 2 * (4 * 256 + 256 + 8 * 256));
+}
