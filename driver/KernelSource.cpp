@@ -2,6 +2,7 @@
 #include "driver/KernelSource.h"
 
 #include "driver/Compile.h"
+#include "driver/NkiInput.h"
 
 #include "passes/Pipelines.h"
 
@@ -46,8 +47,16 @@ Expected<runtime::Program> loadKernelProgram(const KernelSpec &spec, const runti
     return fail(formatv("unknown kernel type '{0}' (expected .tsl, .tasm or .py)", spec.path));
   // A .py kernel's "defines" are its argument specs (NAME=bf16[D0,D1], as
   // `tessel run --arg`), for the NKI tracer.
-  if (ext == ".py")
-    return fail(formatv("'{0}': this build has no NKI tracer for .py kernels (docs/nki.md)", spec.path));
+  if (ext == ".py") {
+    NkiSource src{spec.path, spec.kernel, {}, {}};
+    for (const Define &d : spec.defines)
+      src.args.push_back(d.name + "=" + d.value);
+    llvm::SourceMgr sm;
+    std::unique_ptr<ir::Kernel> kernel = traceNkiKernel(src, target, sm);
+    if (!kernel)
+      return fail(formatv("kernel '{0}' did not trace (see the message above)", spec.path));
+    return emitProgram(*kernel, target);
+  }
   if (!spec.defines.empty())
     return fail(formatv("'{0}': defines apply to .tsl sources only", spec.path));
   Expected<runtime::Program> prog = runtime::parseProgramFile(spec.path);
