@@ -10,6 +10,7 @@
 #include "runtime/Simulator.h"
 
 #include "runtime/BF16.h"
+#include "runtime/IntervalUnion.h"
 #include "runtime/Npy.h"
 #include "runtime/Timing.h"
 
@@ -165,6 +166,7 @@ private:
   std::vector<uint64_t> unitCount;
   std::vector<uint64_t> queueBytes;
   std::vector<std::pair<double, double>> dmaIntervals;
+  IntervalUnion dmaBusyPerInstr; ///< a DMA hotspot's busy time: its transfers may overlap on several queues
   std::vector<std::pair<double, double>> psumPort[4], sbufPort[4]; // per compute unit, when shared ports are modelled
   BandwidthCalendar shared;
   double makespan = 0;
@@ -665,6 +667,7 @@ void Machine::scheduleDma(const Instr &in, uint32_t id, const TileView &hbm, con
   ++unitCount[unit];
   queueBytes[queue] += uint64_t(bytes);
   dmaIntervals.push_back({start, end});
+  dmaBusyPerInstr.add(id, start, end);
   if (src.isBuffer || trackTensor[src.id])
     trackers[src.obj].recordRead(src.rect, end, unit);
   trackers[dst.obj].recordWrite(dst.rect, end, unit);
@@ -979,6 +982,8 @@ void Machine::finishReport(SimResult &res, double simSeconds) {
   r.arithmeticIntensity = hbm ? double(r.flops) / double(hbm) : 0.0;
   r.simSeconds = simSeconds;
   // Hotspots: the static instructions with the most busy time.
+  for (const auto &[id, busyNs] : dmaBusyPerInstr.lengths())
+    perInstr[id].busyNs = busyNs;
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < perInstr.size(); ++i)
     if (perInstr[i].count)
@@ -991,6 +996,8 @@ void Machine::finishReport(SimResult &res, double simSeconds) {
   for (uint32_t i : order) {
     const Instr &in = P.instrs[i];
     std::string unit = in.engine == Engine::Dma ? "dma.q" + std::to_string(in.queue) : engineName(in.engine).str();
+    if (in.engine == Engine::Dma && in.queueSpan > 1)
+      unit += "-" + std::to_string(in.queue + in.queueSpan - 1);
     r.hotspots.push_back({in.loc.line, instrName(in), unit, perInstr[i].count, perInstr[i].busyNs,
                           perInstr[i].waitNs});
   }
