@@ -13,6 +13,7 @@
 #include "driver/Check.h"
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
+#include "driver/RandomInputs.h"
 
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -93,21 +94,23 @@ int runProgram(const Program &prog, const RunSettings &s, const CheckHook &check
   for (const std::string &w : res->report.warnings)
     llvm::WithColor::warning(llvm::errs(), "tessel run") << w << "\n";
   if (!passed) {
-    llvm::WithColor::error(llvm::errs(), "tessel run") << "check failed: the outputs differ from the reference\n";
+    llvm::Optional<llvm::StringRef> why = checkObj.getString("error");
+    llvm::WithColor::error(llvm::errs(), "tessel run")
+        << "check failed: " << (why ? *why : "the outputs differ from the reference") << "\n";
     return 1;
   }
   return 0;
 }
 
 int runRunCommand(int argc, char **argv) {
-  cl::opt<std::string> input(cl::Positional, cl::desc("<program: .tasm, or a .tsl kernel compiled first; '-' for stdin>"),
+  cl::opt<std::string> input(cl::Positional, cl::desc("<program: .tasm, or a .tsl kernel or .tir tile IR compiled first; '-' for stdin>"),
                              cl::cat(toolCategory()));
   SourceOptions source;
   PipelineOptions pipeline;
   cl::opt<bool> checkFlag("check",
                           cl::desc("Compare the outputs with a plain fp32 reference of the kernel's DSL "
-                                   "semantics (.tsl only); fails when the error normalised by the "
-                                   "output's magnitude exceeds 2% (bf16 tolerance, docs/tasm.md)"),
+                                   "semantics (.tsl only); fails when an element differs by more "
+                                   "than 8x the reference's estimate of bf16 rounding (docs/tasm.md)"),
                           cl::cat(toolCategory()));
   cl::list<std::string> inputs(
       "input",
@@ -115,8 +118,10 @@ int runRunCommand(int argc, char **argv) {
                "little-endian, C order). Repeatable. Inputs not given are seeded random"),
       cl::value_desc("NAME=FILE.npy"), cl::cat(toolCategory()));
   cl::opt<uint64_t> seed("seed",
-                         cl::desc("Seed of the random inputs: uniform in [-s, s), s = sqrt(3 / rows), "
-                                  "per (seed, tensor name) (default 0)"),
+                         cl::desc("Seed of the random inputs: uniform in [-s, s) per (seed, tensor "
+                                  "name); of a .tsl kernel, s = sqrt(3 / fan-in) for weights (right "
+                                  "matmul operands), sqrt(3) for activations; else sqrt(3 / rows) "
+                                  "(default 0)"),
                          cl::value_desc("N"), cl::init(0), cl::cat(toolCategory()));
   cl::opt<std::string> outputDir("output-dir",
                                  cl::desc("Write each output tensor as float32 DIR/<name>.npy (created if missing)"),
@@ -254,6 +259,8 @@ int runRunCommand(int argc, char **argv) {
     s.sim.inputFiles[name.str()] = file.str();
   }
   s.sim.seed = seed;
+  if (isSource)
+    s.sim.randomHalfWidth = randomInputHalfWidths(*fe.kernel);
   s.sim.outputDir = outputDir;
   s.sim.timingOnly = timingOnly;
   s.sim.tracePath = tracePath;
