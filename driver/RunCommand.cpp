@@ -13,7 +13,10 @@
 #include "driver/Check.h"
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
+#include "driver/InputFormat.h"
+#include "driver/OptionChecks.h"
 #include "driver/RandomInputs.h"
+#include "driver/TirInput.h"
 
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -186,22 +189,46 @@ int runRunCommand(int argc, char **argv) {
     return 0;
   }
   if (input.empty()) {
-    reportError("no program given (usage: tessel run [options] FILE.tasm; see tessel run --help)");
+    reportError("no program given (usage: tessel run [options] FILE.tasm|FILE.tsl|FILE.tir; see "
+                "tessel run --help)");
     return 1;
   }
-  bool isSource = llvm::StringRef(input).endswith(".tsl");
+  if (!rejectEmptyValue(targetName) || !rejectEmptyValue(outputDir) || !rejectEmptyValue(tracePath))
+    return 1;
+  if (timingOnly && (!inputs.empty() || outputDir.getNumOccurrences())) {
+    reportError(llvm::formatv("--timing-only skips the numerics, so {0} would have no effect; drop "
+                              "one of them",
+                              inputs.empty() ? "--output-dir" : "--input")
+                    .str());
+    return 1;
+  }
+  llvm::Expected<ProgramInput> programInput = readProgramInput(input);
+  if (!programInput) {
+    reportError(llvm::toString(programInput.takeError()));
+    return 1;
+  }
+  const InputFormat inputFormat = programInput->format;
+  const bool isSource = inputFormat == InputFormat::Tsl;
+  const bool isTir = inputFormat == InputFormat::Tir;
   if (checkFlag && !isSource) {
-    reportError("--check needs the kernel's .tsl source (a .tasm program has no DSL semantics to "
-                "compare with)");
+    reportError(llvm::formatv("--check needs the kernel's .tsl source (a {0} program has no DSL "
+                              "semantics to compare with)",
+                              formatExtension(inputFormat))
+                    .str());
     return 1;
   }
-  if (!isSource && (!source.kernel.empty() || !source.defines.empty())) {
-    reportError("-k and -D apply to .tsl sources only");
+  if (!isSource && !source.defines.empty()) {
+    reportError("-D applies to .tsl sources only");
     return 1;
   }
-  if (std::string flags = pipeline.compileFlagsGiven(); !isSource && !flags.empty()) {
-    reportError(flags + ": compile flags apply to .tsl sources only (a .tasm program is already "
-                        "compiled)");
+  if (!isSource && !isTir && !source.kernel.empty()) {
+    reportError("-k applies to .tsl sources and .tir tile IR only (a .tasm program holds one kernel)");
+    return 1;
+  }
+  if (std::string flags = pipeline.compileFlagsGiven();
+      inputFormat == InputFormat::Tasm && !flags.empty()) {
+    reportError(flags + ": compile flags apply to .tsl sources and .tir tile IR only (a .tasm "
+                        "program is already compiled)");
     return 1;
   }
   Frontend fe;
@@ -219,16 +246,25 @@ int runRunCommand(int argc, char **argv) {
     return compileKernel(fe, options, target);
   };
   std::unique_ptr<ir::Kernel> kernel;
+  TirInput tir;
   if (isSource) {
+    // runFrontend reads the buffer already loaded (stdin can be read once).
+    fe.sourceMgr.AddNewSourceBuffer(std::move(programInput->buffer), llvm::SMLoc());
     kernel = compileSource();
     if (!kernel)
       return 1;
     for (const ir::Value *arg : kernel->args)
       if (arg->role == ir::TensorRole::Output)
         outputName = arg->name;
+  } else if (isTir) {
+    if (!loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), compileTarget) ||
+        !loadTirKernel(tir, std::move(programInput->buffer), source.kernel, pipeline, compileTarget))
+      return 1;
   }
-  llvm::Expected<Program> prog = isSource ? emitProgram(*kernel, compileTarget)
-                                          : parseProgramFile(input);
+  llvm::Expected<Program> prog =
+      isSource ? emitProgram(*kernel, compileTarget)
+      : isTir  ? emitProgram(*tir.kernel, compileTarget)
+               : parseProgram(programInput->buffer->getBuffer(), programInput->buffer->getBufferIdentifier());
   if (!prog) {
     reportError(llvm::toString(prog.takeError()));
     return 1;
@@ -243,9 +279,20 @@ int runRunCommand(int argc, char **argv) {
   }
 
   RunSettings s;
-  if (!loadTargetOrReport(targetName.empty() ? llvm::StringRef(prog->target) : llvm::StringRef(targetName),
-                          s.target))
+  if (targetName.empty()) {
+    llvm::Expected<Target> named = loadTarget(prog->target);
+    if (!named) {
+      llvm::consumeError(named.takeError());
+      reportError(llvm::formatv("the program names target '{0}', which is not built in ({1}); give "
+                                "its description with --target=FILE.json",
+                                prog->target, llvm::join(builtinTargetNames(), ", "))
+                      .str());
+      return 1;
+    }
+    s.target = std::move(*named);
+  } else if (!loadTargetOrReport(targetName, s.target)) {
     return 1;
+  }
   for (const std::string &spec : inputs) {
     auto [name, file] = llvm::StringRef(spec).split('=');
     if (name.empty() || file.empty()) {

@@ -11,6 +11,7 @@
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
+#include "driver/OptionChecks.h"
 #include "driver/TuneCache.h"
 #include "driver/TuneEval.h"
 #include "driver/TunePlot.h"
@@ -86,7 +87,7 @@ struct OutputOptions {
   bool check() const {
     if (noCache && cache.getNumOccurrences())
       return error("give --cache or --no-cache, not both");
-    return true;
+    return rejectEmptyValue(cache) && rejectEmptyValue(output) && rejectEmptyValue(plot);
   }
   std::string cachePath() const { return cache.empty() ? defaultTuneCachePath() : cache.getValue(); }
 

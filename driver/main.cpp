@@ -19,7 +19,7 @@ static const char *kUsage =
     "COMMANDS:\n"
     "  compile   compile a .tsl kernel to its AST, tile IR or simulator program\n"
     "  opt       read tile IR text (.tir), verify it and print it back\n"
-    "  run       run a kernel (.tsl or .tasm) on the NeuronCore simulator\n"
+    "  run       run a kernel (.tsl, .tir or .tasm) on the NeuronCore simulator\n"
     "  tune      find a kernel's fastest block configuration (and `tune merge` of shards)\n"
     "\n"
     "  tessel <command> --help   lists a command's options\n"
