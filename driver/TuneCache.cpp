@@ -138,6 +138,10 @@ void salvageEntries(llvm::StringRef text, ParsedCache &out) {
       return addEntries(list, out);
     }
     llvm::StringRef hash = rest.take_front(close);
+    if (!json::isUTF8(hash)) {
+      out.badEntries.push_back("an entry whose name is not UTF-8 text (and the rest of the file)");
+      return addEntries(list, out);
+    }
     rest = rest.drop_front(close + 1).ltrim();
     if (!rest.consume_front(":"))
       break;
