@@ -27,6 +27,7 @@ while (($#)); do
 done
 ((${#targets[@]})) || targets=(tsl tir tasm npy target tune-cache tune-report)
 
+command -v clang++ >/dev/null || { echo "fuzz: clang++ is needed (libFuzzer): apt-get install clang" >&2; exit 2; }
 build=build-fuzz
 launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 if [ ! -f "$build/build.ninja" ]; then
