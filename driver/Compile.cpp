@@ -156,7 +156,8 @@ bool loadSourceFile(llvm::SourceMgr &sm, const std::string &path) {
 
 bool runFrontend(Frontend &fe, const std::string &path, const std::vector<Define> &defines,
                  const std::string &kernelName) {
-  if (!loadSourceFile(fe.sourceMgr, path))
+  // A caller that read the input already (stdin, to tell its format) loaded it.
+  if (fe.sourceMgr.getNumBuffers() == 0 && !loadSourceFile(fe.sourceMgr, path))
     return false;
   fe.diags = std::make_unique<DiagnosticEngine>(fe.sourceMgr);
   fe.module = parseAndCheck(*fe.diags, defines);

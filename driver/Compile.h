@@ -49,8 +49,9 @@ struct Frontend {
   const ast::Kernel *kernel = nullptr;
 };
 
-/// Parses `path`, binds `defines`, and selects `kernelName` (may be empty
-/// when the file holds exactly one kernel). Returns false after reporting.
+/// Parses `path` (unless fe.sourceMgr holds its text already), binds
+/// `defines`, and selects `kernelName` (may be empty when the file holds
+/// exactly one kernel). Returns false after reporting.
 bool runFrontend(Frontend &fe, const std::string &path, const std::vector<Define> &defines,
                  const std::string &kernelName);
 

@@ -4,6 +4,9 @@
 #include "driver/Compile.h"
 #include "driver/TensorParallel.h"
 #include "driver/NkiInput.h"
+#include "driver/InputFormat.h"
+#include "driver/OptionChecks.h"
+#include "driver/TirInput.h"
 
 #include "ir/Printer.h"
 
@@ -16,11 +19,65 @@ namespace cl = llvm::cl;
 namespace tessel::driver {
 
 namespace {
+
 enum class EmitKind { AST, TIR, TASM };
+
+void error(const llvm::Twine &msg) { llvm::WithColor::error(llvm::errs(), "tessel") << msg << "\n"; }
+
+/// Writes `text` to `output` ('-': stdout); false after reporting.
+bool writeOutput(const std::string &output, llvm::StringRef text) {
+  std::error_code ec;
+  llvm::ToolOutputFile out(output, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    error("cannot write '" + output + "': " + ec.message());
+    return false;
+  }
+  out.os() << text;
+  out.keep();
+  return true;
+}
+
+/// `tessel compile x.tir`: the pipeline on tile IR (as tessel opt runs it),
+/// then the IR or the program.
+int compileTir(std::unique_ptr<llvm::MemoryBuffer> buffer, EmitKind emit, const SourceOptions &source,
+               const PipelineOptions &pipeline, const std::string &targetName, const std::string &output) {
+  if (emit == EmitKind::AST) {
+    error("--emit=ast needs a .tsl source; tile IR has no AST");
+    return 1;
+  }
+  if (!source.defines.empty()) {
+    error("-D applies to .tsl sources only (tile IR has its shapes bound)");
+    return 1;
+  }
+  auto target = runtime::loadTarget(targetName);
+  if (!target) {
+    error(llvm::toString(target.takeError()));
+    return 1;
+  }
+  TirInput tir;
+  if (!loadTirKernel(tir, std::move(buffer), source.kernel, pipeline, *target))
+    return 1;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (emit == EmitKind::TIR) {
+    ir::printKernel(*tir.kernel, os);
+  } else {
+    auto program = emitProgram(*tir.kernel, *target);
+    if (!program) {
+      error(llvm::toString(program.takeError()));
+      return 1;
+    }
+    runtime::printProgram(*program, os);
+  }
+  return writeOutput(output, os.str()) ? 0 : 1;
+}
+
 } // namespace
 
 int runCompileCommand(int argc, char **argv) {
-  cl::opt<std::string> input(cl::Positional, cl::desc("<kernel source .tsl ('-' for stdin), or an NKI kernel .py>"),
+  cl::opt<std::string> input(cl::Positional,
+                             cl::desc("<kernel source .tsl, tile IR .tir for --emit=tir|tasm, or an NKI "
+                                      "kernel .py ('-' for stdin)>"),
                              cl::cat(toolCategory()));
   SourceOptions source;
   PipelineOptions pipeline;
@@ -48,20 +105,43 @@ int runCompileCommand(int argc, char **argv) {
     return status;
   if (input.empty()) {
     llvm::WithColor::error(llvm::errs(), "tessel")
-        << "no input file (usage: tessel compile [options] FILE.tsl; see tessel compile --help)\n";
+        << "no input file (usage: tessel compile [options] FILE.tsl|FILE.tir; see tessel compile "
+           "--help)\n";
     return 1;
   }
-
+  if (!rejectEmptyValue(targetName))
+    return 1;
   if (isNkiSource(input) || !nki.args.empty())
     return compileNkiKernel({input, source.kernel, {nki.args.begin(), nki.args.end()}, {}}, targetName,
                             emit == EmitKind::TASM, output,
                             !source.defines.empty() || !pipeline.compileFlagsGiven().empty() ||
                                 emit == EmitKind::AST || source.tp != 1);
 
+  llvm::Expected<ProgramInput> programInput = readProgramInput(input);
+  if (!programInput) {
+    llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(programInput.takeError()) << "\n";
+    return 1;
+  }
+  if (programInput->format == InputFormat::Tasm) {
+    llvm::WithColor::error(llvm::errs(), "tessel")
+        << "'" << input << "' is a .tasm program, which is compiled already (run it with tessel "
+        << "run); tessel compile reads a .tsl kernel source or .tir tile IR\n";
+    return 1;
+  }
+  if (programInput->format == InputFormat::Tir && source.tp != 1) {
+    llvm::WithColor::error(llvm::errs(), "tessel")
+        << "--tp splits a .tsl kernel; tile IR (.tir) is one core's kernel already\n";
+    return 1;
+  }
+  if (programInput->format == InputFormat::Tir)
+    return compileTir(std::move(programInput->buffer), emit, source, pipeline, targetName, output);
+
   std::vector<Define> defines;
   if (!source.collectDefines(defines))
     return 1;
   Frontend fe;
+  // runFrontend reads the buffer already loaded (stdin can be read once).
+  fe.sourceMgr.AddNewSourceBuffer(std::move(programInput->buffer), llvm::SMLoc());
   if (!runFrontend(fe, input, defines, source.kernel))
     return 1;
 
@@ -107,16 +187,7 @@ int runCompileCommand(int argc, char **argv) {
       runtime::printProgram(*program, os);
     }
   }
-  std::error_code ec;
-  llvm::ToolOutputFile out(output, ec, llvm::sys::fs::OF_Text);
-  if (ec) {
-    llvm::WithColor::error(llvm::errs(), "tessel")
-        << "cannot write '" << output << "': " << ec.message() << "\n";
-    return 1;
-  }
-  out.os() << os.str();
-  out.keep();
-  return 0;
+  return writeOutput(output, os.str()) ? 0 : 1;
 }
 
 } // namespace tessel::driver

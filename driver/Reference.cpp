@@ -31,7 +31,57 @@ HostTensor zeros(int64_t rows, int64_t cols) {
   HostTensor t;
   t.shape = {rows, cols};
   t.data.assign(size_t(rows * cols), 0.0f);
+  t.error.assign(size_t(rows * cols), 0.0f);
   return t;
+}
+
+double errorAt(const HostTensor &t, size_t i) { return t.error.empty() ? 0.0 : double(t.error[i]); }
+
+/// Adds the rounding of storing each element in bf16 (ErrorModel).
+void addStoreRounding(HostTensor &t) {
+  for (size_t i = 0; i < t.data.size(); ++i)
+    t.error[i] = float(double(t.error[i]) + ErrorModel::kStoreRoundoff * std::fabs(double(t.data[i])));
+}
+
+/// C = A @ B (row-major, fp32).
+void gemm(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, a, int(k), b,
+              int(n), 0.0f, c, int(n));
+}
+
+std::vector<float> squares(const std::vector<float> &v) {
+  std::vector<float> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = v[i] * v[i];
+  return out;
+}
+
+/// The error estimate of C = X @ Y (ErrorModel): the operands' errors through
+/// the products, and the fp32 accumulation over k terms, as root sums of
+/// squares, then C's own rounding.
+void matmulError(const HostTensor &x, const HostTensor &y, HostTensor &c) {
+  int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
+  std::vector<float> x2 = squares(x.data), y2 = squares(y.data);
+  std::vector<float> sum(c.data.size()), term(c.data.size());
+  // Accumulation: each of the k additions rounds a partial sum no larger
+  // than sqrt(k) times the products' root sum of squares.
+  gemm(x2.data(), y2.data(), sum.data(), m, k, n);
+  double accum = ErrorModel::kAccumRoundoff * double(k);
+  for (float &v : sum)
+    v = float(accum * accum * double(v));
+  if (!x.error.empty()) {
+    gemm(squares(x.error).data(), y2.data(), term.data(), m, k, n);
+    for (size_t i = 0; i < sum.size(); ++i)
+      sum[i] += term[i];
+  }
+  if (!y.error.empty()) {
+    gemm(x2.data(), squares(y.error).data(), term.data(), m, k, n);
+    for (size_t i = 0; i < sum.size(); ++i)
+      sum[i] += term[i];
+  }
+  for (size_t i = 0; i < sum.size(); ++i)
+    c.error[i] = std::sqrt(sum[i]);
+  addStoreRounding(c);
 }
 
 class Evaluator {
@@ -60,8 +110,10 @@ public:
       int64_t r = x.shape[0], c = x.shape[1];
       auto out = std::make_shared<HostTensor>(zeros(c, r));
       for (int64_t i = 0; i < r; ++i)
-        for (int64_t j = 0; j < c; ++j)
+        for (int64_t j = 0; j < c; ++j) {
           out->data[size_t(j * r + i)] = x.data[size_t(i * c + j)];
+          out->error[size_t(j * r + i)] = float(errorAt(x, size_t(i * c + j)));
+        }
       return Value(out);
     }
     }
@@ -92,8 +144,8 @@ private:
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
       return fail("reference: matrix too large for BLAS");
     auto out = std::make_shared<HostTensor>(zeros(m, n));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, x.data.data(),
-                int(k), y.data.data(), int(n), 0.0f, out->data.data(), int(n));
+    gemm(x.data.data(), y.data.data(), out->data.data(), m, k, n);
+    matmulError(x, y, *out);
     return Value(out);
   }
 
@@ -106,8 +158,15 @@ private:
       return fail(fmt::format("reference: elementwise shapes differ: {} vs {}", shapeText(x.shape),
                               shapeText(y.shape)));
     auto out = std::make_shared<HostTensor>(zeros(x.shape[0], x.shape[1]));
-    for (size_t i = 0; i < out->data.size(); ++i)
-      out->data[i] = e.binOp == BinaryOp::Mul ? x.data[i] * y.data[i] : x.data[i] + y.data[i];
+    bool mul = e.binOp == BinaryOp::Mul;
+    for (size_t i = 0; i < out->data.size(); ++i) {
+      out->data[i] = mul ? x.data[i] * y.data[i] : x.data[i] + y.data[i];
+      // First order: d(xy) = y dx + x dy, d(x + y) = dx + dy.
+      double ex = errorAt(x, i) * (mul ? std::fabs(double(y.data[i])) : 1.0);
+      double ey = errorAt(y, i) * (mul ? std::fabs(double(x.data[i])) : 1.0);
+      out->error[i] = float(std::sqrt(ex * ex + ey * ey));
+    }
+    addStoreRounding(*out);
     return Value(out);
   }
 
@@ -117,8 +176,15 @@ private:
       return a.takeError();
     const HostTensor &x = **a;
     auto out = std::make_shared<HostTensor>(zeros(x.shape[0], x.shape[1]));
-    for (size_t i = 0; i < out->data.size(); ++i)
-      out->data[i] = float(applyActFn(e.unaryFn, double(x.data[i])));
+    for (size_t i = 0; i < out->data.size(); ++i) {
+      double v = double(x.data[i]), fv = applyActFn(e.unaryFn, v);
+      out->data[i] = float(fv);
+      // How far f moves over the operand's error interval.
+      double ev = errorAt(x, i);
+      out->error[i] = float(std::max(std::fabs(applyActFn(e.unaryFn, v + ev) - fv),
+                                     std::fabs(applyActFn(e.unaryFn, v - ev) - fv)));
+    }
+    addStoreRounding(*out);
     return Value(out);
   }
 };

@@ -3,6 +3,9 @@
 // The reference `tessel run --check` compares the simulator against: the typed
 // AST evaluated directly on the host, in fp32, with no bf16 rounding of
 // intermediates (inputs are expected already rounded to bf16 by the caller).
+// Alongside each value it carries an error estimate: how far a kernel that
+// stores every intermediate in bf16 (and accumulates in fp32) may be from it,
+// element by element (see ErrorModel below).
 //
 //   @          cblas_sgemm (OpenBLAS), fp32 accumulation
 //   * +        elementwise in fp32
@@ -29,7 +32,23 @@ namespace tessel::driver {
 struct HostTensor {
   std::vector<int64_t> shape;
   std::vector<float> data;
+  /// Per element, the error estimate of `data` (empty: exact, as inputs are).
+  std::vector<float> error;
 };
+
+/// The error estimate of the reference. Each operation's result is rounded
+/// to bf16 (unit roundoff 2^-8) where a kernel may store it; the errors of
+/// its operands propagate to first order; a matmul adds its fp32 accumulation
+/// error (2^-24 per addition). Independent errors add as a root sum of
+/// squares: the typical size, not the worst case, so that a wrong kernel
+/// (whose error is of the size of the values) cannot hide under it.
+/// `tessel run --check` allows kErrorBoundFactor times the estimate; a sum of
+/// up to 64 terms is then covered even in the worst case (Cauchy-Schwarz).
+struct ErrorModel {
+  static constexpr double kStoreRoundoff = 1.0 / 256; // bf16: 8 significant bits
+  static constexpr double kAccumRoundoff = 1.0 / 16777216; // fp32: 24 bits
+};
+constexpr double kErrorBoundFactor = 8;
 
 /// The key of the kernel's return value in evaluateReference's result.
 constexpr const char *kReferenceResultKey = "result";

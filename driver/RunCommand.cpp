@@ -15,6 +15,10 @@
 #include "driver/Compile.h"
 #include "driver/TensorParallel.h"
 #include "driver/NkiInput.h"
+#include "driver/InputFormat.h"
+#include "driver/OptionChecks.h"
+#include "driver/RandomInputs.h"
+#include "driver/TirInput.h"
 
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -96,7 +100,9 @@ int runProgram(const Program &prog, const RunSettings &s, const CheckHook &check
   for (const std::string &w : res->report.warnings)
     llvm::WithColor::warning(llvm::errs(), "tessel run") << w << "\n";
   if (!passed) {
-    llvm::WithColor::error(llvm::errs(), "tessel run") << "check failed: the outputs differ from the reference\n";
+    llvm::Optional<llvm::StringRef> why = checkObj.getString("error");
+    llvm::WithColor::error(llvm::errs(), "tessel run")
+        << "check failed: " << (why ? *why : "the outputs differ from the reference") << "\n";
     return 1;
   }
   return 0;
@@ -104,15 +110,16 @@ int runProgram(const Program &prog, const RunSettings &s, const CheckHook &check
 
 int runRunCommand(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional,
-                             cl::desc("<program: .tasm, or a .tsl or NKI .py kernel compiled first; '-' for stdin>"),
+                             cl::desc("<program: .tasm, or a .tsl kernel, .tir tile IR or NKI .py kernel "
+                                      "compiled first; '-' for stdin>"),
                              cl::cat(toolCategory()));
   SourceOptions source;
   PipelineOptions pipeline;
   NkiOptions nki;
   cl::opt<bool> checkFlag("check",
                           cl::desc("Compare the outputs with a plain fp32 reference of the kernel's DSL "
-                                   "semantics (.tsl only); fails when the error normalised by the "
-                                   "output's magnitude exceeds 2% (bf16 tolerance, docs/tasm.md)"),
+                                   "semantics (.tsl only); fails when an element differs by more "
+                                   "than 8x the reference's estimate of bf16 rounding (docs/tasm.md)"),
                           cl::cat(toolCategory()));
   cl::list<std::string> inputs(
       "input",
@@ -120,8 +127,10 @@ int runRunCommand(int argc, char **argv) {
                "little-endian, C order). Repeatable. Inputs not given are seeded random"),
       cl::value_desc("NAME=FILE.npy"), cl::cat(toolCategory()));
   cl::opt<uint64_t> seed("seed",
-                         cl::desc("Seed of the random inputs: uniform in [-s, s), s = sqrt(3 / rows), "
-                                  "per (seed, tensor name) (default 0)"),
+                         cl::desc("Seed of the random inputs: uniform in [-s, s) per (seed, tensor "
+                                  "name); of a .tsl kernel, s = sqrt(3 / fan-in) for weights (right "
+                                  "matmul operands), sqrt(3) for activations; else sqrt(3 / rows) "
+                                  "(default 0)"),
                          cl::value_desc("N"), cl::init(0), cl::cat(toolCategory()));
   cl::opt<std::string> outputDir("output-dir",
                                  cl::desc("Write each output tensor as float32 DIR/<name>.npy (created if missing)"),
@@ -199,11 +208,20 @@ int runRunCommand(int argc, char **argv) {
     return 0;
   }
   if (input.empty()) {
-    reportError("no program given (usage: tessel run [options] FILE.tasm; see tessel run --help)");
+    reportError("no program given (usage: tessel run [options] FILE.tasm|FILE.tsl|FILE.tir; see "
+                "tessel run --help)");
     return 1;
   }
-  bool isNki = isNkiSource(input);
-  bool isSource = llvm::StringRef(input).endswith(".tsl");
+  if (!rejectEmptyValue(targetName) || !rejectEmptyValue(outputDir) || !rejectEmptyValue(tracePath))
+    return 1;
+  if (timingOnly && (!inputs.empty() || outputDir.getNumOccurrences())) {
+    reportError(llvm::formatv("--timing-only skips the numerics, so {0} would have no effect; drop "
+                              "one of them",
+                              inputs.empty() ? "--output-dir" : "--input")
+                    .str());
+    return 1;
+  }
+  const bool isNki = isNkiSource(input);
   if (!isNki && !nki.args.empty()) {
     reportError("--arg applies to NKI kernels (.py) only");
     return 1;
@@ -218,23 +236,46 @@ int runRunCommand(int argc, char **argv) {
   }
   NkiSource nkiSource{input, source.kernel, {nki.args.begin(), nki.args.end()}, nkiInputFiles({inputs.begin(), inputs.end()})};
   llvm::SourceMgr nkiSourceMgr;
-  isSource |= isNki;
+  // An NKI kernel is traced by python (docs/nki.md); every other input's
+  // format is told from its name or, on stdin, its first bytes.
+  InputFormat inputFormat = InputFormat::Tsl;
+  std::unique_ptr<llvm::MemoryBuffer> inputBuffer;
+  if (!isNki) {
+    llvm::Expected<ProgramInput> programInput = readProgramInput(input);
+    if (!programInput) {
+      reportError(llvm::toString(programInput.takeError()));
+      return 1;
+    }
+    inputFormat = programInput->format;
+    inputBuffer = std::move(programInput->buffer);
+  }
+  const bool isSource = isNki || inputFormat == InputFormat::Tsl;
+  const bool isTir = !isNki && inputFormat == InputFormat::Tir;
   if (checkFlag && !isSource) {
-    reportError("--check needs the kernel's .tsl source (a .tasm program has no DSL semantics to "
-                "compare with)");
+    reportError(llvm::formatv("--check needs the kernel's .tsl source (a {0} program has no DSL "
+                              "semantics to compare with)",
+                              formatExtension(inputFormat))
+                    .str());
     return 1;
   }
   if (!isSource && source.tp != 1) {
-    reportError("--tp splits a .tsl kernel; a .tasm program is one core's already");
+    reportError(llvm::formatv("--tp splits a .tsl kernel; a {0} program is one core's already",
+                              formatExtension(inputFormat))
+                    .str());
     return 1;
   }
-  if (!isSource && (!source.kernel.empty() || !source.defines.empty())) {
-    reportError("-k and -D apply to .tsl sources only");
+  if (!isSource && !source.defines.empty()) {
+    reportError("-D applies to .tsl sources only");
     return 1;
   }
-  if (std::string flags = pipeline.compileFlagsGiven(); !isSource && !flags.empty()) {
-    reportError(flags + ": compile flags apply to .tsl sources only (a .tasm program is already "
-                        "compiled)");
+  if (!isSource && !isTir && !source.kernel.empty()) {
+    reportError("-k applies to .tsl sources and .tir tile IR only (a .tasm program holds one kernel)");
+    return 1;
+  }
+  if (std::string flags = pipeline.compileFlagsGiven();
+      inputFormat == InputFormat::Tasm && !flags.empty()) {
+    reportError(flags + ": compile flags apply to .tsl sources and .tir tile IR only (a .tasm "
+                        "program is already compiled)");
     return 1;
   }
   Frontend fe;
@@ -262,16 +303,31 @@ int runRunCommand(int argc, char **argv) {
     return compileKernel(fe, options, target);
   };
   std::unique_ptr<ir::Kernel> kernel;
+  TirInput tir;
   if (isSource) {
+    // runFrontend reads the buffer already loaded (stdin can be read once).
+    if (!isNki) {
+      if (source.tp != 1)
+        whole.sourceMgr.AddNewSourceBuffer(
+            llvm::MemoryBuffer::getMemBufferCopy(inputBuffer->getBuffer(), inputBuffer->getBufferIdentifier()),
+            llvm::SMLoc());
+      fe.sourceMgr.AddNewSourceBuffer(std::move(inputBuffer), llvm::SMLoc());
+    }
     kernel = compileSource();
     if (!kernel)
       return 1;
     for (const ir::Value *arg : kernel->args)
       if (arg->role == ir::TensorRole::Output)
         outputName = arg->name;
+  } else if (isTir) {
+    if (!loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), compileTarget) ||
+        !loadTirKernel(tir, std::move(inputBuffer), source.kernel, pipeline, compileTarget))
+      return 1;
   }
-  llvm::Expected<Program> prog = isSource ? emitProgram(*kernel, compileTarget)
-                                          : parseProgramFile(input);
+  llvm::Expected<Program> prog =
+      isSource ? emitProgram(*kernel, compileTarget)
+      : isTir  ? emitProgram(*tir.kernel, compileTarget)
+               : parseProgram(inputBuffer->getBuffer(), inputBuffer->getBufferIdentifier());
   if (!prog) {
     reportError(llvm::toString(prog.takeError()));
     return 1;
@@ -286,9 +342,20 @@ int runRunCommand(int argc, char **argv) {
   }
 
   RunSettings s;
-  if (!loadTargetOrReport(targetName.empty() ? llvm::StringRef(prog->target) : llvm::StringRef(targetName),
-                          s.target))
+  if (targetName.empty()) {
+    llvm::Expected<Target> named = loadTarget(prog->target);
+    if (!named) {
+      llvm::consumeError(named.takeError());
+      reportError(llvm::formatv("the program names target '{0}', which is not built in ({1}); give "
+                                "its description with --target=FILE.json",
+                                prog->target, llvm::join(builtinTargetNames(), ", "))
+                      .str());
+      return 1;
+    }
+    s.target = std::move(*named);
+  } else if (!loadTargetOrReport(targetName, s.target)) {
     return 1;
+  }
   for (const std::string &spec : inputs) {
     auto [name, file] = llvm::StringRef(spec).split('=');
     if (name.empty() || file.empty()) {
@@ -302,6 +369,10 @@ int runRunCommand(int argc, char **argv) {
     s.sim.inputFiles[name.str()] = file.str();
   }
   s.sim.seed = seed;
+  // Weights are fan-in scaled by the kernel as written (under --tp, not
+  // one core's shard: the whole inputs are drawn, then sliced).
+  if (isSource && !isNki)
+    s.sim.randomHalfWidth = randomInputHalfWidths(source.tp != 1 ? *whole.kernel : *fe.kernel);
   s.sim.outputDir = outputDir;
   s.sim.timingOnly = timingOnly;
   s.sim.maxInstructions = maxInstructions;

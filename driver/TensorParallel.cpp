@@ -67,7 +67,11 @@ std::optional<std::vector<TensorData>> wholeInputs(const TensorParallelRun &run)
                std::nullopt;
       v = std::move(arr->data);
     } else {
-      v = runtime::randomTensorValues(decl, run.sim.seed);
+      auto halfWidth = run.sim.randomHalfWidth.find(p.name);
+      v = runtime::randomTensorValues(decl, run.sim.seed,
+                                      halfWidth == run.sim.randomHalfWidth.end()
+                                          ? std::nullopt
+                                          : std::optional<double>(halfWidth->second));
     }
     if (decl.dtype == DType::BF16)
       for (float &x : v)

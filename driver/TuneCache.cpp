@@ -1,5 +1,7 @@
 #include "driver/TuneCache.h"
 
+#include "driver/OptionChecks.h"
+
 #include "passes/PassRegistry.h"
 #include "support/JsonLimits.h"
 
@@ -76,16 +78,6 @@ llvm::Expected<CacheEntry> entryFromJSON(llvm::StringRef hash, const json::Value
   return e;
 }
 
-/// What a cache file holds: every entry that parses exactly, and why each of
-/// the others (or the whole file) could not be trusted.
-struct ParsedCache {
-  std::map<std::string, CacheEntry> entries;
-  std::vector<std::string> badEntries; ///< "entry <hash>: <why>"
-  std::optional<std::string> fileError; ///< the whole file is untrusted (no entry was kept)
-  std::optional<std::string> salvaged;  ///< why it is not valid JSON, when entries were salvaged
-  bool clean() const { return badEntries.empty() && !fileError && !salvaged; }
-};
-
 void addEntries(const json::Object &list, ParsedCache &out) {
   for (const auto &kv : list) {
     llvm::Expected<CacheEntry> e = entryFromJSON(kv.first, kv.second);
@@ -146,6 +138,10 @@ void salvageEntries(llvm::StringRef text, ParsedCache &out) {
       return addEntries(list, out);
     }
     llvm::StringRef hash = rest.take_front(close);
+    if (!json::isUTF8(hash)) {
+      out.badEntries.push_back("an entry whose name is not UTF-8 text (and the rest of the file)");
+      return addEntries(list, out);
+    }
     rest = rest.drop_front(close + 1).ltrim();
     if (!rest.consume_front(":"))
       break;
@@ -168,8 +164,9 @@ void salvageEntries(llvm::StringRef text, ParsedCache &out) {
   addEntries(list, out);
 }
 
-/// Parses the cache text, keeping every entry that can be trusted.
-ParsedCache parseCache(llvm::StringRef text) {
+} // namespace
+
+ParsedCache parseCacheText(llvm::StringRef text) {
   ParsedCache out;
   auto untrusted = [&](const llvm::Twine &why) {
     out.fileError = why.str();
@@ -213,13 +210,11 @@ ParsedCache parseCache(llvm::StringRef text) {
   return out;
 }
 
-std::string describe(const TuneKey &key) {
+static std::string describe(const TuneKey &key) {
   return llvm::formatv("kernel '{0}' ({1}) on target '{2}' with {3}", key.kernel, key.shapes,
                        key.target,
                        key.pipeline.empty() ? "no passes (-O0)" : "--passes=" + key.pipeline);
 }
-
-} // namespace
 
 llvm::StringRef kernelSourceText(const ast::Kernel &kernel, llvm::StringRef sourceText) {
   const char *begin = kernel.loc.getPointer();
@@ -363,7 +358,7 @@ llvm::Expected<std::string> backUp(const std::string &file) {
 
 llvm::Error TuneCache::check() const { return resolveCachePath(path).takeError(); }
 
-void TuneCache::load() {
+void TuneCache::load(bool readOnly) {
   entries.clear();
   llvm::Expected<std::string> file = resolveCachePath(path);
   if (!file) {
@@ -376,10 +371,10 @@ void TuneCache::load() {
       warn("ignoring the tune cache '" + path + "': " + buffer.getError().message());
     return;
   }
-  ParsedCache parsed = parseCache((*buffer)->getBuffer());
+  ParsedCache parsed = parseCacheText((*buffer)->getBuffer());
   if (parsed.fileError)
     warn("ignoring the tune cache '" + path + "': " + *parsed.fileError +
-         "; it will be rewritten");
+         (readOnly ? "" : "; it will be rewritten"));
   else if (parsed.salvaged)
     warn(llvm::formatv("the tune cache '{0}' is {1}; kept the {2} complete entries", path,
                        *parsed.salvaged, parsed.entries.size()));
@@ -416,7 +411,7 @@ llvm::Error TuneCache::save() const {
     return err;
   std::map<std::string, CacheEntry> merged;
   if (auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/true)) {
-    ParsedCache onDisk = parseCache((*buffer)->getBuffer());
+    ParsedCache onDisk = parseCacheText((*buffer)->getBuffer());
     if (!onDisk.clean()) {
       llvm::Expected<std::string> bak = backUp(file);
       if (!bak)
@@ -487,10 +482,12 @@ bool tunedBlocks(Frontend &fe, const PipelineOptions &options,
   std::vector<std::string> passNames;
   if (!options.resolvePasses(passNames))
     return false;
+  if (!rejectEmptyValue(options.tuneCache))
+    return false;
   std::string cachePath = options.tuneCache.empty() ? defaultTuneCachePath() : options.tuneCache.getValue();
   TuneKey key = makeTuneKey(fe, target, passNames);
   TuneCache cache(cachePath);
-  cache.load();
+  cache.load(/*readOnly=*/true);
   const CacheEntry *entry = cache.find(key.hash);
   if (!entry) {
     // The same kernel tuned with another pipeline is the likely mix-up.

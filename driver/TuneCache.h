@@ -27,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace tessel::driver {
 
@@ -53,6 +54,19 @@ struct CacheEntry {
   std::optional<BlockConfig> best;             ///< the winner of the last finished run
 };
 
+/// What a cache file holds: every entry that parses exactly, and why each of
+/// the others (or the whole file) could not be trusted.
+struct ParsedCache {
+  std::map<std::string, CacheEntry> entries;
+  std::vector<std::string> badEntries;  ///< "entry <hash>: <why>"
+  std::optional<std::string> fileError; ///< the whole file is untrusted (no entry was kept)
+  std::optional<std::string> salvaged;  ///< why it is not valid JSON, when entries were salvaged
+  bool clean() const { return badEntries.empty() && !fileError && !salvaged; }
+};
+
+/// Parses a cache file's text, keeping every entry that can be trusted.
+ParsedCache parseCacheText(llvm::StringRef text);
+
 class TuneCache {
 public:
   explicit TuneCache(std::string path) : path(std::move(path)) {}
@@ -62,8 +76,9 @@ public:
   /// refuses such a path too; check() lets a command stop before working.
   llvm::Error check() const;
   /// Reads the file (a missing one is an empty cache); untrusted content is
-  /// reported as a warning on stderr and ignored, entry by entry.
-  void load();
+  /// reported as a warning on stderr and ignored, entry by entry. `readOnly`:
+  /// the caller will not save (the warning does not promise a rewrite).
+  void load(bool readOnly = false);
   const std::string &filePath() const { return path; }
   const CacheEntry *find(const std::string &hash) const;
   const std::map<std::string, CacheEntry> &allEntries() const { return entries; }

@@ -12,6 +12,7 @@
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
 #include "driver/TensorParallel.h"
+#include "driver/OptionChecks.h"
 #include "driver/TuneCache.h"
 #include "driver/TuneEval.h"
 #include "driver/TunePlot.h"
@@ -87,7 +88,7 @@ struct OutputOptions {
   bool check() const {
     if (noCache && cache.getNumOccurrences())
       return error("give --cache or --no-cache, not both");
-    return true;
+    return rejectEmptyValue(cache) && rejectEmptyValue(output) && rejectEmptyValue(plot);
   }
   std::string cachePath() const { return cache.empty() ? defaultTuneCachePath() : cache.getValue(); }
 
@@ -114,16 +115,20 @@ struct OutputOptions {
   }
 };
 
+/// Stores `r` in the cache entry when a later run can reuse it.
+void recordResult(CacheEntry &entry, const ConfigResult &r) {
+  bool known = r.status == ConfigStatus::Illegal || r.model;
+  if (r.status == ConfigStatus::Failed || !known)
+    return;
+  ConfigResult stored = r;
+  stored.fromCache = false;
+  entry.configs[formatBlock(r.block)] = std::move(stored);
+}
+
 /// Stores `results` in the cache entry; a finished run also records its best.
 void recordInCache(CacheEntry &entry, const std::vector<ConfigResult> &results, bool finished) {
-  for (const ConfigResult &r : results) {
-    bool known = r.status == ConfigStatus::Illegal || r.model;
-    if (r.status == ConfigStatus::Failed || !known)
-      continue;
-    ConfigResult stored = r;
-    stored.fromCache = false;
-    entry.configs[formatBlock(r.block)] = std::move(stored);
-  }
+  for (const ConfigResult &r : results)
+    recordResult(entry, r);
   if (finished)
     if (const ConfigResult *best = bestResult(results))
       entry.best = best->block;
@@ -159,6 +164,7 @@ int runTuneMerge(int argc, char **argv) {
   std::string firstName;
   std::map<std::string, ConfigResult> byConfig;
   std::set<std::pair<unsigned, unsigned>> shardsSeen;
+  std::vector<std::string> missing, unfinished;
   for (const std::string &path : inputs) {
     auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
     if (!buffer)
@@ -166,11 +172,17 @@ int runTuneMerge(int argc, char **argv) {
     llvm::Expected<TuneReport> report = parseReportJSON((*buffer)->getBuffer(), path);
     if (!report)
       return fail(llvm::toString(report.takeError()));
+    llvm::Expected<ShardGaps> gaps = checkShardResults(*report, path);
+    if (!gaps)
+      return fail(llvm::toString(gaps.takeError()));
+    llvm::append_range(missing, gaps->missing);
+    llvm::append_range(unfinished, gaps->unfinished);
     if (firstName.empty()) {
       firstName = path;
       merged.key = report->key;
       merged.params = report->params;
       merged.spaceSize = report->spaceSize;
+      merged.space = report->space;
       merged.version = report->version;
     } else if (report->key.hash != merged.key.hash || report->spaceSize != merged.spaceSize) {
       return fail(llvm::formatv("'{0}' is the tuning of kernel '{1}' ({2}) on '{3}' with "
@@ -181,6 +193,11 @@ int runTuneMerge(int argc, char **argv) {
                                  report->key.pipeline, report->version, firstName,
                                  merged.key.kernel, merged.key.shapes, merged.key.target,
                                  merged.key.pipeline, merged.version));
+    } else if (report->space != merged.space) {
+      return fail(llvm::formatv("'{0}' and '{1}' split different spaces of {2} configurations "
+                                "(tuned with different --space?); merge only the shards of one "
+                                "tuning",
+                                path, firstName, merged.spaceSize));
     }
     for (Shard s : report->shards) {
       if (!shardsSeen.insert({s.index, s.count}).second) {
@@ -206,12 +223,31 @@ int runTuneMerge(int argc, char **argv) {
     return std::tie(a.count, a.index) < std::tie(b.count, b.index);
   });
 
-  bool complete = merged.coversSpace() && !merged.interrupted;
-  if (!merged.coversSpace())
-    warning("these reports do not cover every shard of the space; the best is only over the "
-            "shards given");
-  if (merged.interrupted)
-    warning("a shard was interrupted; its unfinished configurations are missing");
+  auto some = [](const std::vector<std::string> &names) {
+    constexpr size_t kShown = 4;
+    std::string s = llvm::join(llvm::make_range(names.begin(), names.begin() + std::min(names.size(), kShown)), ", ");
+    return names.size() > kShown ? s + ", ..." : s;
+  };
+  bool complete = merged.coversSpace() && !merged.interrupted && missing.empty() && unfinished.empty();
+  if (!merged.coversSpace()) {
+    unsigned count = merged.shards.empty() ? 1 : merged.shards.front().count;
+    std::vector<std::string> absent;
+    for (unsigned i = 0; i < count; ++i)
+      if (!shardsSeen.count({i, count}))
+        absent.push_back(llvm::formatv("{0}/{1}", i, count));
+    warning(llvm::formatv("these reports do not cover every shard of the space (missing: {0}); "
+                          "the best is only over the shards given",
+                          absent.empty() ? "shards of one count" : some(absent)));
+  }
+  if (!missing.empty())
+    warning(llvm::formatv("{0} configurations of the shards given have no result: {1}",
+                          missing.size(), some(missing)));
+  if (merged.interrupted || !unfinished.empty())
+    warning(llvm::formatv("a shard was interrupted; {0} of its configurations are unfinished{1}{2}",
+                          unfinished.size(), unfinished.empty() ? "" : ": ", some(unfinished)));
+  if (!complete)
+    warning("the tuning is not complete: `--tuned` will not use it until the missing results "
+            "are merged");
   if (!out.noCache) {
     TuneCache cache(out.cachePath());
     if (llvm::Error err = cache.check())
@@ -382,6 +418,8 @@ int runTuneCommand(int argc, char **argv) {
   report.key = makeTuneKey(subject.fe, job.target, job.passes);
   report.params = subject.bounds.names;
   report.spaceSize = space.size();
+  for (const BlockConfig &config : space)
+    report.space.push_back(formatBlock(config));
   report.shards = {shard};
   report.pruning = !exhaustive;
 
@@ -405,9 +443,18 @@ int runTuneCommand(int argc, char **argv) {
   {
     InterruptCatcher catcher;
     TuneProgress progress(llvm::errs(), llvm::errs().is_displayed(), jobs);
-    report.results =
-        runSearch(job, mine, cached, options, InterruptCatcher::interrupted(),
-                  [&](const SearchState &s, const ConfigResult *r) { progress.update(s, r); }, state);
+    // Each simulation is saved as it finishes (with what was decided before
+    // it): a second Ctrl-C, or a kill, loses at most the ones in flight.
+    bool checkpoints = cache != nullptr; // off after a failed save (warned once)
+    auto onResult = [&](const SearchState &s, const ConfigResult *r) {
+      if (r && checkpoints) {
+        recordResult(cache->update(report.key), *r);
+        if (r->status == ConfigStatus::Simulated && !r->fromCache)
+          checkpoints = saveCache(*cache);
+      }
+      progress.update(s, r);
+    };
+    report.results = runSearch(job, mine, cached, options, InterruptCatcher::interrupted(), onResult, state);
     progress.finish();
   }
   report.interrupted = state.interrupted;

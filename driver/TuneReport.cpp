@@ -1,9 +1,11 @@
 #include "driver/TuneReport.h"
 #include "support/JsonLimits.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
 #include <set>
 
 namespace json = llvm::json;
@@ -14,6 +16,11 @@ namespace {
 llvm::Error invalid(llvm::StringRef origin, const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  (origin + ": not a tessel tune report: " + msg).str());
+}
+
+/// A report that parses but does not hold what its shards should.
+llvm::Error inconsistent(llvm::StringRef origin, const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), (origin + ": " + msg).str());
 }
 
 std::string shardName(Shard s) { return llvm::formatv("{0}/{1}", s.index, s.count); }
@@ -108,7 +115,9 @@ void printReportTable(const TuneReport &report, llvm::raw_ostream &os) {
 }
 
 json::Value reportToJSON(const TuneReport &report) {
-  json::Array results, shards, params;
+  json::Array results, shards, params, space;
+  for (const std::string &c : report.space)
+    space.push_back(c);
   for (const ConfigResult &r : report.results)
     results.push_back(resultToJSON(r));
   for (Shard s : report.shards)
@@ -123,6 +132,7 @@ json::Value reportToJSON(const TuneReport &report) {
                    {"tessel_version", report.version},
                    {"params", std::move(params)},
                    {"space_size", static_cast<int64_t>(report.spaceSize)},
+                   {"space", std::move(space)},
                    {"shards", std::move(shards)},
                    {"pruning", report.pruning},
                    {"interrupted", report.interrupted},
@@ -186,9 +196,19 @@ llvm::Expected<TuneReport> parseReportJSON(llvm::StringRef text, llvm::StringRef
   const json::Array *params = obj->getArray("params");
   const json::Array *shards = obj->getArray("shards");
   const json::Array *results = obj->getArray("results");
-  if (!spaceSize || *spaceSize < 0 || !params || !shards || !results)
-    return invalid(origin, "'space_size', 'params', 'shards' or 'results' is missing");
+  const json::Array *space = obj->getArray("space");
+  if (!spaceSize || *spaceSize < 0 || !params || !shards || !results || !space)
+    return invalid(origin, "'space_size', 'space', 'params', 'shards' or 'results' is missing");
   report.spaceSize = static_cast<size_t>(*spaceSize);
+  if (space->size() != report.spaceSize)
+    return invalid(origin, llvm::formatv("'space' lists {0} configurations, 'space_size' is {1}",
+                                         space->size(), report.spaceSize));
+  for (const json::Value &c : *space) {
+    auto name = c.getAsString();
+    if (!name)
+      return invalid(origin, "'space' holds a non-string");
+    report.space.push_back(name->str());
+  }
   report.pruning = obj->getBoolean("pruning").getValueOr(true);
   report.interrupted = obj->getBoolean("interrupted").getValueOr(false);
   for (const json::Value &p : *params) {
@@ -211,6 +231,36 @@ llvm::Expected<TuneReport> parseReportJSON(llvm::StringRef text, llvm::StringRef
     report.results.push_back(std::move(*result));
   }
   return report;
+}
+
+llvm::Expected<ShardGaps> checkShardResults(const TuneReport &report, llvm::StringRef origin) {
+  // The configurations the report's shards hold, as selectShard splits them.
+  std::map<std::string, std::string> shardOf;
+  for (Shard s : report.shards) {
+    if (s.index >= s.count)
+      return inconsistent(origin, "shard " + shardName(s) + " does not exist");
+    for (size_t i = s.index; i < report.space.size(); i += s.count)
+      shardOf.emplace(report.space[i], shardName(s));
+  }
+  std::set<std::string> seen;
+  ShardGaps gaps;
+  for (const ConfigResult &r : report.results) {
+    std::string name = formatBlock(r.block);
+    if (!shardOf.count(name))
+      return inconsistent(origin, llvm::formatv("configuration {0} is not in its shards ({1}) of the "
+                                           "space of {2} configurations",
+                                           name,
+                                           llvm::join(llvm::map_range(report.shards, shardName), ", "),
+                                           report.spaceSize));
+    if (!seen.insert(name).second)
+      return inconsistent(origin, "configuration " + name + " has two results");
+    if (r.status == ConfigStatus::Interrupted)
+      gaps.unfinished.push_back(name);
+  }
+  for (const auto &kv : shardOf)
+    if (!seen.count(kv.first))
+      gaps.missing.push_back(kv.first + " (shard " + kv.second + ")");
+  return gaps;
 }
 
 } // namespace tessel::driver

@@ -27,8 +27,10 @@ llvm::Error readNumbers(const json::Object &obj, llvm::StringRef where,
     std::optional<double> v;
     if (auto d = obj.getNumber(key))
       v = *d;
-    if (!v || *v < 0) {
-      err = malformed("'" + where + key + "' is missing or not a non-negative number");
+    // Finite and exact in a double (a count of bytes is an integer too):
+    // infinity would be written back as `inf`, which is not JSON.
+    if (!v || *v < 0 || !(*v <= 9007199254740992.0)) {
+      err = malformed("'" + where + key + "' is missing or not a non-negative number up to 2^53");
       return;
     }
     *out = static_cast<std::remove_pointer_t<decltype(out)>>(*v);

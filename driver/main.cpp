@@ -19,7 +19,7 @@ static const char *kUsage =
     "COMMANDS:\n"
     "  compile   compile a .tsl kernel to its AST, tile IR or simulator program\n"
     "  opt       read tile IR text (.tir), verify it and print it back\n"
-    "  run       run a kernel (.tsl or .tasm) on the NeuronCore simulator\n"
+    "  run       run a kernel (.tsl, .tir or .tasm) on the NeuronCore simulator\n"
     "  tune      find a kernel's fastest block configuration (and `tune merge` of shards)\n"
     "  factorize split a weight .npy into tile-aligned low-rank factors U, V (SVD)\n"
     "  calibrate fit a target's free timing parameters to measured latencies\n"

@@ -127,7 +127,8 @@ Expected<NpyArray> parseNpy(StringRef bytes, StringRef origin) {
   arr.data.resize(count);
   const char *p = bytes.data() + dataStart;
   if (elemSize == 4) {
-    std::memcpy(arr.data.data(), p, count * 4); // little-endian host assumed (x86/arm64)
+    if (count) // an empty vector's data() may be null, which memcpy must not get
+      std::memcpy(arr.data.data(), p, count * 4); // little-endian host assumed (x86/arm64)
   } else {
     for (uint64_t i = 0; i < count; ++i) {
       uint16_t h = uint16_t(uint8_t(p[2 * i])) | uint16_t(uint8_t(p[2 * i + 1]) << 8);

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Program.h"
+#include "runtime/Target.h"
 #include "support/Registry.h"
 #include "support/Scan.h"
 #include "support/Suggest.h"
@@ -160,6 +161,21 @@ private:
       break;
     }
     make(Tok::Error, cur + 1);
+  }
+
+  /// After `target`: a target name, which may hold '-', '.' and '+' besides
+  /// the characters of an identifier (isTargetName; "trn1-small-sbuf").
+  bool lexTargetName() {
+    const char *start = scan::skipWhile(cur, end, scan::isBlank);
+    const char *e = scan::skipWhile(start, end, isTargetNameChar);
+    cur = start;
+    tok.kind = Tok::Ident;
+    tok.text = StringRef(start, e - start);
+    if (!isTargetName(tok.text))
+      return error("expected the target name (letters, digits, '_', '.', '-' or '+')");
+    prog.target = tok.text.str();
+    cur = e;
+    return true;
   }
 
   bool expect(Tok k, StringRef what) {
@@ -796,12 +812,16 @@ private:
           return;
         }
         seen = true;
-        next();
-        if (tok.kind != Tok::Ident) {
-          error(isKernel ? "expected the kernel name" : "expected the target name");
+        if (isKernel) {
+          next();
+          if (tok.kind != Tok::Ident) {
+            error("expected the kernel name");
+            return;
+          }
+          prog.kernel = tok.text.str();
+        } else if (!lexTargetName()) {
           return;
         }
-        (isKernel ? prog.kernel : prog.target) = tok.text.str();
         next();
         ok = expectEndOfLine();
       } else if (isIdent("tensor")) {

@@ -169,9 +169,11 @@ static bool printBody(const Program &p, const std::vector<Stmt> &body, unsigned 
 
 void printProgram(const Program &p, raw_ostream &os) {
   printDecls(p, os);
-  if (!p.body.empty())
-    os << "\n";
-  printBody(p, p.body, 0, [](const Instr &) { return true; }, true, os);
+  // A body of empty loops prints as nothing, and then no separator either.
+  std::string body;
+  raw_string_ostream bs(body);
+  if (printBody(p, p.body, 0, [](const Instr &) { return true; }, true, bs))
+    os << "\n" << bs.str();
 }
 
 std::string printProgramToString(const Program &p) {

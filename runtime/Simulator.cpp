@@ -47,7 +47,7 @@ const TensorData *SimResult::input(StringRef name) const {
   return nullptr;
 }
 
-std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed) {
+std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth) {
   // FNV-1a of the name, mixed with the seed: stable across platforms and runs.
   uint64_t h = 1469598103934665603ull;
   for (char c : t.name) {
@@ -55,7 +55,7 @@ std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed) {
     h *= 1099511628211ull;
   }
   std::mt19937_64 rng(h ^ (seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull));
-  double s = std::sqrt(3.0 / double(t.shape.empty() ? 1 : t.shape[0]));
+  double s = halfWidth ? *halfWidth : std::sqrt(3.0 / double(t.shape.empty() ? 1 : t.shape[0]));
   std::vector<float> v(size_t(t.numElements()));
   for (float &x : v) {
     double u = double(rng() >> 11) * (1.0 / 9007199254740992.0); // [0, 1)
@@ -212,7 +212,9 @@ bool Machine::loadInputs(SimResult &res) {
                             formatShape(t.shape), dtypeName(t.dtype), formatShape(arr->shape)));
       v = std::move(arr->data);
     } else {
-      v = randomTensorValues(t, O.seed);
+      v = randomTensorValues(t, O.seed, O.randomHalfWidth.count(t.name)
+                                            ? std::optional<double>(O.randomHalfWidth.at(t.name))
+                                            : std::nullopt);
     }
     if (t.dtype == DType::BF16)
       for (float &x : v)

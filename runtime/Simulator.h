@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ struct SimOptions {
   std::map<std::string, std::string> inputFiles;
   /// input tensor name -> row-major values (same rounding); takes precedence over files
   std::map<std::string, std::vector<float>> inputData;
+  /// input tensor name -> half-width s of its random values (default: randomTensorValues)
+  std::map<std::string, double> randomHalfWidth;
   /// if non-empty: one float32 `<tensor>.npy` per output tensor is written here
   std::string outputDir;
   /// if non-empty: Chrome trace-event JSON is written here
@@ -100,11 +103,13 @@ std::function<void(uint64_t, uint64_t)> terminalProgress(llvm::raw_ostream &os, 
                                                           double afterSeconds = 1.0);
 
 /// The seeded random values used for an input that was not given: uniform in
-/// [-s, s) with s = sqrt(3 / shape[0]) (unit variance scaled by the fan-in of
-/// a [K, N] weight), from a generator seeded by (seed, tensor name) -- the same
-/// tensor gets the same values for the same seed, whatever else the program
-/// holds. Rounded to bf16 for bf16 tensors.
-std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed);
+/// [-s, s), from a generator seeded by (seed, tensor name) -- the same tensor
+/// gets the same values for the same seed, whatever else the program holds.
+/// Rounded to bf16 for bf16 tensors. s is `halfWidth` when given (the driver
+/// knows a .tsl kernel's weights: driver/RandomInputs.h), else
+/// sqrt(3 / shape[0]) (unit variance scaled by the fan-in of a [K, N] weight).
+std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed,
+                                      std::optional<double> halfWidth = std::nullopt);
 
 /// Writes a Chrome trace (see Trace.cpp); used by simulate().
 llvm::Error writeChromeTrace(llvm::StringRef path, const Program &prog, const Report &report,

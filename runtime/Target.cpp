@@ -281,6 +281,10 @@ Expected<Target> parseTargetJSON(StringRef text, StringRef origin) {
   if (!name->getAsString())
     return fieldError(origin, formatv("field 'name' must be a string, got {0}", jsonKindName(*name)));
   t.name = name->getAsString()->str();
+  if (!isTargetName(t.name))
+    return fieldError(origin, formatv("field 'name' must be letters, digits, '_', '.', '-' or '+' "
+                                      "(a .tasm program's `target` line names it), got \"{0}\"",
+                                      t.name));
   if (const json::Value *d = o->get("description")) {
     if (!d->getAsString())
       return fieldError(origin, formatv("field 'description' must be a string, got {0}", jsonKindName(*d)));

@@ -10,6 +10,7 @@
 #ifndef TESSEL_RUNTIME_TARGET_H
 #define TESSEL_RUNTIME_TARGET_H
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -42,6 +43,17 @@ struct Target {
   /// Ridge point (flop/byte) of the bf16 roofline.
   double ridgeFlopsPerByte() const { return peakBf16Flops() / (hbm_bandwidth_gbs * 1e9); }
 };
+
+/// A target name: letters, digits, '_', '.', '-' and '+', not empty
+/// ("trn1-small-sbuf"). The JSON "name" must be one, so that a .tasm
+/// program's `target` line can name it.
+inline bool isTargetNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-' || c == '+';
+}
+inline bool isTargetName(llvm::StringRef name) {
+  return !name.empty() && llvm::all_of(name, isTargetNameChar);
+}
 
 /// The built-in trn1 (NeuronCore-v2) target.
 const Target &trn1Target();

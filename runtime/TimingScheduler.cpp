@@ -139,6 +139,7 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   ++unitCount[unit];
   queueBytes[queue] += uint64_t(bytes);
   dmaBusy.add(start, end);
+  dmaInstrBusy[id].add(start, end);
   if (tracked(src))
     trackers[src.obj].recordRead(src.rect, end, unit);
   trackers[dst.obj].recordWrite(dst.rect, end, unit);
@@ -216,8 +217,13 @@ void TimingScheduler::instructionDone(uint32_t id) {
     return;
   // Later DMA transfers start no earlier than their queue is free; a unit's
   // port uses are looked at only by its partner on that port.
-  dmaBusy.forget(horizon.at(id, unitFree, NumComputeUnits));
+  const double dmaHorizon = horizon.at(id, unitFree, NumComputeUnits);
+  dmaBusy.forget(dmaHorizon);
   size_t live = dmaBusy.size();
+  for (auto &[instr, busy] : dmaInstrBusy) {
+    busy.forget(dmaHorizon);
+    live += busy.size();
+  }
   auto partnerFree = [&](unsigned partner) {
     return horizon.mayRun(id, partner) ? unitFree[partner] : std::numeric_limits<double>::infinity();
   };
@@ -271,7 +277,11 @@ Report TimingScheduler::report(double launchOverheadNs) const {
   uint64_t hbm = r.hbmReadBytes + r.hbmWriteBytes;
   r.mbu = makespan > 0 ? double(hbm) / makespan / T.hbm_bandwidth_gbs : 0.0;
   r.arithmeticIntensity = hbm ? double(r.flops) / double(hbm) : 0.0;
-  // Hotspots: the static instructions with the most busy time.
+  // Hotspots: the static instructions with the most busy time (a DMA
+  // instruction's: the union of its transfers' intervals).
+  std::vector<InstrStats> perInstr = this->perInstr;
+  for (const auto &[instr, busy] : dmaInstrBusy)
+    perInstr[instr].busyNs = busy.length();
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < perInstr.size(); ++i)
     if (perInstr[i].count)
@@ -284,6 +294,8 @@ Report TimingScheduler::report(double launchOverheadNs) const {
   for (uint32_t i : order) {
     const Instr &in = P.instrs[i];
     std::string unit = in.engine == Engine::Dma ? "dma.q" + std::to_string(in.queue) : engineName(in.engine).str();
+    if (in.engine == Engine::Dma && in.queueSpan > 1)
+      unit += "-" + std::to_string(in.queue + in.queueSpan - 1);
     r.hotspots.push_back({in.loc.line, instrName(in), unit, perInstr[i].count, perInstr[i].busyNs,
                           perInstr[i].waitNs});
   }

@@ -20,6 +20,7 @@
 #include "runtime/Timing.h"
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace tessel::runtime {
@@ -71,6 +72,10 @@ private:
   std::vector<uint64_t> unitCount;
   std::vector<uint64_t> queueBytes;
   IntervalUnion dmaBusy; ///< time with at least one transfer in flight
+  /// Per DMA instruction, the time any of its transfers is in flight: the
+  /// hotspot's busy time (its transfers rotate over queues and overlap, so
+  /// their sum could exceed the latency).
+  std::map<uint32_t, IntervalUnion> dmaInstrBusy;
   /// per compute unit, when shared ports are modelled
   PortUses psumPort[NumComputeUnits], sbufPort[NumComputeUnits];
   BandwidthCalendar shared;

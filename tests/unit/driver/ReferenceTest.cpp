@@ -26,7 +26,7 @@ struct Program {
   const ast::Kernel &kernel() const { return module->kernels.at(0); }
 };
 
-HostTensor mat(int64_t r, int64_t c, std::vector<float> v) { return HostTensor{{r, c}, std::move(v)}; }
+HostTensor mat(int64_t r, int64_t c, std::vector<float> v) { return HostTensor{{r, c}, std::move(v), {}}; }
 
 HostTensor run(const Program &p, std::map<std::string, HostTensor> inputs) {
   auto out = evaluateReference(p.kernel(), inputs);
@@ -144,4 +144,17 @@ TEST(Reference, LargerMatMulAgainstNaiveLoop) {
       for (int k = 0; k < 7; ++k)
         want.data[i * 3 + j] += a.data[i * 7 + k] * b.data[k * 3 + j];
   expectNear(run(p, {{"A", a}, {"B", b}}), want, 1e-4f);
+}
+
+TEST(Reference, ErrorEstimateOfAStoredProductIsItsRounding) {
+  // Exact inputs: the product's estimate is its bf16 rounding plus a tiny
+  // fp32 accumulation term; a sum adds its operands' estimates in quadrature.
+  Program p("kernel k(X: bf16[1, 2], W: bf16[2, 1]) -> bf16[1, 1] {\n  h = X @ W\n  return h + h\n}\n");
+  ASSERT_TRUE(p.module);
+  HostTensor out = run(p, {{"X", mat(1, 2, {1, 2})}, {"W", mat(2, 1, {3, 4})}});
+  ASSERT_EQ(out.error.size(), 1u);
+  double u = ErrorModel::kStoreRoundoff;
+  double product = 11 * u; // |h| = 11, plus ~1e-6 of accumulation
+  double expected = std::sqrt(2.0) * product + u * 22;
+  EXPECT_NEAR(out.error[0], expected, 1e-5);
 }

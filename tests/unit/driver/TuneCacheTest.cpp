@@ -290,3 +290,13 @@ TEST(TuneCache, PathsThatAreNotRegularFilesAreRefused) {
 }
 
 } // namespace
+
+TEST(TuneCache, ACutOffFileWithAnEntryNameThatIsNotTextIsSalvagedNotACrash) {
+  // Found by fuzz-tune-cache: the salvage of a cut-off file used the raw
+  // name as a JSON key (an assertion in LLVM's JSON for invalid UTF-8).
+  std::string text = std::string("{\"format\": \"tessel-tune-cache\", \"entries\": {\n  \"ab\xff\xfe\": {\"key\": ");
+  ParsedCache parsed = parseCacheText(text);
+  EXPECT_TRUE(parsed.entries.empty());
+  ASSERT_EQ(parsed.badEntries.size(), 1u);
+  EXPECT_EQ(parsed.badEntries[0], "an entry whose name is not UTF-8 text (and the rest of the file)");
+}

@@ -85,7 +85,20 @@ TEST(TuneResult, UntrustedJSONIsRejected) {
   json::Value good = resultToJSON(simulated(128, 128, 2, 1));
   good.getAsObject()->erase("mfu");
   EXPECT_EQ(errorOf(resultFromJSON(good)),
-            "malformed result: 'mfu' is missing or not a non-negative number");
+            "malformed result: 'mfu' is missing or not a non-negative number up to 2^53");
+}
+
+TEST(TuneResult, NumbersBeyondWhatJSONWritesBackAreRejected) {
+  // Found by fuzz-tune-report: 1e999 parses as infinity, which a report
+  // wrote back as `inf` (not JSON); a byte count past 2^53 is no integer.
+  for (const char *number : {"1e999", "1e300"}) {
+    json::Value r = resultToJSON(simulated(128, 128, 2, 1));
+    json::Value big = *json::parse(number);
+    (*r.getAsObject()->getObject("model"))["bound_us"] = big;
+    EXPECT_EQ(errorOf(resultFromJSON(r)),
+              "malformed result: 'model.bound_us' is missing or not a non-negative number up to 2^53")
+        << number;
+  }
 }
 
 TEST(TuneResult, RankingAndBest) {

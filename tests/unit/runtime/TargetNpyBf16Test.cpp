@@ -83,6 +83,14 @@ TEST(Npy, RoundTrip) {
   EXPECT_NE(serializeNpy({5}, {1, 2, 3, 4, 5}).find("'shape': (5,)"), std::string::npos);
 }
 
+TEST(Npy, EmptyArray) {
+  // Found by fuzz-npy: no data to copy (UBSan: memcpy to a null pointer).
+  auto a = parseNpy(npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4), }", ""), "e.npy");
+  ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
+  EXPECT_EQ(a->shape, (std::vector<int64_t>{0, 4}));
+  EXPECT_TRUE(a->data.empty());
+}
+
 TEST(Npy, Float16AndVersion2) {
   std::string data;
   for (uint16_t h : {uint16_t(0x3c00), uint16_t(0xc000), uint16_t(0x3800)}) {

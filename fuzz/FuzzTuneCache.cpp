@@ -1,0 +1,9 @@
+//===- fuzz/FuzzTuneCache.cpp - the tune cache file ------------------------===//
+#include "fuzz/FuzzUtil.h"
+
+#include "driver/TuneCache.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  tessel::driver::parseCacheText(tessel::fuzz::asText(data, size));
+  return 0;
+}

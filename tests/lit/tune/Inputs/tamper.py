@@ -1,0 +1,19 @@
+"""Writes a changed copy of a `tessel tune --report=json` shard report:
+   tamper.py IN OUT empty      no results (a shard that ran nothing)
+   tamper.py IN OUT outside    the first result moved outside the space (m=99968)
+   tamper.py IN OUT repeat     the first result given twice"""
+import json
+import sys
+
+src, dst, mode = sys.argv[1:4]
+report = json.load(open(src))
+results = report["results"]
+if mode == "empty":
+    report["results"] = []
+elif mode == "outside":
+    results[0]["block"]["m"] = 99968
+elif mode == "repeat":
+    results.append(results[0])
+else:
+    sys.exit("unknown mode " + mode)
+json.dump(report, open(dst, "w"), indent=1)
