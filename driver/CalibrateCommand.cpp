@@ -6,6 +6,7 @@
 // target as JSON that --target=FILE.json accepts. docs/calibration.md.
 //
 //===----------------------------------------------------------------------===//
+#include "driver/AtomicFile.h"
 #include "driver/Calibrate.h"
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
@@ -91,31 +92,10 @@ static std::string fittedJSON(const Target &fitted, const Target &start, llvm::A
   return text + ",\n  \"_calibration\": " + indented + "\n}\n";
 }
 
-/// Writes `text` to `path` through a temporary file in the same folder and a
-/// rename, so a reader never sees a half-written target.
+/// Writes the fitted target (driver/AtomicFile.h: a reader never sees half of it).
 static bool writeAtomically(llvm::StringRef path, llvm::StringRef text) {
-  llvm::SmallString<256> model(path);
-  model += ".tmp%%%%%%";
-  int fd;
-  llvm::SmallString<256> tmp;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, tmp)) {
-    calibError(llvm::formatv("cannot write '{0}': {1}", path, ec.message()).str());
-    return false;
-  }
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      calibError(llvm::formatv("cannot write '{0}': {1}", tmp, os.error().message()).str());
-      os.clear_error();
-      llvm::sys::fs::remove(tmp);
-      return false;
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
-    calibError(llvm::formatv("cannot write '{0}': {1}", path, ec.message()).str());
-    llvm::sys::fs::remove(tmp);
+  if (llvm::Error e = writeFileAtomically(path, text)) {
+    calibError(llvm::formatv("cannot write '{0}': {1}", path, llvm::toString(std::move(e))).str());
     return false;
   }
   return true;

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "driver/Commands.h"
+#include "driver/AtomicFile.h"
 #include "driver/CommonOptions.h"
 #include "driver/Progress.h"
 
@@ -76,26 +77,10 @@ std::optional<factorize::Matrix> readMatrix(llvm::StringRef path, llvm::StringRe
   return m;
 }
 
-/// Writes `bytes` to DIR/NAME through a temporary file and a rename.
-bool writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes) {
-  llvm::SmallString<128> tmp;
-  int fd = -1;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
-    return fail("cannot write '" + path + "': " + ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << bytes;
-    os.close();
-    if (os.has_error()) {
-      os.clear_error();
-      llvm::sys::fs::remove(tmp);
-      return fail("cannot write '" + path + "'");
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    return fail("cannot write '" + path + "': " + ec.message());
-  }
+/// Writes one output file (driver/AtomicFile.h).
+bool writeOutput(llvm::StringRef path, llvm::StringRef bytes) {
+  if (llvm::Error e = writeFileAtomically(path, bytes))
+    return fail("cannot write '" + path + "': " + llvm::toString(std::move(e)));
   return true;
 }
 
@@ -222,9 +207,9 @@ int runFactorizeCommand(int argc, char **argv) {
   if (X)
     xError = factorize::activationError(*X, *W, *factors);
   progress.stage("writing");
-  if (!writeFileAtomically(uPath, runtime::serializeNpy({factors->U.rows, factors->U.cols}, factors->U.data)) ||
-      !writeFileAtomically(vPath, runtime::serializeNpy({factors->V.rows, factors->V.cols}, factors->V.data)) ||
-      (emitKernel && !writeFileAtomically(kPath, kernelSource(input, ratio, *W, rank->rank))))
+  if (!writeOutput(uPath, runtime::serializeNpy({factors->U.rows, factors->U.cols}, factors->U.data)) ||
+      !writeOutput(vPath, runtime::serializeNpy({factors->V.rows, factors->V.cols}, factors->V.data)) ||
+      (emitKernel && !writeOutput(kPath, kernelSource(input, ratio, *W, rank->rank))))
     return progress.finish(), 1;
   progress.finish();
   const double seconds =

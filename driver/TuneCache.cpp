@@ -1,4 +1,5 @@
 #include "driver/TuneCache.h"
+#include "driver/AtomicFile.h"
 
 #include "driver/OptionChecks.h"
 
@@ -443,23 +444,8 @@ llvm::Error TuneCache::save() const {
   json::Value root = json::Object{
       {"format", kFormat}, {"tessel_version", kVersion}, {"entries", std::move(list)}};
 
-  llvm::SmallString<128> tmp;
-  int fd = -1;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(file + ".tmp-%%%%%%", fd, tmp))
-    return invalid("cannot write the tune cache '" + path + "': " + ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << llvm::formatv("{0:2}", root) << "\n";
-    if (os.has_error()) {
-      os.clear_error();
-      llvm::sys::fs::remove(tmp);
-      return invalid("cannot write the tune cache '" + path + "'");
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(tmp, file)) {
-    llvm::sys::fs::remove(tmp);
-    return invalid("cannot write the tune cache '" + path + "': " + ec.message());
-  }
+  if (llvm::Error e = writeFileAtomically(file, llvm::formatv("{0:2}\n", root).str()))
+    return invalid("cannot write the tune cache '" + path + "': " + llvm::toString(std::move(e)));
   return llvm::Error::success();
 }
 

@@ -1,0 +1,22 @@
+//===- driver/AtomicFile.h - Write a file so no reader sees half of it -*- C++ -*-===//
+//
+// The files tessel writes for later runs (factors, fitted targets, the tune
+// cache) go to a temporary file in the same folder, then are renamed over
+// the destination: a failed or interrupted write leaves the old file whole.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_DRIVER_ATOMICFILE_H
+#define TESSEL_DRIVER_ATOMICFILE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+namespace tessel::driver {
+
+/// Writes `bytes` to `path` through `path.tmp-XXXXXX` and a rename. The
+/// error's message is the reason only (the caller names what it wrote).
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef bytes);
+
+} // namespace tessel::driver
+
+#endif
