@@ -214,6 +214,21 @@ bool fuseProducers(Kernel &kernel, StripPlacement placement) {
     }
     if (other || producers.empty() || producers.size() != consumers.size())
       continue;
+    // Only matmul nests writing nothing else to HBM are producers: an
+    // elementwise nest over the same rows is left to fuse-epilogue, which
+    // removes it altogether, and a nest that also writes another tensor (two
+    // siblings merged) would move that write into the consumer, possibly
+    // past the tensor's readers.
+    if (!llvm::all_of(producers, [c](ForOp *p) {
+          bool mm = false, other = false;
+          walkOp(*p, [&](Op &o) {
+            mm |= llvm::isa<MatmulOp>(o);
+            if (Access *w = o.write())
+              other |= w->base != c && w->base->type.space == MemSpace::HBM;
+          });
+          return mm && !other;
+        }))
+      continue;
     // Pair every consumer row-block loop with the producer loop over the same rows.
     llvm::SmallVector<std::pair<ForOp *, ConsumerSite>, 2> pairs;
     for (ForOp *q : consumers) {

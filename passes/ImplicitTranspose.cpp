@@ -12,10 +12,15 @@
 //    row strip A^T the moving one, so the result lands with C's columns on
 //    the partitions; it is stored to a scratch tensor C^T and the consumers'
 //    loads become plain DMAs. No transpose remains on that edge.
-// Both rewrites keep the kernel's numbers: every value is computed by the
+// 3. An elementwise nest (silu(a) * b, ...) whose result is wanted
+//    transposed computes it from transposed operands (passes/Elementwise.h),
+//    so rewrite 2 reaches the matmuls behind it: an MLP's gated result is
+//    produced in the layout its down projection reads.
+// All three rewrites keep the kernel's numbers: every value is computed by the
 // same products and sums, only operand roles and layouts change.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Elementwise.h"
 #include "passes/Passes.h"
 
 #include "ir/Builder.h"
@@ -511,6 +516,12 @@ public:
     auto uses = countUses(kernel);
     bool changed = foldLoadTransposes(kernel.body, uses);
     changed |= transposeProducers(kernel);
+    // Through elementwise nests: a pointwise result wanted transposed is
+    // computed from transposed operands, whose producers then turn in turn.
+    while (transposeElementwiseNests(kernel)) {
+      transposeProducers(kernel);
+      changed = true;
+    }
     return changed ? PassResult::Changed : PassResult::Unchanged;
   }
 };

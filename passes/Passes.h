@@ -17,6 +17,9 @@ namespace tessel::passes {
 /// SBUF/PSUM addresses by liveness (passes/Allocate.cpp).
 std::unique_ptr<Pass> createAllocatePass();
 std::unique_ptr<Pass> createFusePass();
+std::unique_ptr<Pass> createFuseEpiloguePass();
+std::unique_ptr<Pass> createFuseHandoffPass();
+std::unique_ptr<Pass> createFuseSiblingsPass();
 std::unique_ptr<Pass> createImplicitTransposePass();
 std::unique_ptr<Pass> createSchedulePass();
 std::unique_ptr<Pass> createSelectBlocksPass();

@@ -99,6 +99,17 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
       BlockConfig blocks = given;
       blocks.set(M, m);
       const Candidate *c = candidates.get(blocks);
+      // A strip that does not fit at the default column block may fit at a
+      // narrower one (fewer accumulators in PSUM, smaller weight blocks).
+      if (c && !c->fits && !given.has(N))
+        for (int64_t n : llvm::reverse(powerOfTwoTiles(shape.columns, t.psum_bank_bytes / int64_t(sizeof(float)), tile))) {
+          blocks.set(N, n);
+          const Candidate *narrow = candidates.get(blocks);
+          if (narrow && narrow->fits) {
+            c = narrow;
+            break;
+          }
+        }
       if (!c)
         continue;
       strips.push_back(c);

@@ -1,0 +1,39 @@
+//===- passes/FuseHandoff.cpp - The MLP in one kernel ---------------------===//
+//
+// `fuse-handoff` fuses what `fuse-epilogue` left as a producer, the gated
+// result of an MLP (stored transposed, as the down projection reads it),
+// into its consumer at the row-block level: each row strip of the result
+// stays in SBUF and the down projection runs in the same kernel (one kernel
+// instead of the paper's UpGate + Down with the transposed result in HBM
+// between them). It is `strip-cache`'s fusion, run after the epilogues exist.
+// Leaving the pass out of the pipeline gives the two-kernel form. The strip
+// costs SBUF, so the block planner, which builds every candidate through
+// this pipeline, weighs it against the row strip: when the strip of a
+// candidate does not fit, TileGen K-blocks the down projection's contraction
+// and the hand-off stays in HBM (two kernels) for that candidate.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Fusion.h"
+#include "passes/Passes.h"
+
+namespace tessel::passes {
+namespace {
+
+class FuseHandoffPass : public Pass {
+public:
+  llvm::StringRef name() const override { return "fuse-handoff"; }
+  llvm::StringRef description() const override {
+    return "keep an MLP's gated result in SBUF, one row strip at a time, and run the down "
+           "projection in the same kernel (leave out for the two-kernel form)";
+  }
+  PassResult run(ir::Kernel &kernel, PassContext &) override {
+    return fuseProducers(kernel, StripPlacement::PerRowBlock) ? PassResult::Changed
+                                                               : PassResult::Unchanged;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createFuseHandoffPass() { return std::make_unique<FuseHandoffPass>(); }
+
+} // namespace tessel::passes
