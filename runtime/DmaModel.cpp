@@ -23,13 +23,25 @@ double DmaModel::efficiency(double bytesPerPartition, double contiguousBytes, bo
 
 double DmaModel::sharedBytesPerNs() const { return std::min(t.hbmBytesPerNs(), t.dmaPoolBytesPerNs()); }
 
+double DmaModel::engineNs(double bytesPerEngine, double efficiency) const {
+  return t.dma_transfer_overhead_ns + bytesPerEngine / (t.dma_engine_bandwidth_gbs * efficiency);
+}
+
 DmaTiming DmaModel::cost(const DmaTransfer &x) const {
   DmaTiming c;
   c.engines = enginesFor(x.partitions);
   c.bytesPerPartition = double(x.bytes) / double(std::max<int64_t>(x.partitions, 1));
   c.efficiency = efficiency(c.bytesPerPartition, double(x.contiguousBytes), x.transpose);
-  c.rateBytesPerNs = double(c.engines) * t.dma_engine_bandwidth_gbs * c.efficiency;
-  c.occupancyNs = double(x.bytes) / (sharedBytesPerNs() * c.efficiency);
+  // Each of the transfer's engines moves its share of the bytes and spends
+  // the per-transfer overhead on it (one transfer at a time per engine).
+  c.engineNs = engineNs(double(x.bytes) / double(c.engines), c.efficiency);
+  c.rateBytesPerNs = double(x.bytes) / c.engineNs;
+  // Shared: the engine pool (this transfer holds engines/dma_engines of it
+  // for engineNs) and the HBM share; the scarcer one binds. Without the
+  // per-transfer overhead this is bytes / (min(pool, HBM) * efficiency).
+  double poolNs = c.engineNs * double(c.engines) / double(std::max<int64_t>(t.dma_engines, 1));
+  double hbmNs = double(x.bytes) / (t.hbmBytesPerNs() * c.efficiency);
+  c.occupancyNs = std::max(poolNs, hbmNs);
   c.fixedNs = t.dma_fixed_latency_ns;
   return c;
 }

@@ -10,10 +10,18 @@
 //    the contiguous pieces each partition's bytes come in (1 for a plain row
 //    tile) and overhead = dma_descriptor_overhead_bytes; a transposing DMA
 //    reaches dma_transpose_efficiency of that;
-//  * every transfer pays dma_fixed_latency_ns before its data flows;
-//  * all transfers share min(hbm_bandwidth_gbs, dma_engines *
-//    dma_engine_bandwidth_gbs) (the timeline model reserves that in a
-//    calendar; see Timing.h).
+//  * every transfer pays dma_fixed_latency_ns before its data flows (a
+//    latency: it overlaps across queues);
+//  * each DMA engine "can process one DMA transfer at a time" and there is
+//    "performance overhead at both DMA buffer and transfer levels"
+//    (trainium_inferentia2_arch.rst): every engine a transfer runs on spends
+//    dma_transfer_overhead_ns on it besides its bytes, so small transfers
+//    keep the engines busy without moving data ("the engines spend more time
+//    on overhead than on data movement", nki-dma-bandwidth-guide.rst);
+//  * all transfers share the engine pool (dma_engines engines; a transfer
+//    holds engines/dma_engines of it for its engine time) and the HBM share
+//    hbm_bandwidth_gbs; the timeline model reserves the scarcer of the two
+//    in a calendar (see Timing.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_DMAMODEL_H
@@ -37,6 +45,7 @@ struct DmaTiming {
   double bytesPerPartition = 0;
   double efficiency = 1;
   double rateBytesPerNs = 0; ///< what this transfer alone reaches on its engines
+  double engineNs = 0;       ///< time each of its engines spends on it (overhead + its bytes)
   double occupancyNs = 0;    ///< exclusive time of the shared bandwidth it needs
   double fixedNs = 0;        ///< before data flows
   /// The transfer alone on an idle core: fixed cost + bytes / rate.
@@ -50,6 +59,9 @@ public:
   /// Efficiency of a transfer moving `bytesPerPartition` in runs of
   /// `contiguousBytes` (0 or >= bytesPerPartition: one run).
   double efficiency(double bytesPerPartition, double contiguousBytes, bool transpose) const;
+  /// Time one engine spends on a transfer's share of `bytesPerEngine`:
+  /// dma_transfer_overhead_ns + bytes / (dma_engine_bandwidth_gbs * efficiency).
+  double engineNs(double bytesPerEngine, double efficiency) const;
   /// Bandwidth all transfers share, bytes/ns.
   double sharedBytesPerNs() const;
   DmaTiming cost(const DmaTransfer &x) const;

@@ -79,6 +79,22 @@ TEST(Calibrate, RecoversTheParametersThatProducedTheMeasurements) {
   EXPECT_EQ(fit->target.tensor_clock_ghz, start.tensor_clock_ghz);
 }
 
+// The per-transfer engine time is a free parameter: separable from the
+// fixed latency because it occupies the engines (many transfers in flight
+// queue behind it) while the latency overlaps across queues.
+TEST(Calibrate, RecoversThePerTransferEngineTime) {
+  Target start = trn1Target();
+  Target truth = start;
+  truth.dma_transfer_overhead_ns = 600;
+  Calibration c = measuredOn(truth);
+  auto params = selectFreeParams("dma_transfer_overhead_ns");
+  ASSERT_TRUE(bool(params));
+  auto fit = c.fit(start, *params, c.everyPoint(), FitOptions());
+  ASSERT_TRUE(bool(fit)) << llvm::toString(fit.takeError());
+  EXPECT_LT(fit->score, 0.005);
+  EXPECT_NEAR(fit->target.dma_transfer_overhead_ns, 600, 30);
+}
+
 TEST(Calibrate, StaysWithinTheBounds) {
   Target start = trn1Target();
   Target truth = start;

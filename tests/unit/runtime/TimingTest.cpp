@@ -1,6 +1,7 @@
 //===- tests/unit/runtime/TimingTest.cpp - properties of the timing model -===//
 #include "TestUtil.h"
 
+#include "runtime/DmaModel.h"
 #include "runtime/Timing.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -181,17 +182,22 @@ TEST(Timing, MatmulCostFollowsTheTargetFormula) {
   EXPECT_NEAR(c.peTransposeNs(128, 128, false), 128 / 2.8, 1e-9);
   EXPECT_NEAR(c.engineNs(Engine::Vector, 512, 1.0), (60 + 512) / 1.12, 1e-9);
   EXPECT_NEAR(c.engineNs(Engine::Scalar, 10, 1.0), (60 + 64) / 1.4, 1e-9);
+  // DMA: each engine spends the per-transfer overhead plus its share of the
+  // bytes at its bandwidth x efficiency (docs/calibration.md, "The DMA model").
+  const double bw = t.dma_engine_bandwidth_gbs, over = t.dma_transfer_overhead_ns;
   auto d = c.dma(128 * 4096, 128, 4096, false);
   EXPECT_NEAR(d.efficiency, 4096.0 / (4096 + 256), 1e-12);
-  EXPECT_NEAR(d.rate, 16 * 27.2 * d.efficiency, 1e-9);
+  EXPECT_NEAR(d.rate, 128 * 4096 / (over + 8 * 4096 / (bw * d.efficiency)), 1e-9);
   auto small = c.dma(4 * 4096, 4, 4096, false);
-  EXPECT_NEAR(small.rate, 1 * 27.2 * small.efficiency, 1e-9); // 4 partitions use one engine
+  EXPECT_NEAR(small.rate, 4 * 4096 / (over + 4 * 4096 / (bw * small.efficiency)), 1e-9); // one engine
   auto tr = c.dma(128 * 4096, 128, 4096, true);
-  EXPECT_NEAR(tr.rate, d.rate * t.dma_transpose_efficiency, 1e-9);
+  EXPECT_NEAR(tr.efficiency, d.efficiency * t.dma_transpose_efficiency, 1e-12);
+  EXPECT_NEAR(tr.rate, 128 * 4096 / (over + 8 * 4096 / (bw * tr.efficiency)), 1e-9);
 }
 
-TEST(Timing, ManyQueuesSaturateHbm) {
-  // 16 queues x 8 transfers of 128 x 8 KiB: bandwidth-bound.
+TEST(Timing, ManyQueuesSaturateTheSharedDmaResource) {
+  // 16 queues x 8 transfers of 128 x 8 KiB: bound by what all transfers share
+  // (trn1: the 16 x 17 B/ns engine pool, below the 410 GB/s HBM share).
   std::string text = R"(
 tensor %A : bf16[16384, 4096] input
 buffer %a : sbuf bf16[128, 4096] bufs=16 addr=0
@@ -202,11 +208,13 @@ for %i = 0 to 8 {
             std::to_string(q) + "\n";
   text += "}\n";
   SimResult r = timed(text);
+  const Target &t = trn1Target();
   double bytes = 16384.0 * 4096 * 2;
-  double bound = bytes / trn1Target().hbm_bandwidth_gbs;
+  DmaTiming one = DmaModel(t).cost({128 * 4096 * 2, 128, 0, false});
+  double bound = 128 * one.occupancyNs;
   EXPECT_GE(r.report.latencyNs, bound);
+  EXPECT_GE(r.report.latencyNs, bytes / t.hbm_bandwidth_gbs);
   EXPECT_LT(r.report.latencyNs, 1.2 * bound);
-  EXPECT_GT(r.report.mbu, 0.8);
 }
 
 TEST(Timing, Trn1SharesThePsumPortBetweenVectorAndScalar) {
