@@ -101,8 +101,10 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
       const Candidate *c = candidates.get(blocks);
       // A strip that does not fit at the default column block may fit at a
       // narrower one (fewer accumulators in PSUM, smaller weight blocks).
+      std::vector<int64_t> narrower =
+          powerOfTwoTiles(shape.columns, t.psum_bank_bytes / int64_t(sizeof(float)), tile);
       if (c && !c->fits && !given.has(N))
-        for (int64_t n : llvm::reverse(powerOfTwoTiles(shape.columns, t.psum_bank_bytes / int64_t(sizeof(float)), tile))) {
+        for (int64_t n : llvm::reverse(narrower)) {
           blocks.set(N, n);
           const Candidate *narrow = candidates.get(blocks);
           if (narrow && narrow->fits) {
