@@ -120,6 +120,14 @@ std::string Program::instrSource(const Instr &in, bool withColumn) const {
   return formatv("{0}:{1}", fileName, in.loc.line).str();
 }
 
+const std::string &Program::instrValue(const Instr &in) const {
+  static const std::string none;
+  const Access &a = in.op == Opcode::Dma && !in.srcs.empty() && in.srcs[0].isTensor() ? in.srcs[0] : in.dst;
+  if (a.id >= (a.isTensor() ? tensors.size() : buffers.size()))
+    return none;
+  return accessName(a);
+}
+
 namespace {
 struct Verifier {
   const Program &p;

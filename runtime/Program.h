@@ -239,6 +239,9 @@ struct Program {
   /// one, else its place in the .tasm file the program was read from
   /// ("prog.tasm:12:3"); "" for a program built in memory without locations.
   std::string instrSource(const Instr &in, bool withColumn = true) const;
+  /// The value `in` involves, for profiles: the HBM tensor a DMA moves, else
+  /// the buffer it writes (names as in the program, without '%').
+  const std::string &instrValue(const Instr &in) const;
 };
 
 /// Structural checks that do not depend on a target (names, ranks, memory

@@ -69,7 +69,8 @@ json::Object reportToJSON(const Report &r) {
                                     {"count", int64_t(h.count)},
                                     {"busy_us", h.busyNs / 1000.0},
                                     {"wait_us", h.waitNs / 1000.0},
-                                    {"source", h.source}});
+                                    {"source", h.source},
+                                    {"value", h.value}});
   json::Array sourceLines;
   for (const SourceLineReport &l : r.sourceLines) {
     json::Array ops;
@@ -177,11 +178,11 @@ void printReportText(const Report &r, raw_ostream &os) {
     os << formatv("  {0,-10} {1,14} {2,14:f3} {3,8:f1}\n", e.name, e.instructions, e.busyNs / 1000.0,
                   lat > 0 ? 100.0 * e.busyNs / lat : 0.0);
   if (!r.hotspots.empty()) {
-    os << formatv("\n  {0,-22} {1,-10} {2,10} {3,12} {4,12}  {5}\n", "hotspot", "unit", "count", "busy (us)",
-                  "wait (us)", "source");
+    os << formatv("\n  {0,-20} {1,-12} {2,-10} {3,10} {4,12} {5,12}  {6}\n", "hotspot", "value", "unit", "count",
+                  "busy (us)", "wait (us)", "source");
     for (const HotspotReport &h : r.hotspots)
-      os << formatv("  {0,-22} {1,-10} {2,10} {3,12:f3} {4,12:f3}  {5}\n", h.opcode, h.unit, h.count,
-                    h.busyNs / 1000.0, h.waitNs / 1000.0, h.source.empty() ? "-" : h.source);
+      os << formatv("  {0,-20} {1,-12} {2,-10} {3,10} {4,12:f3} {5,12:f3}  {6}\n", h.opcode, h.value, h.unit,
+                    h.count, h.busyNs / 1000.0, h.waitNs / 1000.0, h.source.empty() ? "-" : h.source);
   }
   if (!r.sourceLines.empty()) {
     os << formatv("\n  {0,12} {1,12} {2,12} {3,10}  {4}\n", "busy (us)", "wait (us)", "DMA bytes", "count",

@@ -45,6 +45,7 @@ struct HotspotReport {
   /// Where it came from: "kernel.tsl:5:12", "kernel.py:23", "k.tir:9:5", or
   /// "k.tasm:14:3" for a .tasm instruction without loc(...); "" if unknown.
   std::string source;
+  std::string value; ///< the HBM tensor a DMA moves, else the buffer it writes
 };
 
 /// One static instruction's totals over its executions (the timing model's).

@@ -298,7 +298,7 @@ Report TimingScheduler::report(double launchOverheadNs) const {
     if (in.engine == Engine::Dma && in.queueSpan > 1)
       unit += "-" + std::to_string(in.queue + in.queueSpan - 1);
     r.hotspots.push_back({in.loc.line, instrName(in), unit, perInstr[i].count, perInstr[i].busyNs,
-                          perInstr[i].waitNs, P.instrSource(in)});
+                          perInstr[i].waitNs, P.instrSource(in), P.instrValue(in)});
   }
   r.sourceLines = summarizeSourceLines(P, perInstr);
   return r;

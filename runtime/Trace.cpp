@@ -5,7 +5,8 @@
 // engine and per used DMA queue, named by "thread_name" metadata; one complete
 // ("X") slice per dynamic instruction, named by its opcode, with args: the
 // .tasm line, the source location it came from (`source`: "kernel.tsl:5:12";
-// Program::instrSource), the tile shape (partitions x free elements, or
+// Program::instrSource), the value involved (`value`: the tensor a DMA
+// moves, else the buffer written), the tile shape (partitions x free elements, or
 // partitions and bytes for a DMA). Timestamps are microseconds. At most
 // SimOptions::traceMaxEvents slices are kept (the first ones in program order);
 // the number dropped is in "otherData".
@@ -95,6 +96,7 @@ Error writeChromeTrace(StringRef path, const Program &prog, const Report &report
             j.attribute("line", int64_t(in.loc.line));
             if (!sources[e.instr].empty())
               j.attribute("source", sources[e.instr]);
+            j.attribute("value", prog.instrValue(in));
             if (in.op == Opcode::Dma) {
               j.attribute("partitions", int64_t(e.rows));
               j.attribute("bytes", int64_t(e.cols));

@@ -25,7 +25,7 @@ def mmx(x, y):
     # TASM: copy {{.*}} loc("{{[^"]*}}source-locations.py":[[#@LINE+4]])
     # TASM: matmul {{.*}} loc("{{[^"]*}}source-locations.py":[[#@LINE+3]])
     # TEXT-DAG: 0 B 3 {{.*}}source-locations.py:[[#@LINE+2]] (transpose, copy, matmul)
-    # TRACE: {"name":"matmul",{{[^{]*}}"args":{"line":0,"source":"{{[^"]*}}source-locations.py:[[#@LINE+1]]","tile":
+    # TRACE: {"name":"matmul",{{[^{]*}}"args":{"line":0,"source":"{{[^"]*}}source-locations.py:[[#@LINE+1]]","value":"prod","tile":
     prod = nl.matmul(xt, yt)
     # JSON-DAG: "source": "{{[^"]*}}source-locations.py:[[#@LINE+1]]"
     nl.store(out, value=nl.copy(prod, dtype=x.dtype))

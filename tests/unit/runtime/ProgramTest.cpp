@@ -2,6 +2,7 @@
 #include "TestUtil.h"
 
 #include <map>
+#include <set>
 
 using namespace tessel::runtime;
 using namespace tessel::runtime::test;
@@ -341,12 +342,16 @@ TEST(Program, HotspotsTraceAndSourceLinesNameTheSource) {
   o.timingOnly = true;
   SimResult r = runOrFail(p, o);
   ASSERT_EQ(r.report.hotspots.size(), 4u);
+  std::set<std::string> values;
   for (const HotspotReport &h : r.report.hotspots) {
+    values.insert(h.opcode + " " + h.value);
     if (h.opcode == "matmul")
       EXPECT_EQ(h.source, "k.tsl:3:11");
     else if (h.opcode == "activation.silu")
       EXPECT_EQ(h.source, "kernel.py:17");
   }
+  // The value involved: the tensor a DMA moves, else the buffer written.
+  EXPECT_EQ(values, (std::set<std::string>{"dma X", "dma Y", "matmul p", "activation.silu b"}));
   // Per source line: the dma and the matmul of k.tsl:3 are one line; the
   // unannotated store is its .tasm line.
   std::map<std::string, SourceLineReport> lines;
