@@ -6,7 +6,9 @@
 // tensor_engine_active_pct, flops, transpose_flops, hbm_read_bytes,
 // hbm_write_bytes, spill_save_bytes, spill_reload_bytes, sbuf_peak_bytes,
 // sbuf_capacity_bytes, psum_peak_bytes, instructions, engines, traffic (and
-// `check`, added by the driver). Definitions: docs/tasm.md, "Report".
+// `check`, added by the driver). Beyond the contract: hotspots (each with
+// the `source` it came from and the `value` involved) and source_lines (per
+// source line: time and DMA bytes). Definitions: docs/tasm.md, "Report".
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_REPORT_H
