@@ -10,7 +10,9 @@
 //     e.g. the transposed strip [K:7168, M:512]) divides exactly into a fold
 //     index;
 //  3. each IR op becomes one program statement in the same order; DMAs are
-//     spread round-robin over the target's queues by static instruction.
+//     spread round-robin over the target's queues by static instruction;
+//     each instruction keeps its op's source location (a fused or cloned op
+//     keeps the location of the op it was made from).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_BACKEND_BACKEND_H
@@ -21,6 +23,7 @@
 #include "runtime/Target.h"
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/SourceMgr.h"
 
 namespace tessel::backend {
 
@@ -29,8 +32,14 @@ namespace tessel::backend {
 llvm::Error assignStackAddresses(ir::Kernel &kernel, const runtime::Target &target);
 
 /// Lowers `kernel` (verified, every on-chip alloc addressed) to a program.
+/// With `sources` (the SourceMgr holding the text the kernel's op locations
+/// point into), every instruction gets its op's source location
+/// (Instr::source, `loc(...)` in .tasm): file:line:col of the .tsl or .tir
+/// text, or FILE:LINE of a `// FILE:LINE[:COL]` comment ending the op's
+/// tile IR line (the NKI tracer writes one per op: the kernel.py line).
 llvm::Expected<runtime::Program> lowerToProgram(const ir::Kernel &kernel,
-                                                const runtime::Target &target);
+                                                const runtime::Target &target,
+                                                const llvm::SourceMgr *sources = nullptr);
 
 } // namespace tessel::backend
 

@@ -2,8 +2,13 @@
 #include "backend/Backend.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <optional>
+#include <tuple>
 
 namespace tessel::backend {
 namespace {
@@ -15,9 +20,74 @@ llvm::Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+/// `FILE:LINE` or `FILE:LINE:COL` (the text of a `//` comment), or none.
+std::optional<std::tuple<llvm::StringRef, uint32_t, uint32_t>> parseFileLine(llvm::StringRef text) {
+  auto popNumber = [](llvm::StringRef &s, uint32_t &n) {
+    size_t colon = s.rfind(':');
+    if (colon == llvm::StringRef::npos)
+      return false;
+    llvm::StringRef digits = s.substr(colon + 1);
+    if (digits.empty() || digits.size() > 9 || !llvm::all_of(digits, llvm::isDigit))
+      return false;
+    n = uint32_t(std::stoul(digits.str()));
+    s = s.take_front(colon);
+    return true;
+  };
+  llvm::StringRef file = text;
+  uint32_t last = 0, first = 0;
+  if (!popNumber(file, last))
+    return std::nullopt;
+  llvm::StringRef shorter = file;
+  if (popNumber(shorter, first) && !shorter.empty()) {
+    if (first == 0)
+      return std::nullopt;
+    return std::make_tuple(shorter, first, last);
+  }
+  if (file.empty() || last == 0)
+    return std::nullopt;
+  return std::make_tuple(file, last, uint32_t(0));
+}
+
+/// Turns IR op locations (pointers into the SourceMgr's buffers) into the
+/// program's source locations.
+class SourceLocator {
+public:
+  SourceLocator(const llvm::SourceMgr *sm, rt::Program &prog) : sm(sm), prog(prog) {}
+
+  rt::SourceLoc locate(llvm::SMLoc loc) {
+    if (!sm || !loc.isValid())
+      return {};
+    unsigned buf = sm->FindBufferContainingLoc(loc);
+    if (!buf)
+      return {};
+    const llvm::MemoryBuffer *mb = sm->getMemoryBuffer(buf);
+    const char *begin = mb->getBufferStart(), *end = mb->getBufferEnd(), *at = loc.getPointer();
+    const char *lineStart = at, *lineEnd = at;
+    while (lineStart > begin && lineStart[-1] != '\n')
+      --lineStart;
+    while (lineEnd < end && *lineEnd != '\n')
+      ++lineEnd;
+    // Tile IR traced from elsewhere (the NKI tracer) ends each op's line in
+    // `// FILE:LINE`: that is the op's source. (.tsl comments start with
+    // '#', so a `//` after one is comment text.)
+    llvm::StringRef lineText(lineStart, size_t(lineEnd - lineStart));
+    size_t slashes = lineText.find("//");
+    if (slashes != llvm::StringRef::npos && !lineText.take_front(slashes).contains('#'))
+      if (auto traced = parseFileLine(lineText.drop_front(slashes + 2).trim()))
+        return {prog.sourceFileId(std::get<0>(*traced)), std::get<1>(*traced), std::get<2>(*traced)};
+    auto [line, col] = sm->getLineAndColumn(loc, buf);
+    return {prog.sourceFileId(mb->getBufferIdentifier()), line, col};
+  }
+
+private:
+  const llvm::SourceMgr *sm;
+  rt::Program &prog;
+};
+
 class Lowering {
 public:
-  Lowering(const Kernel &kernel, const rt::Target &target) : kernel(kernel), target(target) {}
+  Lowering(const Kernel &kernel, const rt::Target &target, const llvm::SourceMgr *sources)
+      : kernel(kernel), target(target), locator(sources, prog) {}
 
   llvm::Expected<rt::Program> run() {
     prog.kernel = kernel.name;
@@ -336,6 +406,7 @@ private:
         return err;
     }
     in.engine = defaultEngine(in.op);
+    in.source = locator.locate(op.loc);
     out.push_back(rt::Stmt{rt::Stmt::Kind::Instr, uint32_t(prog.instrs.size())});
     prog.instrs.push_back(std::move(in));
     return llvm::Error::success();
@@ -359,6 +430,7 @@ private:
   const Kernel &kernel;
   const rt::Target &target;
   rt::Program prog;
+  SourceLocator locator;
   llvm::DenseMap<const Value *, LoopInfo> loops;
   llvm::DenseMap<const Value *, Target> targets;
   uint32_t nextQueueGroup = 0;
@@ -367,8 +439,9 @@ private:
 } // namespace
 
 llvm::Expected<runtime::Program> lowerToProgram(const ir::Kernel &kernel,
-                                                const runtime::Target &target) {
-  return Lowering(kernel, target).run();
+                                                const runtime::Target &target,
+                                                const llvm::SourceMgr *sources) {
+  return Lowering(kernel, target, sources).run();
 }
 
 } // namespace tessel::backend

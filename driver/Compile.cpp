@@ -307,10 +307,11 @@ bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
   return runPasses(kernel, names, target, diags, instr);
 }
 
-llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target) {
+llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target,
+                                             const llvm::SourceMgr *sources) {
   if (auto err = backend::assignStackAddresses(kernel, target))
     return std::move(err);
-  return backend::lowerToProgram(kernel, target);
+  return backend::lowerToProgram(kernel, target, sources);
 }
 
 } // namespace tessel::driver

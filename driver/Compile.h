@@ -101,9 +101,12 @@ bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
                  llvm::StringRef dumpSubdir = "");
 
 /// The backend: addresses for on-chip buffers the pipeline did not place
-/// (all of them at -O0), then the simulator program.
+/// (all of them at -O0), then the simulator program; with `sources` (the
+/// SourceMgr the kernel was read from), each instruction names its source
+/// location (backend::lowerToProgram).
 /// Returns an error naming what does not fit or cannot be lowered.
-llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target);
+llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target,
+                                             const llvm::SourceMgr *sources = nullptr);
 
 } // namespace tessel::driver
 

@@ -62,7 +62,7 @@ int compileTir(std::unique_ptr<llvm::MemoryBuffer> buffer, EmitKind emit, const 
   if (emit == EmitKind::TIR) {
     ir::printKernel(*tir.kernel, os);
   } else {
-    auto program = emitProgram(*tir.kernel, *target);
+    auto program = emitProgram(*tir.kernel, *target, &tir.sourceMgr);
     if (!program) {
       error(llvm::toString(program.takeError()));
       return 1;
@@ -179,7 +179,7 @@ int runCompileCommand(int argc, char **argv) {
         os << describeTensorParallel(tpPlan, *fe.kernel, *target);
       ir::printKernel(*kernel, os);
     } else {
-      auto program = emitProgram(*kernel, *target);
+      auto program = emitProgram(*kernel, *target, &fe.sourceMgr);
       if (!program) {
         llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(program.takeError()) << "\n";
         return 1;

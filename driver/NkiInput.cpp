@@ -196,7 +196,7 @@ int compileNkiKernel(const NkiSource &src, const std::string &targetName, bool t
   std::string text;
   llvm::raw_string_ostream os(text);
   if (tasm) {
-    auto program = emitProgram(*kernel, *target);
+    auto program = emitProgram(*kernel, *target, &sm);
     if (!program)
       return fail(llvm::toString(program.takeError())), 1;
     runtime::printProgram(*program, os);

@@ -325,8 +325,8 @@ int runRunCommand(int argc, char **argv) {
       return 1;
   }
   llvm::Expected<Program> prog =
-      isSource ? emitProgram(*kernel, compileTarget)
-      : isTir  ? emitProgram(*tir.kernel, compileTarget)
+      isSource ? emitProgram(*kernel, compileTarget, isNki ? &nkiSourceMgr : &fe.sourceMgr)
+      : isTir  ? emitProgram(*tir.kernel, compileTarget, &tir.sourceMgr)
                : parseProgram(inputBuffer->getBuffer(), inputBuffer->getBufferIdentifier());
   if (!prog) {
     reportError(llvm::toString(prog.takeError()));

@@ -94,6 +94,40 @@ std::string Program::locString(SrcLoc loc) const {
   return formatv("{0}:{1}:{2}", file, loc.line, loc.col).str();
 }
 
+uint32_t Program::sourceFileId(StringRef file) {
+  for (size_t i = 0; i < sourceFiles.size(); ++i)
+    if (sourceFiles[i] == file)
+      return uint32_t(i);
+  sourceFiles.push_back(file.str());
+  return uint32_t(sourceFiles.size() - 1);
+}
+
+std::string Program::sourceString(SourceLoc loc, bool withColumn) const {
+  if (!loc.known() || loc.file >= sourceFiles.size())
+    return "";
+  if (withColumn && loc.col)
+    return formatv("{0}:{1}:{2}", sourceFiles[loc.file], loc.line, loc.col).str();
+  return formatv("{0}:{1}", sourceFiles[loc.file], loc.line).str();
+}
+
+std::string Program::instrSource(const Instr &in, bool withColumn) const {
+  if (in.source.known())
+    return sourceString(in.source, withColumn);
+  if (!in.loc.line || fileName.empty())
+    return "";
+  if (withColumn && in.loc.col)
+    return formatv("{0}:{1}:{2}", fileName, in.loc.line, in.loc.col).str();
+  return formatv("{0}:{1}", fileName, in.loc.line).str();
+}
+
+const std::string &Program::instrValue(const Instr &in) const {
+  static const std::string none;
+  const Access &a = in.op == Opcode::Dma && !in.srcs.empty() && in.srcs[0].isTensor() ? in.srcs[0] : in.dst;
+  if (a.id >= (a.isTensor() ? tensors.size() : buffers.size()))
+    return none;
+  return accessName(a);
+}
+
 namespace {
 struct Verifier {
   const Program &p;
@@ -156,6 +190,8 @@ struct Verifier {
     checkAccess(in.dst, in, "destination");
     for (const Access &s : in.srcs)
       checkAccess(s, in, "source");
+    if (in.source.known() && in.source.file >= p.sourceFiles.size())
+      error(in.loc, "source location names an undeclared source file");
     if (!engineAllowed(in.op, in.engine))
       error(in.loc, formatv("`{0}` cannot run on the {1} engine", op, engineName(in.engine)));
     if (in.op != Opcode::Dma && (in.transpose || in.tag != DmaTag::None))

@@ -50,6 +50,17 @@ struct SrcLoc {
   unsigned line = 0, col = 0;
 };
 
+/// Where an instruction came from in the kernel's source: the .tsl line and
+/// column of the DSL expression, the .py line of an NKI kernel's API call, or
+/// the .tir line of a tile IR op (`loc("FILE":LINE[:COL])` in the text form).
+/// line 0 = none; col 0 = the source gives lines only.
+struct SourceLoc {
+  uint32_t file = 0; ///< index into Program::sourceFiles
+  uint32_t line = 0, col = 0;
+  bool known() const { return line != 0; }
+  bool operator==(const SourceLoc &o) const { return file == o.file && line == o.line && col == o.col; }
+};
+
 /// An HBM tensor: row-major N-D array.
 struct TensorDecl {
   std::string name; ///< without the leading '%'
@@ -171,7 +182,8 @@ struct Instr {
   double imm = 0.0;
   Access dst;
   llvm::SmallVector<Access, 2> srcs;
-  SrcLoc loc;
+  SrcLoc loc;       ///< in the .tasm text
+  SourceLoc source; ///< in the kernel's source (the compiler's `loc(...)`)
 
   ActFn actFn() const { return ActFn(func); }
   AluOp aluOp() const { return AluOp(func); }
@@ -207,6 +219,8 @@ struct Program {
   std::vector<Loop> loops;
   std::vector<Instr> instrs;
   std::vector<Stmt> body;
+  /// The files SourceLoc::file indexes, each once.
+  std::vector<std::string> sourceFiles;
 
   int findTensor(llvm::StringRef name) const;
   int findBuffer(llvm::StringRef name) const;
@@ -216,6 +230,18 @@ struct Program {
   }
   /// "file.tasm:12:3" or "line 12" for messages.
   std::string locString(SrcLoc loc) const;
+  /// The index of `file` in sourceFiles, added if new.
+  uint32_t sourceFileId(llvm::StringRef file);
+  /// "kernel.tsl:5:12" ("kernel.py:23" without a column); "" when unknown.
+  /// `withColumn` false: "kernel.tsl:5", the source line.
+  std::string sourceString(SourceLoc loc, bool withColumn = true) const;
+  /// Where `in` came from, for profiles: its source location when it has
+  /// one, else its place in the .tasm file the program was read from
+  /// ("prog.tasm:12:3"); "" for a program built in memory without locations.
+  std::string instrSource(const Instr &in, bool withColumn = true) const;
+  /// The value `in` involves, for profiles: the HBM tensor a DMA moves, else
+  /// the buffer it writes (names as in the program, without '%').
+  const std::string &instrValue(const Instr &in) const;
 };
 
 /// Structural checks that do not depend on a target (names, ranks, memory

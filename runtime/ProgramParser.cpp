@@ -29,7 +29,7 @@ namespace {
 enum class Tok {
   Eof, Newline, Ident, Var, Int, Float,
   LBracket, RBracket, LParen, RParen, LBrace, RBrace,
-  Comma, Colon, Equal, Star, Plus, Minus, Arrow, Error
+  Comma, Colon, Equal, Star, Plus, Minus, Arrow, String, Error
 };
 
 struct Token {
@@ -142,6 +142,16 @@ private:
       const char *e = scan::scanNumber(cur, end, isFloat);
       return make(isFloat ? Tok::Float : Tok::Int, e);
     }
+    if (c == '"') {
+      // A string ends at the next unescaped '"' of its line (escapes are
+      // decoded by parseString).
+      const char *e = cur + 1;
+      while (e < end && *e != '"' && *e != '\n')
+        e += *e == '\\' && e + 1 < end && e[1] != '\n' ? 2 : 1;
+      if (e >= end || *e != '"')
+        return make(Tok::Error, cur + 1);
+      return make(Tok::String, e + 1);
+    }
     switch (c) {
     case '[': return make(Tok::LBracket, cur + 1);
     case ']': return make(Tok::RBracket, cur + 1);
@@ -235,6 +245,74 @@ private:
     if (neg)
       v = -v;
     next();
+    return true;
+  }
+
+  /// A string token's value: `\\` is a backslash, `\XX` (two hex digits)
+  /// the byte XX -- what llvm::printEscapedString writes.
+  bool parseString(std::string &out, StringRef what) {
+    if (tok.kind == Tok::Error && tok.text == "\"")
+      return error("unterminated string (missing '\"' before the end of the line)");
+    if (tok.kind != Tok::String)
+      return error(formatv("expected {0} (a string in double quotes)", what));
+    StringRef body = tok.text.drop_front().drop_back();
+    out.clear();
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (body[i] != '\\') {
+        out += body[i];
+        continue;
+      }
+      SMLoc l = SMLoc::getFromPointer(body.data() + i);
+      if (i + 1 < body.size() && body[i + 1] == '\\') {
+        out += '\\';
+        ++i;
+        continue;
+      }
+      unsigned hi, lo;
+      if (i + 2 >= body.size() || (hi = llvm::hexDigitValue(body[i + 1])) == ~0U ||
+          (lo = llvm::hexDigitValue(body[i + 2])) == ~0U)
+        return error(l, "bad escape in a string (expected \\\\ or \\ and two hex digits)");
+      out += char(hi * 16 + lo);
+      i += 2;
+    }
+    next();
+    return true;
+  }
+
+  /// `loc("FILE":LINE[:COL])` after the `loc` keyword: where the instruction
+  /// came from in the kernel's source.
+  bool parseSourceLoc(SourceLoc &loc) {
+    if (!expect(Tok::LParen, "'(' after loc"))
+      return false;
+    std::string file;
+    SMLoc fileLoc = tok.loc();
+    if (!parseString(file, "the source file name"))
+      return false;
+    if (file.empty())
+      return error(fileLoc, "empty source file name in loc(...)");
+    constexpr int64_t kMaxLine = int64_t(1) << 31;
+    int64_t line = 0, col = 0;
+    SMLoc lineLoc;
+    if (!expect(Tok::Colon, "':' after the source file name"))
+      return false;
+    lineLoc = tok.loc();
+    if (!parseInt(line, "the source line number"))
+      return false;
+    if (line < 1 || line > kMaxLine)
+      return error(lineLoc, "source line number out of range (1 to 2^31)");
+    if (tok.kind == Tok::Colon) {
+      next();
+      SMLoc colLoc = tok.loc();
+      if (!parseInt(col, "the source column number"))
+        return false;
+      if (col < 1 || col > kMaxLine)
+        return error(colLoc, "source column number out of range (1 to 2^31)");
+    }
+    if (!expect(Tok::RParen, "')' to close loc(...)"))
+      return false;
+    loc.file = prog.sourceFileId(file);
+    loc.line = uint32_t(line);
+    loc.col = uint32_t(col);
     return true;
   }
 
@@ -607,7 +685,7 @@ private:
         return error("expected ', NUMBER': tensor_scalar takes a tile and a scalar operand");
     }
     // attributes
-    bool sawAcc = false, sawQueue = false, sawEngine = false, sawScale = false, sawBias = false;
+    bool sawAcc = false, sawQueue = false, sawEngine = false, sawScale = false, sawBias = false, sawLoc = false;
     while (tok.kind == Tok::Ident) {
       StringRef key = tok.text;
       SMLoc l = tok.loc();
@@ -618,7 +696,10 @@ private:
         seen = true;
         return true;
       };
-      if (key == "queue") {
+      if (key == "loc") {
+        if (!dup(sawLoc) || !parseSourceLoc(in.source))
+          return false;
+      } else if (key == "queue") {
         int64_t q;
         if (!dup(sawQueue) || !expect(Tok::Equal, "'='") || !parseInt(q, "a queue number"))
           return false;

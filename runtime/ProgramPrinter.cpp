@@ -105,6 +105,17 @@ std::string printInstruction(const Program &p, const Instr &in) {
       s += " engine=" + engineName(in.engine).str();
     break;
   }
+  if (in.source.known() && in.source.file < p.sourceFiles.size()) {
+    // loc("FILE":LINE[:COL]), FILE escaped as LLVM IR strings are: a '\\'
+    // doubled, '"' and unprintable bytes as '\\' and two hex digits.
+    std::string file;
+    raw_string_ostream fs(file);
+    printEscapedString(p.sourceFiles[in.source.file], fs);
+    s += " loc(\"" + fs.str() + "\":" + std::to_string(in.source.line);
+    if (in.source.col)
+      s += ":" + std::to_string(in.source.col);
+    s += ")";
+  }
   return s;
 }
 

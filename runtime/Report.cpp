@@ -1,11 +1,47 @@
 //===- runtime/Report.cpp - Report as JSON and as a text table ------------===//
 #include "runtime/Report.h"
+#include "runtime/Program.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
 
 using namespace llvm;
 
 namespace tessel::runtime {
+
+std::vector<SourceLineReport> summarizeSourceLines(const Program &prog, const std::vector<InstrTotals> &perInstr) {
+  std::vector<SourceLineReport> lines;
+  StringMap<size_t> index;
+  for (size_t i = 0; i < prog.instrs.size() && i < perInstr.size(); ++i) {
+    const InstrTotals &t = perInstr[i];
+    if (!t.count)
+      continue;
+    std::string source = prog.instrSource(prog.instrs[i], /*withColumn=*/false);
+    if (source.empty())
+      continue;
+    auto [it, added] = index.try_emplace(source, lines.size());
+    if (added) {
+      lines.emplace_back();
+      lines.back().source = std::move(source);
+    }
+    SourceLineReport &l = lines[it->second];
+    ++l.instructions;
+    l.count += t.count;
+    l.busyNs += t.busyNs;
+    l.waitNs += t.waitNs;
+    l.dmaBytes += t.bytes;
+    std::string op = instrName(prog.instrs[i]);
+    if (!is_contained(l.opcodes, op))
+      l.opcodes.push_back(std::move(op));
+  }
+  // Most busy first; ties in program order (stable).
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const SourceLineReport &a, const SourceLineReport &b) { return a.busyNs > b.busyNs; });
+  return lines;
+}
 
 json::Object reportToJSON(const Report &r) {
   double lat = r.latencyNs;
@@ -32,7 +68,22 @@ json::Object reportToJSON(const Report &r) {
                                     {"unit", h.unit},
                                     {"count", int64_t(h.count)},
                                     {"busy_us", h.busyNs / 1000.0},
-                                    {"wait_us", h.waitNs / 1000.0}});
+                                    {"wait_us", h.waitNs / 1000.0},
+                                    {"source", h.source},
+                                    {"value", h.value}});
+  json::Array sourceLines;
+  for (const SourceLineReport &l : r.sourceLines) {
+    json::Array ops;
+    for (const std::string &op : l.opcodes)
+      ops.push_back(op);
+    sourceLines.push_back(json::Object{{"source", l.source},
+                                       {"instructions", int64_t(l.instructions)},
+                                       {"count", int64_t(l.count)},
+                                       {"busy_us", l.busyNs / 1000.0},
+                                       {"wait_us", l.waitNs / 1000.0},
+                                       {"dma_bytes", int64_t(l.dmaBytes)},
+                                       {"opcodes", std::move(ops)}});
+  }
   json::Array warnings;
   for (const std::string &w : r.warnings)
     warnings.push_back(w);
@@ -64,6 +115,7 @@ json::Object reportToJSON(const Report &r) {
       {"dma_queues", std::move(queues)},
       {"dma_transfers", int64_t(r.dmaTransfers)},
       {"hotspots", std::move(hotspots)},
+      {"source_lines", std::move(sourceLines)},
       {"traffic", json::Object{{"inputs", int64_t(r.trafficInputs)},
                                {"outputs", int64_t(r.trafficOutputs)},
                                {"intermediates", int64_t(r.trafficIntermediates)},
@@ -126,11 +178,23 @@ void printReportText(const Report &r, raw_ostream &os) {
     os << formatv("  {0,-10} {1,14} {2,14:f3} {3,8:f1}\n", e.name, e.instructions, e.busyNs / 1000.0,
                   lat > 0 ? 100.0 * e.busyNs / lat : 0.0);
   if (!r.hotspots.empty()) {
-    os << formatv("\n  {0,-6} {1,-22} {2,-8} {3,10} {4,12} {5,12}\n", "line", "hotspot", "unit", "count",
-                  "busy (us)", "wait (us)");
+    os << formatv("\n  {0,-20} {1,-12} {2,-10} {3,10} {4,12} {5,12}  {6}\n", "hotspot", "value", "unit", "count",
+                  "busy (us)", "wait (us)", "source");
     for (const HotspotReport &h : r.hotspots)
-      os << formatv("  {0,-6} {1,-22} {2,-8} {3,10} {4,12:f3} {5,12:f3}\n", h.line, h.opcode, h.unit, h.count,
-                    h.busyNs / 1000.0, h.waitNs / 1000.0);
+      os << formatv("  {0,-20} {1,-12} {2,-10} {3,10} {4,12:f3} {5,12:f3}  {6}\n", h.opcode, h.value, h.unit,
+                    h.count, h.busyNs / 1000.0, h.waitNs / 1000.0, h.source.empty() ? "-" : h.source);
+  }
+  if (!r.sourceLines.empty()) {
+    os << formatv("\n  {0,12} {1,12} {2,12} {3,10}  {4}\n", "busy (us)", "wait (us)", "DMA bytes", "count",
+                  "source line (its instructions)");
+    size_t shown = std::min(r.sourceLines.size(), Report::MaxSourceLinesShown);
+    for (size_t i = 0; i < shown; ++i) {
+      const SourceLineReport &l = r.sourceLines[i];
+      os << formatv("  {0,12:f3} {1,12:f3} {2,12} {3,10}  {4} ({5})\n", l.busyNs / 1000.0, l.waitNs / 1000.0,
+                    bytesStr(double(l.dmaBytes)), l.count, l.source, join(l.opcodes, ", "));
+    }
+    if (shown < r.sourceLines.size())
+      os << formatv("  ... {0} more source lines (--report=json lists all)\n", r.sourceLines.size() - shown);
   }
   for (const std::string &w : r.warnings)
     os << "  warning: " << w << "\n";

@@ -6,7 +6,9 @@
 // tensor_engine_active_pct, flops, transpose_flops, hbm_read_bytes,
 // hbm_write_bytes, spill_save_bytes, spill_reload_bytes, sbuf_peak_bytes,
 // sbuf_capacity_bytes, psum_peak_bytes, instructions, engines, traffic (and
-// `check`, added by the driver). Definitions: docs/tasm.md, "Report".
+// `check`, added by the driver). Beyond the contract: hotspots (each with
+// the `source` it came from and the `value` involved) and source_lines (per
+// source line: time and DMA bytes). Definitions: docs/tasm.md, "Report".
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_REPORT_H
@@ -42,6 +44,28 @@ struct HotspotReport {
   uint64_t count = 0;  ///< dynamic executions
   double busyNs = 0;   ///< total time on its unit
   double waitNs = 0;   ///< total time its unit sat idle waiting for its dependencies
+  /// Where it came from: "kernel.tsl:5:12", "kernel.py:23", "k.tir:9:5", or
+  /// "k.tasm:14:3" for a .tasm instruction without loc(...); "" if unknown.
+  std::string source;
+  std::string value; ///< the HBM tensor a DMA moves, else the buffer it writes
+};
+
+/// One static instruction's totals over its executions (the timing model's).
+struct InstrTotals {
+  uint64_t count = 0;
+  double busyNs = 0, waitNs = 0;
+  uint64_t bytes = 0; ///< HBM bytes a DMA moved
+};
+
+/// The instructions that came from one source line, summed.
+struct SourceLineReport {
+  std::string source;       ///< "kernel.tsl:5" (Program::instrSource without the column)
+  unsigned instructions = 0; ///< static instructions
+  uint64_t count = 0;       ///< their dynamic executions
+  double busyNs = 0;        ///< summed over their units (units overlap: may exceed the latency)
+  double waitNs = 0;
+  uint64_t dmaBytes = 0;    ///< HBM bytes their DMAs moved
+  std::vector<std::string> opcodes; ///< distinct, in program order
 };
 
 struct Report {
@@ -67,6 +91,9 @@ struct Report {
   std::vector<QueueReport> queues;   ///< DMA queues that were used
   static constexpr size_t MaxHotspots = 10;
   std::vector<HotspotReport> hotspots; ///< top static instructions by busy time
+  /// per source line, by busy time (none when no instruction has a source)
+  std::vector<SourceLineReport> sourceLines;
+  static constexpr size_t MaxSourceLinesShown = 10; ///< in the text report
   uint64_t dynamicInstructions = 0;
   uint64_t dmaTransfers = 0;
   double hbmBandwidthGBs = 0;
@@ -75,6 +102,11 @@ struct Report {
   double simSeconds = 0;             ///< host time the simulation took
   std::vector<std::string> warnings;
 };
+
+struct Program;
+/// The per-source-line summary of `perInstr` (indexed like prog.instrs),
+/// most busy first; lines with no executed instruction are left out.
+std::vector<SourceLineReport> summarizeSourceLines(const Program &prog, const std::vector<InstrTotals> &perInstr);
 
 llvm::json::Object reportToJSON(const Report &r);
 void printReportText(const Report &r, llvm::raw_ostream &os);

@@ -138,6 +138,7 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   unitBusy[unit] += end - start;
   ++unitCount[unit];
   queueBytes[queue] += uint64_t(bytes);
+  perInstr[id].bytes += uint64_t(bytes);
   dmaBusy.add(start, end);
   dmaInstrBusy[id].add(start, end);
   if (tracked(src))
@@ -297,8 +298,9 @@ Report TimingScheduler::report(double launchOverheadNs) const {
     if (in.engine == Engine::Dma && in.queueSpan > 1)
       unit += "-" + std::to_string(in.queue + in.queueSpan - 1);
     r.hotspots.push_back({in.loc.line, instrName(in), unit, perInstr[i].count, perInstr[i].busyNs,
-                          perInstr[i].waitNs});
+                          perInstr[i].waitNs, P.instrSource(in), P.instrValue(in)});
   }
+  r.sourceLines = summarizeSourceLines(P, perInstr);
   return r;
 }
 

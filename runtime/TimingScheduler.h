@@ -94,10 +94,7 @@ private:
 
   /// flops, traffic and spill counters
   Report counts;
-  struct InstrStats {
-    uint64_t count = 0;
-    double busyNs = 0, waitNs = 0;
-  };
+  using InstrStats = InstrTotals;
   std::vector<InstrStats> perInstr;
   std::vector<TraceEvent> trace;
   uint64_t traceDropped = 0;

@@ -4,8 +4,10 @@
 // chrome://tracing): process 0 is the NeuronCore; one thread (track) per
 // engine and per used DMA queue, named by "thread_name" metadata; one complete
 // ("X") slice per dynamic instruction, named by its opcode, with args: the
-// .tasm line, the tile shape (partitions x free elements, or partitions and
-// bytes for a DMA). Timestamps are microseconds. At most
+// .tasm line, the source location it came from (`source`: "kernel.tsl:5:12";
+// Program::instrSource), the value involved (`value`: the tensor a DMA
+// moves, else the buffer written), the tile shape (partitions x free elements, or
+// partitions and bytes for a DMA). Timestamps are microseconds. At most
 // SimOptions::traceMaxEvents slices are kept (the first ones in program order);
 // the number dropped is in "otherData".
 //
@@ -73,9 +75,15 @@ Error writeChromeTrace(StringRef path, const Program &prog, const Report &report
           j.attributeObject("args", [&] { j.attribute("sort_index", int64_t(u)); });
         });
       }
+      // Per static instruction, once: its name and where it came from.
+      std::vector<std::string> names(prog.instrs.size()), sources(prog.instrs.size());
+      for (size_t i = 0; i < prog.instrs.size(); ++i) {
+        names[i] = instrName(prog.instrs[i]);
+        sources[i] = prog.instrSource(prog.instrs[i]);
+      }
       for (const TraceEvent &e : events) {
         const Instr &in = prog.instrs[e.instr];
-        std::string name = instrName(in);
+        const std::string &name = names[e.instr];
         j.object([&] {
           j.attribute("name", name);
           j.attribute("cat", engineName(in.engine));
@@ -86,6 +94,9 @@ Error writeChromeTrace(StringRef path, const Program &prog, const Report &report
           j.attribute("dur", e.durNs / 1000.0);
           j.attributeObject("args", [&] {
             j.attribute("line", int64_t(in.loc.line));
+            if (!sources[e.instr].empty())
+              j.attribute("source", sources[e.instr]);
+            j.attribute("value", prog.instrValue(in));
             if (in.op == Opcode::Dma) {
               j.attribute("partitions", int64_t(e.rows));
               j.attribute("bytes", int64_t(e.cols));

@@ -1,6 +1,9 @@
 //===- tests/unit/runtime/ProgramTest.cpp - .tasm parser/printer/verifier -===//
 #include "TestUtil.h"
 
+#include <map>
+#include <set>
+
 using namespace tessel::runtime;
 using namespace tessel::runtime::test;
 
@@ -247,3 +250,128 @@ TEST(Program, InMemoryProgramsPrintAndVerify) {
 }
 
 } // namespace
+
+// ---- source locations: loc("FILE":LINE[:COL]) (issue 15, item 14) ----
+
+static const char *const kLocated = R"(kernel located
+tensor %X : bf16[128, 128] input
+tensor %Y : f32[128, 128] output
+buffer %a : sbuf bf16[128, 128] bufs=1 addr=0
+buffer %b : sbuf f32[128, 128] bufs=1 addr=256
+buffer %p : psum f32[128, 128] bufs=1 addr=0
+dma %a <- %X queue=0 loc("k.tsl":3:9)
+matmul %p <- %a, %a reset loc("k.tsl":3:11)
+activation.silu %b <- %p loc("kernel.py":17)
+dma %Y <- %b queue=1
+)";
+
+TEST(Program, SourceLocationsParsePrintAndRoundTrip) {
+  Program p = parseOrFail(kLocated);
+  ASSERT_EQ(p.instrs.size(), 4u);
+  EXPECT_EQ(p.sourceFiles, (std::vector<std::string>{"k.tsl", "kernel.py"}));
+  EXPECT_EQ(p.instrSource(p.instrs[0]), "k.tsl:3:9");
+  EXPECT_EQ(p.instrSource(p.instrs[1]), "k.tsl:3:11");
+  EXPECT_EQ(p.instrSource(p.instrs[1], /*withColumn=*/false), "k.tsl:3");
+  EXPECT_EQ(p.instrSource(p.instrs[2]), "kernel.py:17"); // a line without a column
+  // Without loc(...), an instruction's source is its place in the .tasm.
+  EXPECT_FALSE(p.instrs[3].source.known());
+  EXPECT_EQ(p.instrSource(p.instrs[3]), "test.tasm:10:1");
+  std::string once = printProgramToString(p);
+  EXPECT_NE(once.find("matmul %p[0:128, 0:128] <- %a[0:128, 0:128], %a[0:128, 0:128] reset loc(\"k.tsl\":3:11)\n"),
+            std::string::npos)
+      << once;
+  EXPECT_NE(once.find("loc(\"kernel.py\":17)\n"), std::string::npos) << once;
+  EXPECT_EQ(printProgramToString(parseOrFail(once)), once);
+  // A program built in memory without locations has no sources at all.
+  Program q = parseOrFail(once);
+  q.fileName.clear();
+  for (Instr &in : q.instrs)
+    in.source = {};
+  for (const Instr &in : q.instrs)
+    EXPECT_EQ(q.instrSource(in), "");
+}
+
+TEST(Program, SourceFileNamesAreEscapedAndReadBack) {
+  // Quotes, backslashes, spaces, colons, a tab and non-ASCII bytes in a file
+  // name survive print -> parse -> print.
+  Program p = parseOrFail(kLocated);
+  std::string odd = "dir with space/a\"b\\c:12\td\xc3\xa9.tsl";
+  p.sourceFiles[0] = odd;
+  std::string once = printProgramToString(p);
+  Program q = parseOrFail(once);
+  ASSERT_EQ(q.sourceFiles.size(), 2u) << once;
+  EXPECT_EQ(q.sourceFiles[0], odd);
+  EXPECT_EQ(q.instrSource(q.instrs[1]), odd + ":3:11");
+  EXPECT_EQ(printProgramToString(q), once);
+}
+
+TEST(Program, MalformedSourceLocationsAreLocatedErrors) {
+  const std::string head = "buffer %b : sbuf f32[4, 4] bufs=1 addr=0\n";
+  struct Case {
+    const char *instr, *expect;
+  } cases[] = {
+      {"copy %b <- %b loc(\"k.tsl\":0)", "source line number out of range"},
+      {"copy %b <- %b loc(\"k.tsl\":3:0)", "source column number out of range"},
+      {"copy %b <- %b loc(\"k.tsl\":99999999999)", "source line number out of range"},
+      {"copy %b <- %b loc(\"\":3)", "empty source file name"},
+      {"copy %b <- %b loc(k.tsl:3)", "expected the source file name (a string in double quotes)"},
+      {"copy %b <- %b loc(\"k.tsl:3)", "unterminated string"},
+      {"copy %b <- %b loc(\"k\\q.tsl\":3)", "bad escape in a string"},
+      {"copy %b <- %b loc(\"k\\4.tsl\":3)", "bad escape in a string"},
+      {"copy %b <- %b loc(\"k.tsl\")", "expected ':' after the source file name"},
+      {"copy %b <- %b loc(\"k.tsl\":3", "expected ')' to close loc(...)"},
+      {"copy %b <- %b loc \"k.tsl\":3", "expected '(' after loc"},
+      {"copy %b <- %b loc(\"k.tsl\":3) loc(\"k.tsl\":4)", "duplicate attribute 'loc'"},
+  };
+  for (const Case &c : cases) {
+    std::string e = parseError(head + c.instr + "\n");
+    EXPECT_NE(e.find(c.expect), std::string::npos) << "input: " << c.instr << "\ngot: " << e;
+    EXPECT_NE(e.find("test.tasm:2:"), std::string::npos) << e;
+  }
+  // An in-memory program whose location names no source file fails the verifier.
+  Program p = parseOrFail(kLocated);
+  p.instrs[0].source.file = 7;
+  llvm::Error err = verifyProgram(p);
+  ASSERT_TRUE(bool(err));
+  EXPECT_NE(llvm::toString(std::move(err)).find("undeclared source file"), std::string::npos);
+}
+
+TEST(Program, HotspotsTraceAndSourceLinesNameTheSource) {
+  Program p = parseOrFail(kLocated);
+  SimOptions o;
+  o.timingOnly = true;
+  SimResult r = runOrFail(p, o);
+  ASSERT_EQ(r.report.hotspots.size(), 4u);
+  std::set<std::string> values;
+  for (const HotspotReport &h : r.report.hotspots) {
+    values.insert(h.opcode + " " + h.value);
+    if (h.opcode == "matmul")
+      EXPECT_EQ(h.source, "k.tsl:3:11");
+    else if (h.opcode == "activation.silu")
+      EXPECT_EQ(h.source, "kernel.py:17");
+  }
+  // The value involved: the tensor a DMA moves, else the buffer written.
+  EXPECT_EQ(values, (std::set<std::string>{"dma X", "dma Y", "matmul p", "activation.silu b"}));
+  // Per source line: the dma and the matmul of k.tsl:3 are one line; the
+  // unannotated store is its .tasm line.
+  std::map<std::string, SourceLineReport> lines;
+  double busy = 0;
+  for (const SourceLineReport &l : r.report.sourceLines) {
+    lines[l.source] = l;
+    busy += l.busyNs;
+  }
+  ASSERT_EQ(lines.size(), 3u);
+  ASSERT_TRUE(lines.count("k.tsl:3"));
+  EXPECT_EQ(lines["k.tsl:3"].instructions, 2u);
+  EXPECT_EQ(lines["k.tsl:3"].opcodes, (std::vector<std::string>{"dma", "matmul"}));
+  EXPECT_EQ(lines["k.tsl:3"].dmaBytes, 128u * 128u * 2u); // the bf16 load
+  EXPECT_EQ(lines["kernel.py:17"].dmaBytes, 0u);
+  EXPECT_EQ(lines["test.tasm:10"].dmaBytes, 128u * 128u * 4u); // the f32 store
+  double hotspotBusy = 0;
+  for (const HotspotReport &h : r.report.hotspots)
+    hotspotBusy += h.busyNs;
+  EXPECT_DOUBLE_EQ(busy, hotspotBusy); // every instruction is in one line, once
+  // Sorted by busy time.
+  for (size_t i = 1; i < r.report.sourceLines.size(); ++i)
+    EXPECT_GE(r.report.sourceLines[i - 1].busyNs, r.report.sourceLines[i].busyNs);
+}
