@@ -100,15 +100,21 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
       blocks.set(M, m);
       const Candidate *c = candidates.get(blocks);
       // A strip that does not fit at the default column block may fit at a
-      // narrower one (fewer accumulators in PSUM, smaller weight blocks).
+      // narrower one (fewer accumulators in PSUM, smaller weight blocks); it
+      // is taken when it bounds the kernel no worse than the strips that fit.
       std::vector<int64_t> narrower =
           powerOfTwoTiles(shape.columns, t.psum_bank_bytes / int64_t(sizeof(float)), tile);
+      const Candidate *lastFit = nullptr;
+      for (const Candidate *s : strips)
+        if (s->fits)
+          lastFit = s;
       if (c && !c->fits && !given.has(N))
         for (int64_t n : llvm::reverse(narrower)) {
           blocks.set(N, n);
           const Candidate *narrow = candidates.get(blocks);
           if (narrow && narrow->fits) {
-            c = narrow;
+            if (!lastFit || narrow->built.cost.boundUs(t) <= lastFit->built.cost.boundUs(t))
+              c = narrow;
             break;
           }
         }
