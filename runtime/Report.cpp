@@ -36,7 +36,7 @@ json::Object reportToJSON(const Report &r) {
   json::Array warnings;
   for (const std::string &w : r.warnings)
     warnings.push_back(w);
-  return json::Object{
+  json::Object o{
       {"kernel", r.kernel},
       {"target", r.target},
       {"mode", r.functional ? "functional" : "timing-only"},
@@ -75,6 +75,9 @@ json::Object reportToJSON(const Report &r) {
       {"sim_seconds", r.simSeconds},
       {"warnings", std::move(warnings)},
   };
+  if (r.fastForwardedInstructions)
+    o["fast_forwarded_instructions"] = int64_t(r.fastForwardedInstructions);
+  return o;
 }
 
 static std::string bytesStr(double b) {
@@ -132,6 +135,9 @@ void printReportText(const Report &r, raw_ostream &os) {
       os << formatv("  {0,-6} {1,-22} {2,-8} {3,10} {4,12:f3} {5,12:f3}\n", h.line, h.opcode, h.unit, h.count,
                     h.busyNs / 1000.0, h.waitNs / 1000.0);
   }
+  if (r.fastForwardedInstructions)
+    os << formatv("\n  fast-forward: {0} of {1} instructions advanced arithmetically (--exact: all simulated)\n",
+                  r.fastForwardedInstructions, r.dynamicInstructions);
   for (const std::string &w : r.warnings)
     os << "  warning: " << w << "\n";
 }
