@@ -185,9 +185,9 @@ def issue14(tessel, baseline, d):
                          f"{n / max(cpu, 1e-9):,.0f} | {lat:.3f} | {note} |")
     lines += ["", "| peak RSS, timing-only, DeepSeek-V3 up_proj -O0 | build | M=4096 (MiB) | M=131072 (MiB) | ratio |",
               "|---|---|---|---|---|"]
-    for label, binary in builds:
-        small = peak_rss_mib(binary, [ds, "-D", "M=4096"])
-        big = peak_rss_mib(binary, [ds, "-D", "M=131072"])
+    for label, binary, extra in builds:
+        small = peak_rss_mib(binary, [ds, "-D", "M=4096"] + extra)
+        big = peak_rss_mib(binary, [ds, "-D", "M=131072"] + extra)
         lines.append(f"| | {label} | {small:.1f} | {big:.1f} | {big / small:.2f} |")
     lines += ["", tune_table(tessel, baseline, ds), "", functional_table(tessel, baseline, d)]
     return "\n".join(lines)
@@ -237,6 +237,14 @@ print(best)
 """
 
 
+def numpy_python():
+    """A python that imports numpy (Debian's numpy serves /usr/bin/python3, which need not be first on PATH)."""
+    for exe in (sys.executable, "/usr/bin/python3", "python3"):
+        if subprocess.run([exe, "-c", "import numpy"], capture_output=True).returncode == 0:
+            return exe
+    sys.exit("sim_speed: no python with numpy for the functional comparison")
+
+
 def functional_table(tessel, baseline, d):
     """Functional runs (-O2, --check off) against numpy's float32 evaluation of the same chain
     with all cores, and the peak RSS against the bf16 footprint of inputs, intermediates and outputs."""
@@ -248,7 +256,7 @@ def functional_table(tessel, baseline, d):
     lines = ["| functional run | build | simulate (s) | numpy float32, all cores (s) | ratio | peak RSS (MiB) | "
              "bf16 footprint + 64 MiB (MiB) |", "|---|---|---|---|---|---|---|"]
     for name, path, args, shapes in cases:
-        out = subprocess.run([sys.executable, "-c", NUMPY_CHAIN] + [f"{a}x{b}" for a, b in shapes],
+        out = subprocess.run([numpy_python(), "-c", NUMPY_CHAIN] + [f"{a}x{b}" for a, b in shapes],
                              check=True, capture_output=True, text=True).stdout
         numpy_s = float(out)
         elems = sum(a * b for a, b in shapes) + shapes[0][0] * shapes[1][1] + shapes[0][0] * shapes[-1][1]

@@ -395,6 +395,10 @@ int runRunCommand(int argc, char **argv) {
     reportError("--check needs the numerics; drop --timing-only");
     return 1;
   }
+  if (fastForward && !timingOnly) {
+    reportError("--fast-forward skips instructions, so it needs --timing-only (the numerics run every one)");
+    return 1;
+  }
   if (source.tp != 1) {
     TensorParallelRun run;
     run.coreProgram = &*prog;

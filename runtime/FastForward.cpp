@@ -150,7 +150,7 @@ int64_t LoopWatch::boundary(int64_t it, const std::vector<int64_t> &vars, std::v
     return 0;
   }
   const int64_t trip = loop.tripCount();
-  if (it > GiveUpAfter && info.instrsPerIteration < AlwaysWatch) {
+  if (it > GiveUpAfter) {
     done = true;
     history.clear();
     return 0;

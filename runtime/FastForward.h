@@ -70,11 +70,9 @@ public:
   static bool worthWatching(const Loop &loop, const LoopShapes::Info &info) {
     return loop.tripCount() >= 6 && uint64_t(loop.tripCount()) * info.instrsPerIteration >= 512;
   }
-  /// A loop not steady after this many iterations is left alone, unless
-  /// its iterations are long enough for watching them to cost little (a
-  /// queue running ahead may take many iterations to settle).
+  /// A loop not steady after this many iterations is left alone: watching
+  /// costs a mark per iteration, and keeping the hazard-record log.
   static constexpr int64_t GiveUpAfter = 4 * MaxPeriod + 8;
-  static constexpr uint64_t AlwaysWatch = 256;
 
 private:
   struct Boundary {
