@@ -155,14 +155,18 @@ int64_t LoopWatch::boundary(int64_t it, const std::vector<int64_t> &vars, std::v
     history.clear();
     return 0;
   }
-  Boundary now{sched.mark(info.body, info.bodyDma, info.units, maxTail()), {}, instrsDone};
-  for (uint32_t b : info.buffers)
-    now.allocs.push_back(allocCount[b]);
-  history.push_back(std::move(now));
-  if (int64_t(history.size()) > 2 * MaxPeriod + 1) {
+  Boundary now;
+  if (int64_t(history.size()) == 2 * MaxPeriod + 1) {
+    now = std::move(history.front()); // its storage is reused
     history.pop_front();
     ++first;
   }
+  sched.mark(now.timing, info.body, info.bodyDma, info.units, maxTail());
+  now.instrsDone = instrsDone;
+  now.allocs.clear();
+  for (uint32_t b : info.buffers)
+    now.allocs.push_back(allocCount[b]);
+  history.push_back(std::move(now));
   if (outermost)
     sched.trimLog(history.front().timing.logPos);
   auto at = [&](int64_t i) -> const Boundary & { return history[size_t(i - first)]; };

@@ -44,9 +44,14 @@ void TimingScheduler::trimLog(uint64_t pos) {
   logBase += n;
 }
 
-TimingScheduler::Mark TimingScheduler::mark(llvm::ArrayRef<uint32_t> body, llvm::ArrayRef<uint32_t> bodyDma,
-                                            llvm::ArrayRef<uint32_t> units, size_t maxTail) const {
-  Mark m;
+void TimingScheduler::mark(Mark &m, llvm::ArrayRef<uint32_t> body, llvm::ArrayRef<uint32_t> bodyDma,
+                           llvm::ArrayRef<uint32_t> units, size_t maxTail) const {
+  // Assigned into m's vectors: a watched loop reuses its oldest mark's storage.
+  m.tails.clear();
+  m.tailSizes.clear();
+  m.tailsTooLong = false;
+  m.body.clear();
+  m.dmaLength.clear();
   m.cut = std::numeric_limits<double>::infinity();
   for (uint32_t u : units)
     m.cut = std::min(m.cut, unitFree[u]);
@@ -72,10 +77,8 @@ TimingScheduler::Mark TimingScheduler::mark(llvm::ArrayRef<uint32_t> body, llvm:
   m.queueBytes = queueBytes;
   for (int i = 0; i < NumCounters; ++i)
     m.counters[i] = counter(i);
-  m.body.reserve(body.size());
   for (uint32_t id : body)
     m.body.push_back(perInstr[id]);
-  m.dmaLength.reserve(bodyDma.size());
   for (uint32_t id : bodyDma) {
     auto it = dmaInstrBusy.find(id);
     m.dmaLength.push_back(it == dmaInstrBusy.end() ? 0.0 : it->second.lengthEstimate());
@@ -87,7 +90,6 @@ TimingScheduler::Mark TimingScheduler::mark(llvm::ArrayRef<uint32_t> body, llvm:
   m.lastStatObj = lastStatObj;
   m.lastStatRect = lastStatRect;
   m.logPos = logBase + log.size();
-  return m;
 }
 
 bool TimingScheduler::samePeriods(const Mark &a, const Mark &b, const Mark &c, double &delta) const {

@@ -85,8 +85,8 @@ public:
   };
   /// `units`: the units the loop body may use; shared-resource tails longer
   /// than `maxTail` in all are not kept (and the mark compares unequal).
-  Mark mark(llvm::ArrayRef<uint32_t> body, llvm::ArrayRef<uint32_t> bodyDma, llvm::ArrayRef<uint32_t> units,
-            size_t maxTail) const;
+  void mark(Mark &m, llvm::ArrayRef<uint32_t> body, llvm::ArrayRef<uint32_t> bodyDma,
+            llvm::ArrayRef<uint32_t> units, size_t maxTail) const;
   /// Whether nothing recorded before the period from `b` to `c` (which
   /// repeated the one from `a`) would delay the moving accesses of `k` more
   /// such periods: work the program issued earlier but that runs later may
