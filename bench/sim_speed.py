@@ -17,7 +17,11 @@ Then the figures of issue 14, each from a separate `tessel run` (wall time inclu
 compile, the simulator's own time, peak RSS), beside the same runs of a baseline
 build when --baseline gives one (ratios from one run on this machine):
 DeepSeek-V3 up_proj at M=131072 (-O0, -O2), a dense 70B-size SwiGLU MLP at
-M=32768 (-O0, -O2), and the timing-only peak RSS at M=4096 against M=131072.
+M=32768 (-O0, -O2), exact and with loop fast-forward (`--fast-forward`, with the
+latency's relative difference from exact), the timing-only peak RSS at M=4096
+against M=131072, `tessel tune --exhaustive --jobs 1` on DeepSeek M=4096 (fast-forward,
+`--exact`, baseline), and functional runs against numpy's float32 evaluation of the
+same chain on all cores.
 
 Usage: bench/sim_speed.py [--tessel build/bin/tessel] [--baseline OLD/bin/tessel] [--out bench/sim_speed.md]
 """
@@ -163,25 +167,105 @@ def issue14(tessel, baseline, d):
         ("70B SwiGLU MLP M=32768 -O0", [mlp, "-O0"]),
         ("70B SwiGLU MLP M=32768 -O2", [mlp, "-O2"]),
     ]
-    builds = [("this build", tessel)] + ([("baseline", baseline)] if baseline else [])
+    builds = [("this build", tessel, []), ("this build, fast-forward", tessel, ["--fast-forward"])]
+    builds += [("baseline", baseline, [])] if baseline else []
     lines = ["| timing-only run | build | dynamic instructions | simulate (s) | wall incl. compile (s) | "
-             "CPU incl. compile (s) | instructions per CPU s | latency (us) |", "|---|---|---|---|---|---|---|---|"]
+             "CPU incl. compile (s) | instructions per CPU s | latency (us) | vs exact |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, args in cases:
-        latencies = set()
-        for label, binary in builds:
-            rep, wall, cpu = run_measured(binary, args)
+        exact = None
+        for label, binary, extra in builds:
+            rep, wall, cpu = run_measured(binary, args + extra)
             n = rep["dynamic_instructions"]
-            latencies.add(rep["latency_us"])
+            lat = rep["latency_us"]
+            exact = lat if exact is None else exact
+            skipped = rep.get("fast_forwarded_instructions", 0)
+            note = f"{abs(lat - exact) / exact:.1e}" + (f" ({skipped / n:.0%} skipped)" if skipped else "")
             lines.append(f"| {name} | {label} | {n} | {rep['sim_seconds']:.3f} | {wall:.3f} | {cpu:.3f} | "
-                         f"{n / max(cpu, 1e-9):,.0f} | {rep['latency_us']:.3f} |")
-        if len(latencies) > 1:
-            lines.append(f"| {name} | **latencies differ** | | | | | | |")
+                         f"{n / max(cpu, 1e-9):,.0f} | {lat:.3f} | {note} |")
     lines += ["", "| peak RSS, timing-only, DeepSeek-V3 up_proj -O0 | build | M=4096 (MiB) | M=131072 (MiB) | ratio |",
               "|---|---|---|---|---|"]
-    for label, binary in builds:
-        small = peak_rss_mib(binary, [ds, "-D", "M=4096"])
-        big = peak_rss_mib(binary, [ds, "-D", "M=131072"])
+    for label, binary, extra in builds:
+        small = peak_rss_mib(binary, [ds, "-D", "M=4096"] + extra)
+        big = peak_rss_mib(binary, [ds, "-D", "M=131072"] + extra)
         lines.append(f"| | {label} | {small:.1f} | {big:.1f} | {big / small:.2f} |")
+    lines += ["", tune_table(tessel, baseline, ds), "", functional_table(tessel, baseline, d)]
+    return "\n".join(lines)
+
+
+def cpu_run(cmd):
+    """Runs cmd: (stdout, wall s, CPU s of the child, peak RSS MiB)."""
+    t0 = time.perf_counter()
+    out = subprocess.run(["/usr/bin/time", "-f", "%U %S %M"] + cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        sys.exit(f"sim_speed: {' '.join(cmd)} failed:\n{out.stderr}")
+    user, system, rss = out.stderr.strip().splitlines()[-1].split()
+    return out.stdout, wall, float(user) + float(system), int(rss) / 1024
+
+
+def tune_table(tessel, baseline, ds):
+    """tessel tune --exhaustive --jobs 1 on DeepSeek M=4096: fast-forward (the default),
+    --exact, and the baseline; the best configuration must be the same."""
+    runs = [("this build (fast-forward)", tessel, []), ("this build --exact", tessel, ["--exact"])]
+    runs += [("baseline", baseline, [])] if baseline else []
+    lines = ["| tune --exhaustive --jobs 1, DeepSeek-V3 up_proj M=4096 | configurations | wall (s) | CPU (s) | "
+             "best | best latency (us) |", "|---|---|---|---|---|---|"]
+    for label, binary, extra in runs:
+        out, wall, cpu, _ = cpu_run([binary, "tune", ds, "-D", "M=4096", "--exhaustive", "--jobs", "1",
+                                     "--no-cache", "--report=json"] + extra)
+        rep = json.loads(out)
+        best = ",".join(f"{k}={v}" for k, v in sorted(rep["best"].items()))
+        lines.append(f"| {label} | {rep['configurations']} | {wall:.2f} | {cpu:.2f} | {best} | "
+                     f"{rep['best_latency_us']:.1f} |")
+    return "\n".join(lines)
+
+
+NUMPY_CHAIN = """
+import sys, time, numpy as np
+shapes = [tuple(map(int, s.split("x"))) for s in sys.argv[1:]]
+rng = np.random.default_rng(0)
+ms = [rng.standard_normal(s, dtype=np.float32) for s in shapes]
+best = 1e9
+for _ in range(3):
+    t0 = time.perf_counter()
+    y = ms[0]
+    for w in ms[1:]:
+        y = y @ w
+    best = min(best, time.perf_counter() - t0)
+print(best)
+"""
+
+
+def numpy_python():
+    """A python that imports numpy (Debian's numpy serves /usr/bin/python3, which need not be first on PATH)."""
+    for exe in (sys.executable, "/usr/bin/python3", "python3"):
+        if subprocess.run([exe, "-c", "import numpy"], capture_output=True).returncode == 0:
+            return exe
+    sys.exit("sim_speed: no python with numpy for the functional comparison")
+
+
+def functional_table(tessel, baseline, d):
+    """Functional runs (-O2, --check off) against numpy's float32 evaluation of the same chain
+    with all cores, and the peak RSS against the bf16 footprint of inputs, intermediates and outputs."""
+    cases = [("Table 1 chain", os.path.join(ROOT, "examples", "paper_table1_chain.tsl"), [],
+              [(2048, 2048), (2048, 2048), (2048, 8192)]),
+             ("DeepSeek-V3 up_proj M=1024", os.path.join(ROOT, "examples", "deepseek_v3_up_proj.tsl"),
+              ["-D", "M=1024"], [(1024, 7168), (7168, 4096), (4096, 18432)])]
+    builds = [("this build", tessel)] + ([("baseline", baseline)] if baseline else [])
+    lines = ["| functional run | build | simulate (s) | numpy float32, all cores (s) | ratio | peak RSS (MiB) | "
+             "bf16 footprint + 64 MiB (MiB) |", "|---|---|---|---|---|---|---|"]
+    for name, path, args, shapes in cases:
+        out = subprocess.run([numpy_python(), "-c", NUMPY_CHAIN] + [f"{a}x{b}" for a, b in shapes],
+                             check=True, capture_output=True, text=True).stdout
+        numpy_s = float(out)
+        elems = sum(a * b for a, b in shapes) + shapes[0][0] * shapes[1][1] + shapes[0][0] * shapes[-1][1]
+        footprint = elems * 2 / 2**20 + 64
+        for label, binary in builds:
+            out, wall, cpu, rss = cpu_run([binary, "run", path, "-O2", "--report=json"] + args)
+            sim = json.loads(out)["sim_seconds"]
+            lines.append(f"| {name} | {label} | {sim:.3f} | {numpy_s:.3f} | {sim / numpy_s:.1f}x | {rss:.0f} | "
+                         f"{footprint:.0f} |")
     return "\n".join(lines)
 
 

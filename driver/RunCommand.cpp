@@ -144,6 +144,14 @@ int runRunCommand(int argc, char **argv) {
                            cl::desc("Skip the numerics (no inputs read, no outputs, no never-written "
                                     "checks): only the timing model and the bounds/shape checks run"),
                            cl::cat(toolCategory()));
+  cl::opt<bool> fastForward("fast-forward",
+                             cl::desc("With --timing-only: advance the steady-state iterations of loops "
+                                      "arithmetically instead of simulating them (latencies within 0.1% of "
+                                      "exact ones, counters exact: docs/simulator.md)"),
+                             cl::cat(toolCategory()));
+  cl::opt<bool> exact("exact",
+                      cl::desc("Simulate every instruction (the default for run; overrides --fast-forward)"),
+                      cl::cat(toolCategory()));
   cl::opt<ReportFormat> format(
       "report", cl::desc("Report format (default: text)"), cl::init(ReportFormat::Text),
       cl::values(clEnumValN(ReportFormat::Text, "text", "a human-readable table"),
@@ -375,6 +383,7 @@ int runRunCommand(int argc, char **argv) {
     s.sim.randomHalfWidth = randomInputHalfWidths(source.tp != 1 ? *whole.kernel : *fe.kernel);
   s.sim.outputDir = outputDir;
   s.sim.timingOnly = timingOnly;
+  s.sim.fastForward = fastForward && !exact;
   s.sim.maxInstructions = maxInstructions;
   if (llvm::sys::Process::StandardErrIsDisplayed())
     s.sim.progress = terminalProgress(llvm::errs(), prog->kernel);
@@ -384,6 +393,10 @@ int runRunCommand(int argc, char **argv) {
   s.reportPath = output;
   if (checkFlag && timingOnly) {
     reportError("--check needs the numerics; drop --timing-only");
+    return 1;
+  }
+  if (fastForward && !timingOnly) {
+    reportError("--fast-forward skips instructions, so it needs --timing-only (the numerics run every one)");
     return 1;
   }
   if (source.tp != 1) {

@@ -340,6 +340,11 @@ int runTuneCommand(int argc, char **argv) {
                            cl::desc("Simulate every legal configuration: no pruning by the cost "
                                     "model (to check that pruning keeps the best)"),
                            cl::cat(toolCategory()));
+  cl::opt<bool> exact("exact",
+                      cl::desc("Simulate every instruction of every configuration. By default the "
+                               "simulator advances the steady-state iterations of loops arithmetically "
+                               "(latencies within 0.1% of exact ones: docs/simulator.md)"),
+                      cl::cat(toolCategory()));
   OutputOptions out;
 
   // The pipeline's dump and instrumentation flags make no sense over many
@@ -439,6 +444,7 @@ int runTuneCommand(int argc, char **argv) {
   if (budget.getNumOccurrences())
     options.budget = budget;
   options.prune = !exhaustive;
+  options.fastForward = !exact;
   SearchState state;
   {
     InterruptCatcher catcher;

@@ -72,9 +72,10 @@ CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config) {
 }
 
 llvm::Expected<SimMeasure> simulateConfig(const runtime::Program &program,
-                                          const runtime::Target &target) {
+                                          const runtime::Target &target, bool fastForward) {
   runtime::SimOptions options;
   options.timingOnly = true;
+  options.fastForward = fastForward;
   llvm::Expected<runtime::SimResult> result = runtime::simulate(program, target, options);
   if (!result)
     return result.takeError();

@@ -66,7 +66,7 @@ CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config);
 
 /// Runs `program` through the timing-only simulator.
 llvm::Expected<SimMeasure> simulateConfig(const runtime::Program &program,
-                                          const runtime::Target &target);
+                                          const runtime::Target &target, bool fastForward);
 
 } // namespace tessel::driver
 

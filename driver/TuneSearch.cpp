@@ -216,7 +216,7 @@ private:
         programs[i] = std::move(c.program);
       }
       if (programs[i]) {
-        llvm::Expected<SimMeasure> m = simulateConfig(*programs[i], job.target);
+        llvm::Expected<SimMeasure> m = simulateConfig(*programs[i], job.target, options.fastForward);
         if (m)
           measured = *m;
         else

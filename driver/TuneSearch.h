@@ -30,6 +30,8 @@ struct SearchOptions {
   unsigned jobs = 1;
   uint64_t budget = std::numeric_limits<uint64_t>::max();
   bool prune = true; ///< false: simulate every legal configuration (--exhaustive)
+  /// skip the steady state of loops arithmetically (runtime/FastForward.h); false: --exact
+  bool fastForward = true;
 };
 
 /// Where the search stands; passed to the progress callback.

@@ -54,6 +54,9 @@ public:
   /// regions it covers are dropped: the writer waited for them.
   void recordWrite(const Rect &r, double end, int unit);
   size_t size() const { return order.size() + (box ? 1 : 0); }
+  /// Loop fast-forward: every write or read end at or after `cut` moves
+  /// later by `d` (the records stay where they are).
+  void shiftFrom(double cut, double d);
   static constexpr size_t MaxRecords = 256;
 
 private:

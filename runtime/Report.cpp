@@ -87,7 +87,7 @@ json::Object reportToJSON(const Report &r) {
   json::Array warnings;
   for (const std::string &w : r.warnings)
     warnings.push_back(w);
-  return json::Object{
+  json::Object o{
       {"kernel", r.kernel},
       {"target", r.target},
       {"mode", r.functional ? "functional" : "timing-only"},
@@ -127,6 +127,9 @@ json::Object reportToJSON(const Report &r) {
       {"sim_seconds", r.simSeconds},
       {"warnings", std::move(warnings)},
   };
+  if (r.fastForwardedInstructions)
+    o["fast_forwarded_instructions"] = int64_t(r.fastForwardedInstructions);
+  return o;
 }
 
 static std::string bytesStr(double b) {
@@ -196,6 +199,9 @@ void printReportText(const Report &r, raw_ostream &os) {
     if (shown < r.sourceLines.size())
       os << formatv("  ... {0} more source lines (--report=json lists all)\n", r.sourceLines.size() - shown);
   }
+  if (r.fastForwardedInstructions)
+    os << formatv("\n  fast-forward: {0} of {1} instructions advanced arithmetically (--exact: all simulated)\n",
+                  r.fastForwardedInstructions, r.dynamicInstructions);
   for (const std::string &w : r.warnings)
     os << "  warning: " << w << "\n";
 }

@@ -100,6 +100,7 @@ struct Report {
   double mbu = 0;                    ///< (read + write bytes) / latency / HBM bandwidth
   double arithmeticIntensity = 0;    ///< flops / HBM bytes
   double simSeconds = 0;             ///< host time the simulation took
+  uint64_t fastForwardedInstructions = 0; ///< of dynamicInstructions, advanced arithmetically
   std::vector<std::string> warnings;
 };
 

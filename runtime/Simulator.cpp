@@ -11,6 +11,7 @@
 #include "runtime/Simulator.h"
 
 #include "runtime/BF16.h"
+#include "runtime/FastForward.h"
 #include "runtime/Npy.h"
 #include "runtime/NumericExecutor.h"
 #include "runtime/TimingScheduler.h"
@@ -92,6 +93,9 @@ private:
 
   std::optional<NumericExecutor> num; ///< functional runs only
   std::optional<TimingScheduler> sched;
+  std::optional<LoopShapes> loopShapes; ///< when loops are fast-forwarded
+  unsigned watching = 0;                ///< loops being watched for a steady state
+  uint64_t skippedInstrs = 0;
   std::vector<std::string> warnings; ///< for the report
   TileView vDst, vSrc[2];
 
@@ -326,11 +330,24 @@ bool Machine::execBody(const std::vector<Stmt> &body) {
     case Stmt::Kind::For: {
       const Loop &l = P.loops[s.id];
       activeVars.push_back(l.var);
-      for (int64_t i = l.lo; i < l.hi; i += l.step) {
-        vars[l.var] = i;
-        if (!execBody(l.body))
+      std::optional<LoopWatch> watch;
+      if (loopShapes && (*loopShapes)[s.id].skippable && LoopWatch::worthWatching(l, (*loopShapes)[s.id]))
+        watch.emplace(P, (*loopShapes)[s.id], l, *sched, watching == 0);
+      watching += watch.has_value();
+      const int64_t trip = l.tripCount();
+      for (int64_t it = 0; it < trip; ++it) {
+        if (watch) {
+          uint64_t before = doneInstrs;
+          it += watch->boundary(it, vars, allocCount, doneInstrs);
+          skippedInstrs += doneInstrs - before;
+        }
+        vars[l.var] = l.lo + it * l.step;
+        if (!execBody(l.body)) {
+          watching -= watch.has_value();
           return false;
+        }
       }
+      watching -= watch.has_value();
       activeVars.pop_back();
       break;
     }
@@ -466,6 +483,7 @@ void Machine::finishReport(SimResult &res, double simSeconds) {
   res.report.target = T.name;
   res.report.functional = functional;
   res.report.simSeconds = simSeconds;
+  res.report.fastForwardedInstructions = skippedInstrs;
   res.report.warnings = std::move(warnings);
 }
 
@@ -502,6 +520,10 @@ Expected<SimResult> Machine::run() {
   sched.emplace(P, T, !O.tracePath.empty() || O.recordTimeline, O.recordTimeline, O.traceMaxEvents);
   if (functional)
     num.emplace(P);
+  // Fast-forward skips instructions: only when nothing needs every one of
+  // them (numbers, a trace, the timeline).
+  if (O.fastForward && !functional && O.tracePath.empty() && !O.recordTimeline)
+    loopShapes.emplace(P);
   bool ok = loadInputs(res) && execBody(P.body);
   if (O.progress)
     O.progress(totalInstrs, totalInstrs); // the end: a progress line is cleared

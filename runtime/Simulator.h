@@ -60,6 +60,9 @@ struct SimOptions {
   static constexpr uint64_t DefaultMaxInstructions = 4'000'000'000;
   /// if set: called now and then with (instructions done, instructions in all)
   std::function<void(uint64_t, uint64_t)> progress;
+  /// timing-only runs without a trace or timeline: skip the steady-state
+  /// iterations of loops arithmetically (runtime/FastForward.h); false: exact
+  bool fastForward = false;
   /// which latency the report predicts: adds the target's launch term for it
   LatencyKind latency = LatencyKind::Device;
 };

@@ -16,18 +16,24 @@ void IntervalUnion::add(double start, double end) {
   while (it != open.end() && it->first <= end) {
     start = std::min(start, it->first);
     end = std::max(end, it->second);
+    openLength -= std::max(0.0, it->second - it->first);
     it = open.erase(it);
   }
   open.emplace(start, end);
+  openLength += std::max(0.0, end - start);
 }
 
 void IntervalUnion::forget(double horizon) {
   for (auto it = open.begin(); it != open.end() && it->second < horizon; it = open.erase(it))
-    if (it->second > it->first)
+    if (it->second > it->first) {
       closed += it->second - it->first;
+      openLength -= it->second - it->first;
+    }
 }
 
 double IntervalUnion::length() const {
+  // Summed left to right, as documented: the running openLength is only for
+  // fast-forward's comparisons (lengthEstimate).
   double total = closed;
   for (const auto &iv : open)
     if (iv.second > iv.first)

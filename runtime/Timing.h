@@ -25,6 +25,8 @@
 #include "runtime/RegionTracker.h"
 #include "runtime/Target.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -39,6 +41,12 @@ public:
   /// filling free gaps first; returns the time the last piece finishes.
   double reserve(double t0, double amount);
   double totalReserved() const { return reserved; }
+  const std::vector<std::pair<double, double>> &intervals() const { return busy; }
+  /// Loop fast-forward (FastForward.h): the reservations as `k` more periods
+  /// of length `period` would leave them (what [cut, cut + period) holds is
+  /// repeated, what follows moves k periods later), `reservedMore` ns more
+  /// reserved.
+  void repeatPeriods(double cut, double period, uint64_t k, double reservedMore);
   static constexpr size_t MaxIntervals = 2048;
 
 private:
@@ -56,11 +64,18 @@ public:
   /// later may start before it.
   void forget(double horizon);
   double length() const;
+  /// length() kept up to date as intervals are added (summed in another
+  /// order, so it may differ from length() in the last bits): O(1).
+  double lengthEstimate() const { return closed + openLength; }
   size_t size() const { return open.size(); }
+  /// Loop fast-forward: moves the components ending at or after `cut` later
+  /// by `d` (one that starts before `cut` keeps its start) and sets the
+  /// length to what it was plus `grown`.
+  void shiftFrom(double cut, double d, double grown);
 
 private:
   std::map<double, double> open; ///< start -> end, disjoint and not touching
-  double closed = 0;
+  double closed = 0, openLength = 0;
 };
 
 /// The busy intervals of one in-order unit on a shared port (added in time
@@ -73,6 +88,11 @@ public:
   /// Drops the uses that end before `horizon`: no later query starts earlier.
   void forget(double horizon);
   size_t size() const { return uses.size() - head; }
+  llvm::ArrayRef<std::pair<double, double>> live() const { return llvm::makeArrayRef(uses).drop_front(head); }
+  /// Loop fast-forward: the uses as `k` more periods would leave them
+  /// (BandwidthCalendar::repeatPeriods).
+  void repeatPeriods(double cut, double period, uint64_t k);
+  static constexpr size_t MaxRepeated = 4096;
 
 private:
   std::vector<std::pair<double, double>> uses;

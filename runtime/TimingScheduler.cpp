@@ -55,6 +55,18 @@ double TimingScheduler::ready(const TileView &v, int unit, double floor,
   return t;
 }
 
+void TimingScheduler::recordRead(uint32_t obj, const Rect &r, double t, int unit, double start) {
+  trackers[obj].recordRead(r, t, unit);
+  if (logging)
+    log.push_back({obj, int16_t(unit), false, r, t, start});
+}
+
+void TimingScheduler::recordWrite(uint32_t obj, const Rect &r, double t, int unit, double start) {
+  trackers[obj].recordWrite(r, t, unit);
+  if (logging)
+    log.push_back({obj, int16_t(unit), true, r, t, start});
+}
+
 void TimingScheduler::record(uint32_t id, int unit, float rows, float cols, double start, double dur) {
   if (!recording)
     return;
@@ -108,9 +120,9 @@ void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const
   ++unitCount[unit];
   for (unsigned i = 0; i < nsrc; ++i)
     if (tracked(srcs[i]))
-      trackers[srcs[i].obj].recordRead(srcs[i].rect, end, unit);
+      recordRead(srcs[i].obj, srcs[i].rect, end, unit, start);
   double visible = end + latencyNs;
-  trackers[dst.obj].recordWrite(dst.rect, visible, unit);
+  recordWrite(dst.obj, dst.rect, visible, unit, start);
   makespan = std::max(makespan, visible);
   record(id, unit, rows, cols, start, busyNs);
 }
@@ -142,8 +154,8 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   dmaBusy.add(start, end);
   dmaInstrBusy[id].add(start, end);
   if (tracked(src))
-    trackers[src.obj].recordRead(src.rect, end, unit);
-  trackers[dst.obj].recordWrite(dst.rect, end, unit);
+    recordRead(src.obj, src.rect, end, unit, start);
+  recordWrite(dst.obj, dst.rect, end, unit, start);
   makespan = std::max(makespan, end);
   // traffic accounting
   (load ? counts.hbmReadBytes : counts.hbmWriteBytes) += uint64_t(bytes);

@@ -19,7 +19,10 @@
 #include "runtime/TileView.h"
 #include "runtime/Timing.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <vector>
 
@@ -27,6 +30,11 @@ namespace tessel::runtime {
 
 class TimingScheduler {
 public:
+  /// Per instruction: executions, busy and wait time, HBM bytes moved.
+  using InstrStats = InstrTotals;
+  /// flops, transpose flops, HBM read/write, spill save/reload, traffic by purpose
+  static constexpr int NumCounters = 10;
+
   /// tensor, vector, scalar, gpsimd; DMA queue q is unit NumComputeUnits + q.
   static constexpr int NumComputeUnits = 4;
 
@@ -47,6 +55,53 @@ public:
   /// Called after each dynamic instruction `id`: forgets, now and then, what
   /// can delay nothing any more.
   void instructionDone(uint32_t id);
+
+  // ---- loop fast-forward (FastForward.h) ----
+
+  /// The timing state a loop's iteration boundary is compared by: the
+  /// counters, per unit and per instruction of the loop body (`body`, sorted
+  /// ids; `bodyDma` the DMA ones), and the position in the log of hazard
+  /// records.
+  struct Mark {
+    std::vector<double> unitFree, unitBusy;
+    std::vector<uint64_t> unitCount, queueBytes;
+    uint64_t counters[NumCounters] = {};
+    std::vector<InstrStats> body;
+    std::vector<double> dmaLength; ///< per bodyDma instruction: its busy union
+    double dmaBusyLength = 0, reserved = 0, makespan = 0;
+    bool haveStationary = false;
+    uint32_t lastStatObj = 0;
+    Rect lastStatRect;
+    uint64_t logPos = 0;
+    /// The shared resources' uses ending after `cut` (the least free time
+    /// of the loop's units), relative to it: the bandwidth calendar, then
+    /// each compute unit's port uses. Empty with `tailsTooLong`.
+    double cut = 0;
+    std::vector<std::pair<double, double>> tails;
+    std::vector<uint32_t> tailSizes;
+    bool tailsTooLong = false;
+  };
+  /// `units`: the units the loop body may use; shared-resource tails longer
+  /// than `maxTail` in all are not kept (and the mark compares unequal).
+  void mark(Mark &m, llvm::ArrayRef<uint32_t> body, llvm::ArrayRef<uint32_t> bodyDma,
+            llvm::ArrayRef<uint32_t> units, size_t maxTail) const;
+  /// Whether nothing recorded before the period from `b` to `c` (which
+  /// repeated the one from `a`) would delay the moving accesses of `k` more
+  /// such periods: work the program issued earlier but that runs later may
+  /// hold regions a steady loop has not met yet.
+  bool futureClear(const Mark &a, const Mark &b, const Mark &c, double delta, uint64_t k) const;
+  /// Whether the period from `b` to `c` repeated the one from `a` to `b`,
+  /// every unit's time moving by the same `delta` (> 0).
+  bool samePeriods(const Mark &a, const Mark &b, const Mark &c, double &delta) const;
+  /// Advances the state by `k` more periods like the one from `b` to `c`
+  /// (which repeated the one from `a`): counters exactly, times by k * delta.
+  void skipPeriods(const Mark &a, const Mark &b, const Mark &c, llvm::ArrayRef<uint32_t> body,
+                   llvm::ArrayRef<uint32_t> bodyDma, double delta, uint64_t k);
+  /// Keeps the log of hazard records (while a loop is watched).
+  void setLogging(bool on);
+  /// The log before position `pos` is no longer needed.
+  void trimLog(uint64_t pos);
+  uint64_t logEnd() const { return logBase + log.size(); }
 
   /// The report's timing, traffic and occupancy figures and hotspots.
   /// The report of what ran, its latency including `launchOverheadNs`
@@ -94,8 +149,25 @@ private:
 
   /// flops, traffic and spill counters
   Report counts;
-  using InstrStats = InstrTotals;
+  uint64_t *counter(int i);
+  uint64_t counter(int i) const { return *const_cast<TimingScheduler *>(this)->counter(i); }
   std::vector<InstrStats> perInstr;
+
+  /// Hazard records made while a loop is watched, for fast-forward to repeat
+  /// them at the positions the skipped periods would have used.
+  struct TrackOp {
+    uint32_t obj;
+    int16_t unit;
+    bool write;
+    Rect rect;
+    double time;
+    double start; ///< when the instruction started
+  };
+  bool logging = false;
+  std::deque<TrackOp> log;
+  uint64_t logBase = 0; ///< position of log[0]
+  void recordRead(uint32_t obj, const Rect &r, double t, int unit, double start);
+  void recordWrite(uint32_t obj, const Rect &r, double t, int unit, double start);
   std::vector<TraceEvent> trace;
   uint64_t traceDropped = 0;
 

@@ -1,0 +1,199 @@
+//===- runtime/FastForward.cpp - Skipping a loop's steady state ------------===//
+#include "runtime/FastForward.h"
+
+#include <algorithm>
+
+namespace tessel::runtime {
+
+namespace {
+
+bool mentions(const AffineExpr &e, uint32_t var) {
+  return llvm::any_of(e.terms, [&](const auto &t) { return t.first == var; });
+}
+
+struct Collector {
+  const Program &P;
+  LoopShapes::Info &info;
+  uint32_t var;
+
+  void extent(const Extent &x) {
+    if (mentions(x.size, var)) {
+      info.skippable = false; // the shape changes every iteration
+    } else if (x.hasMin && mentions(x.bound, var)) {
+      AffineExpr diff = x.bound;
+      diff.add(x.size, -1);
+      info.switches.push_back(diff);
+    }
+  }
+  void access(const Access &a) {
+    for (const DimAccess &d : a.dims)
+      if (!d.isIndex)
+        extent(d.extent);
+  }
+  /// Returns the dynamic instruction count of one pass over `body`.
+  uint64_t walk(const std::vector<Stmt> &body) {
+    uint64_t n = 0;
+    for (const Stmt &s : body) {
+      switch (s.kind) {
+      case Stmt::Kind::Instr: {
+        const Instr &in = P.instrs[s.id];
+        info.body.push_back(s.id);
+        access(in.dst);
+        for (const Access &a : in.srcs)
+          access(a);
+        ++n;
+        break;
+      }
+      case Stmt::Kind::Alloc:
+        info.buffers.push_back(s.id);
+        break;
+      case Stmt::Kind::For: {
+        const Loop &l = P.loops[s.id];
+        info.innerLoops.push_back(s.id);
+        n += uint64_t(l.tripCount()) * walk(l.body);
+        break;
+      }
+      }
+    }
+    return n;
+  }
+};
+
+} // namespace
+
+LoopShapes::LoopShapes(const Program &P) : info(P.loops.size()) {
+  for (uint32_t l = 0; l < P.loops.size(); ++l) {
+    Info &i = info[l];
+    i.skippable = true;
+    Collector c{P, i, P.loops[l].var};
+    i.instrsPerIteration = c.walk(P.loops[l].body);
+    llvm::sort(i.body);
+    i.body.erase(std::unique(i.body.begin(), i.body.end()), i.body.end());
+    llvm::sort(i.buffers);
+    i.buffers.erase(std::unique(i.buffers.begin(), i.buffers.end()), i.buffers.end());
+    for (size_t k = 0; k < i.body.size(); ++k) {
+      const Instr &in = P.instrs[i.body[k]];
+      if (in.engine == Engine::Dma)
+        for (uint32_t q = 0; q < in.queueSpan; ++q)
+          i.units.push_back(TimingScheduler::NumComputeUnits + in.queue + q);
+      else
+        i.units.push_back(uint32_t(in.engine));
+    }
+    llvm::sort(i.units);
+    i.units.erase(std::unique(i.units.begin(), i.units.end()), i.units.end());
+    for (size_t k = 0; k < i.body.size(); ++k)
+      if (P.instrs[i.body[k]].op == Opcode::Dma) {
+        i.bodyDma.push_back(i.body[k]);
+        i.dmaPos.push_back(uint32_t(k));
+      }
+  }
+}
+
+LoopWatch::LoopWatch(const Program &P, const LoopShapes::Info &info, const Loop &loop, TimingScheduler &sched,
+                     bool outermost)
+    : P(P), info(info), loop(loop), sched(sched), outermost(outermost) {
+  if (outermost)
+    sched.setLogging(true);
+}
+
+LoopWatch::~LoopWatch() {
+  if (outermost)
+    sched.setLogging(false);
+}
+
+bool LoopWatch::sameRotation(const Boundary &b, const Boundary &c) const {
+  for (size_t i = 0; i < info.buffers.size(); ++i) {
+    int64_t bufs = P.buffers[info.buffers[i]].bufs;
+    if ((c.allocs[i] - b.allocs[i]) % bufs)
+      return false;
+  }
+  for (size_t i = 0; i < info.bodyDma.size(); ++i) {
+    uint64_t span = P.instrs[info.bodyDma[i]].queueSpan;
+    uint32_t at = info.dmaPos[i];
+    if ((c.timing.body[at].count - b.timing.body[at].count) % span)
+      return false;
+  }
+  return true;
+}
+
+bool LoopWatch::sameShapes(int64_t from, int64_t to, const std::vector<int64_t> &vars) const {
+  auto lastValue = [](const Loop &l, int64_t it) { return l.lo + it * l.step; };
+  for (const AffineExpr &e : info.switches) {
+    // The least value of an affine expression over the box of the variables'
+    // ranges: the size is taken wherever it is not negative.
+    int64_t least = e.constant;
+    for (const auto &[var, coeff] : e.terms) {
+      int64_t lo, hi;
+      if (var == loop.var) {
+        lo = lastValue(loop, from);
+        hi = lastValue(loop, to - 1);
+      } else if (const Loop &inner = P.loops[P.varLoop[var]];
+                 llvm::is_contained(info.innerLoops, P.varLoop[var])) {
+        lo = inner.lo;
+        hi = lastValue(inner, inner.tripCount() - 1);
+      } else {
+        lo = hi = vars[var];
+      }
+      least += coeff * (coeff > 0 ? std::min(lo, hi) : std::max(lo, hi));
+    }
+    if (least < 0)
+      return false;
+  }
+  return true;
+}
+
+int64_t LoopWatch::boundary(int64_t it, const std::vector<int64_t> &vars, std::vector<int64_t> &allocCount,
+                            uint64_t &instrsDone) {
+  if (done) {
+    if (outermost)
+      sched.trimLog(sched.logEnd());
+    return 0;
+  }
+  const int64_t trip = loop.tripCount();
+  if (it > GiveUpAfter) {
+    done = true;
+    history.clear();
+    return 0;
+  }
+  Boundary now;
+  if (int64_t(history.size()) == 2 * MaxPeriod + 1) {
+    now = std::move(history.front()); // its storage is reused
+    history.pop_front();
+    ++first;
+  }
+  sched.mark(now.timing, info.body, info.bodyDma, info.units, maxTail());
+  now.instrsDone = instrsDone;
+  now.allocs.clear();
+  for (uint32_t b : info.buffers)
+    now.allocs.push_back(allocCount[b]);
+  history.push_back(std::move(now));
+  if (outermost)
+    sched.trimLog(history.front().timing.logPos);
+  auto at = [&](int64_t i) -> const Boundary & { return history[size_t(i - first)]; };
+  for (int64_t p = 1; p <= MaxPeriod; ++p) {
+    // Iteration 0 is a warm-up; the period [it - p, it) is repeated k times.
+    if (it - 2 * p < 1)
+      break;
+    int64_t k = (trip - it - (p + 1)) / p;
+    if (k < 1) {
+      if (p == 1)
+        done = true; // fewer iterations remain than any skip would leave
+      break;
+    }
+    const Boundary &a = at(it - 2 * p), &b = at(it - p), &c = at(it);
+    double delta;
+    if (!sameRotation(b, c) || !sameShapes(it - p, it + k * p, vars) || !sched.samePeriods(a.timing, b.timing, c.timing, delta) ||
+        !sched.futureClear(a.timing, b.timing, c.timing, delta, uint64_t(k)))
+      continue;
+    sched.skipPeriods(a.timing, b.timing, c.timing, info.body, info.bodyDma, delta, uint64_t(k));
+    for (size_t i = 0; i < info.buffers.size(); ++i)
+      allocCount[info.buffers[i]] += k * (c.allocs[i] - b.allocs[i]);
+    instrsDone += uint64_t(k) * (c.instrsDone - b.instrsDone);
+    done = true;
+    history.clear();
+    return k * p;
+  }
+  return 0;
+}
+
+} // namespace tessel::runtime
