@@ -133,8 +133,11 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     for (const Candidate *c : strips) {
       if (!firstClearing && c->built.cost.arithmeticIntensity() >= ridge)
         firstClearing = c->built.blocks.lookup(M);
-      if (c->fits)
-        pick = c; // candidates ascend: the last that fits is the largest
+      // Candidates ascend: the last that fits is the largest, taken unless a
+      // smaller one bounds the kernel lower (an MLP's one-kernel form at a
+      // small strip against its two-kernel form at a tall one).
+      if (c->fits && (!pick || c->built.cost.boundUs(t) <= pick->built.cost.boundUs(t)))
+        pick = c;
     }
     bool spills = !pick;
     if (spills)
@@ -159,7 +162,15 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     }
     int64_t m = pick->built.blocks.lookup(M);
     chosen.set(M, m);
-    if (spills)
+    const Candidate *largestFit = nullptr;
+    for (const Candidate *c : strips)
+      if (c->fits)
+        largestFit = c;
+    if (!spills && largestFit != pick)
+      note(llvm::formatv("m = {0} has the lowest engine bound of the strips that fit (m = {1}, the "
+                         "largest, bounds it at {2:f1} us)",
+                         m, largestFit->built.blocks.lookup(M), largestFit->built.cost.boundUs(t)));
+    else if (spills)
       note(llvm::formatv("no row strip fits SBUF; m = {0} has the smallest SBUF peak (allocate "
                          "spills what does not fit)",
                          m));
