@@ -16,6 +16,8 @@
 #include "passes/Fusion.h"
 #include "passes/Passes.h"
 
+#include "llvm/Support/Casting.h"
+
 namespace tessel::passes {
 namespace {
 
@@ -27,8 +29,29 @@ public:
            "projection in the same kernel (leave out for the two-kernel form)";
   }
   PassResult run(ir::Kernel &kernel, PassContext &) override {
-    return fuseProducers(kernel, StripPlacement::PerRowBlock) ? PassResult::Changed
-                                                               : PassResult::Unchanged;
+    bool changed = fuseProducers(kernel, StripPlacement::PerRowBlock);
+    // Say which form the kernel took: intermediates left in HBM are hand-offs
+    // between kernels (their reader K-blocks its contraction, or walks other
+    // row blocks).
+    std::string inHbm;
+    for (auto &op : kernel.body.ops)
+      if (auto *alloc = llvm::dyn_cast<ir::AllocOp>(op.get());
+          alloc && alloc->result->type.space == ir::MemSpace::HBM &&
+          alloc->result->role == ir::TensorRole::Scratch)
+        inHbm += (inHbm.empty() ? "%" : ", %") + alloc->result->name;
+    // Only kernels with an epilogue (an MLP) get the note.
+    bool epilogue = false;
+    ir::walk(kernel.body, [&](ir::Op &o, llvm::ArrayRef<ir::ForOp *>) {
+      auto *tt = llvm::dyn_cast<ir::TensorTensorOp>(&o);
+      epilogue |= llvm::isa<ir::ActivationOp>(o) || (tt && tt->alu != ir::AluOp::Add);
+    });
+    if (!changed && (!epilogue || inHbm.empty()))
+      return PassResult::Unchanged;
+    kernel.notes.push_back(inHbm.empty()
+                               ? "[fuse-handoff] one kernel: no intermediate goes through HBM"
+                               : "[fuse-handoff] " + std::string(changed ? "" : "two kernels: ") +
+                                     "through HBM between nests: " + inHbm);
+    return PassResult::Changed; // the kernel's text changed at least by the note
   }
 };
 
