@@ -262,11 +262,17 @@ bool fuseProducers(Kernel &kernel, StripPlacement placement) {
         makeRoomForTransposes(clone, kernel.geometry.partitions);
       f.ops = std::move(clone.ops);
       if (placement == StripPlacement::PerColumnBlock) {
+        // The one column loop reading the strip; a consumer whose columns
+        // are split over two loops (a peeled partial tile) keeps its strip
+        // unfused here, since the strip cannot live in both.
         Block &qb = site.rowLoop->body;
-        for (size_t j = site.stripPos + 2; j < qb.ops.size() && !f.column; ++j)
-          if (auto *col = llvm::dyn_cast<ForOp>(qb.ops[j].get()); col && reads(*col, site.strip))
-            f.column = col;
-        ok &= f.column != nullptr;
+        unsigned readers = 0;
+        for (size_t j = site.stripPos + 2; j < qb.ops.size(); ++j)
+          if (auto *col = llvm::dyn_cast<ForOp>(qb.ops[j].get()); col && reads(*col, site.strip)) {
+            f.column = f.column ? f.column : col;
+            ++readers;
+          }
+        ok &= readers == 1;
       }
       fused.push_back(std::move(f));
     }

@@ -181,10 +181,17 @@ public:
   /// partition-wide column slices is a stationary operand against the row
   /// strip A^T.
   void rewrite(const MatmulColumnLoop &m, Value *ct) {
-    std::unique_ptr<ForOp> column = m.heldB ? buildHeld(m, ct) : buildStreamed(m, ct);
-    for (auto &op : m.rowBlock->body.ops)
-      if (op.get() == m.column) {
-        op = std::move(column);
+    std::vector<std::unique_ptr<ForOp>> columns;
+    if (m.heldB)
+      columns.push_back(buildHeld(m, ct));
+    else
+      columns = buildStreamed(m, ct);
+    Block &body = m.rowBlock->body;
+    for (size_t i = 0; i < body.ops.size(); ++i)
+      if (body.ops[i].get() == m.column) {
+        body.ops[i] = std::move(columns.front());
+        for (size_t j = 1; j < columns.size(); ++j)
+          body.ops.insert(body.ops.begin() + i + j, std::move(columns[j]));
         break;
       }
   }
@@ -276,8 +283,34 @@ private:
 
   /// Streamed B, transposed: per column tile, B's tile [K, tile] is loaded
   /// once per k and each of its partition-wide column slices is a stationary
-  /// operand against the row strip A^T.
-  std::unique_ptr<ForOp> buildStreamed(const MatmulColumnLoop &m, Value *ct) {
+  /// operand against the row strip A^T. TileGen's column tile is kept when
+  /// it is a multiple of the partitions (one transfer then moves its whole
+  /// width per partition); a shorter last tile, when the columns are a
+  /// multiple of the partitions, is peeled into a loop of partition-wide
+  /// tiles, so every loop keeps constant bounds.
+  std::vector<std::unique_ptr<ForOp>> buildStreamed(const MatmulColumnLoop &m, Value *ct) {
+    int64_t n = m.loadB->src.base->type.dims[1].size;
+    int64_t step = m.column->step;
+    std::optional<IndexExpr> origExtent = m.loadB->src.indices[1].extent;
+    bool wholeTiles = origExtent && origExtent->isConst() && origExtent->constValue() % rowTile == 0 &&
+                      step == origExtent->constValue();
+    std::vector<std::unique_ptr<ForOp>> loops;
+    if (wholeTiles || step % rowTile != 0 || n % rowTile != 0 || n < step) {
+      loops.push_back(buildStreamedRange(m, ct, 0, n, wholeTiles ? step : rowTile, wholeTiles, true));
+      return loops;
+    }
+    int64_t full = n / step * step;
+    loops.push_back(buildStreamedRange(m, ct, 0, full, step, true, true));
+    if (full < n)
+      loops.push_back(buildStreamedRange(m, ct, full, n, rowTile, true, false));
+    return loops;
+  }
+
+  /// The transposed streamed column loop over columns [lo, hi) in tiles of
+  /// `tileN` (all whole when `whole`); `reuse` keeps the matched loops'
+  /// variables (the first loop built), else fresh ones.
+  std::unique_ptr<ForOp> buildStreamedRange(const MatmulColumnLoop &m, Value *ct, int64_t lo, int64_t hi,
+                                            int64_t tileN, bool whole, bool reuse) {
     Value *aT = m.matmul->stationary.base, *b = m.loadB->src.base;
     int64_t stripRows = m.rows;
     const Dim &rowDim = aT->type.dims[1];
@@ -286,37 +319,39 @@ private:
     Value *mb = m.rowBlock->iv;
     IndexExpr rows = blockRows(m);
     llvm::SMLoc loc = m.column->loc;
-
-    // Keep the original column tile when every tile has the same width (a
-    // multiple of the partitions); otherwise walk partition-wide tiles, the
-    // last partial.
-    std::optional<IndexExpr> origExtent = m.loadB->src.indices[1].extent;
-    bool wide = origExtent && origExtent->isConst() && origExtent->constValue() % rowTile == 0 &&
-                m.column->step == origExtent->constValue();
-    int64_t tileN = wide ? m.column->step : rowTile;
+    auto loopVar = [&](Value *old) {
+      if (reuse)
+        return old;
+      Value *v = kernel.newValue(ValueKind::LoopVar, kernel.uniqueName(old->name));
+      v->loc = old->loc;
+      return v;
+    };
 
     auto column = std::make_unique<ForOp>();
     column->loc = loc;
-    column->iv = m.column->iv;
+    column->iv = loopVar(m.column->iv);
     column->iv->def = column.get();
-    column->lo = 0;
-    column->hi = n;
+    column->lo = lo;
+    column->hi = hi;
     column->step = tileN;
     IndexExpr nStart = IndexExpr::var(column->iv);
-    IndexExpr colExt = wide || n % rowTile == 0 ? IndexExpr(tileN) : min(IndexExpr(rowTile), IndexExpr(n) - nStart);
-    IndexExpr sliceExt = wide ? IndexExpr(rowTile) : colExt;
+    IndexExpr colExt = whole || n % rowTile == 0 ? IndexExpr(tileN) : min(IndexExpr(rowTile), IndexExpr(n) - nStart);
+    IndexExpr sliceExt = tileN > rowTile ? IndexExpr(rowTile) : colExt;
     Block &body = column->body;
     // Whole-bank folds (maxMoving fp32), so no accumulation tile straddles banks.
     Value *acc = alloc(body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, tileN}, {rowDim.label, movingMax}}, 2, loc);
 
     auto kLoop = std::make_unique<ForOp>();
     kLoop->loc = m.kLoop->loc;
-    kLoop->iv = m.kLoop->iv;
+    kLoop->iv = loopVar(m.kLoop->iv);
     kLoop->iv->def = kLoop.get();
     kLoop->lo = 0;
     kLoop->hi = kSize;
     kLoop->step = rowTile;
     IndexExpr ek = m.loadB->src.indices[0].extent.value_or(IndexExpr(rowTile));
+    if (!reuse)
+      ek = kSize % rowTile == 0 ? IndexExpr(rowTile)
+                                : min(IndexExpr(rowTile), IndexExpr(kSize) - IndexExpr::var(kLoop->iv));
     IndexExpr kStart = IndexExpr::var(kLoop->iv);
     Value *bTile = alloc(kLoop->body, b->name + "_tile", MemSpace::SBUF, b->type.dtype, {{kDim.label, rowTile}, {nDim.label, tileN}}, 2, loc);
     auto load = std::make_unique<DmaOp>();
