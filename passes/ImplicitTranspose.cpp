@@ -49,17 +49,8 @@ llvm::DenseMap<const Value *, unsigned> countUses(Kernel &kernel) {
   return uses;
 }
 
-bool sameIndices(const Access &a, const Access &b) {
-  if (a.base != b.base || a.indices.size() != b.indices.size())
-    return false;
-  for (size_t i = 0; i < a.indices.size(); ++i) {
-    const Index &x = a.indices[i], &y = b.indices[i];
-    if (!x.start.structurallyEqual(y.start) || x.isRange() != y.isRange() ||
-        (x.isRange() && !x.extent->structurallyEqual(*y.extent)))
-      return false;
-  }
-  return true;
-}
+/// The same region of the same buffer.
+bool sameAccess(const Access &a, const Access &b) { return a.base == b.base && sameIndices(a, b); }
 
 template <typename T> T *opAt(Block &b, size_t i) {
   return i < b.ops.size() ? llvm::dyn_cast<T>(b.ops[i].get()) : nullptr;
@@ -83,7 +74,7 @@ bool foldLoadTransposes(Block &block, llvm::DenseMap<const Value *, unsigned> &u
     Value *tile = tileAlloc->result, *psum = psumAlloc->result;
     if (load->transpose || load->tag != DmaTag::None || load->dst.base != tile ||
         load->src.base->type.space != MemSpace::HBM || tr->dst.base != psum ||
-        !sameIndices(tr->src, load->dst) || !sameIndices(copy->src, tr->dst) ||
+        !sameAccess(tr->src, load->dst) || !sameAccess(copy->src, tr->dst) ||
         uses[tile] != 2 || uses[psum] != 2 ||
         copy->dst.base->type.dtype != load->src.base->type.dtype)
       continue;
