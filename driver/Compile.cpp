@@ -111,6 +111,7 @@ void chainShape(const ast::Kernel &kernel, passes::analysis::PlanShape &shape) {
     return;
   widths.push_back(cur->type.cols);
   shape.chainDims.assign(widths.rbegin(), widths.rend());
+  shape.contraction = shape.chainDims.front();
   shape.elementBytes = e.type.dtype == ast::DType::BF16 ? 2 : 4;
 }
 

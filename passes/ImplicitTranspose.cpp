@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Elementwise.h"
+#include "passes/KBlockedTranspose.h"
 #include "passes/Passes.h"
 
 #include "ir/Builder.h"
@@ -492,17 +493,25 @@ bool transposeProducers(Kernel &kernel) {
     if (u.otherWrites || u.stores.empty())
       continue;
     llvm::SmallVector<MatmulColumnLoop, 2> producers;
+    llvm::SmallVector<KBlockedProducer, 2> kBlocked;
     for (auto &[store, loops] : u.stores)
       if (auto m = matchColumnLoop(*store, loops); m && (!m->heldB || TransposedColumnBuilder::heldRows(*m)))
         producers.push_back(*m);
-    if (producers.size() != u.stores.size())
+      else if (auto kp = matchKBlockedProducer(*store, loops))
+        kBlocked.push_back(*kp);
+    if (producers.size() + kBlocked.size() != u.stores.size())
       continue;
 
     TransposedColumnBuilder builder(kernel);
+    auto rewriteAll = [&](Value *dest) {
+      for (const MatmulColumnLoop &m : producers)
+        builder.rewrite(m, dest);
+      for (const KBlockedProducer &kp : kBlocked)
+        transposeKBlockedProducer(kernel, kp, dest);
+    };
     if (viaNest) {
       // The producers write the nest's destination; the nest and C go away.
-      for (const MatmulColumnLoop &m : producers)
-        builder.rewrite(m, nestIt->second.dest);
+      rewriteAll(nestIt->second.dest);
       deadOps.push_back(nestIt->second.outer);
       deadOps.push_back(alloc);
       changed = true;
@@ -516,8 +525,7 @@ bool transposeProducers(Kernel &kernel) {
     ct->loc = c->loc;
     alloc->result = ct;
     ct->def = alloc;
-    for (const MatmulColumnLoop &m : producers)
-      builder.rewrite(m, ct);
+    rewriteAll(ct);
     for (DmaOp *load : u.transposedLoads) {
       load->transpose = false;
       load->src.base = ct;

@@ -24,6 +24,7 @@ std::unique_ptr<Pass> createImplicitTransposePass();
 std::unique_ptr<Pass> createSchedulePass();
 std::unique_ptr<Pass> createSelectBlocksPass();
 std::unique_ptr<Pass> createStripCachePass();
+std::unique_ptr<Pass> createStripAccumulatePass();
 
 } // namespace tessel::passes
 

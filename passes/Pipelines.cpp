@@ -45,6 +45,7 @@ PassList buildO2() {
   pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
   pl.add("fuse");
   pl.add("strip-cache");        // hoists what fuse placed in the column loop
+  pl.add("strip-accumulate");   // K-blocked sums straight into the cached strip
   pl.add("fuse-siblings");      // after the chains are fused: nests reading one strip share it
   pl.add("fuse-epilogue");      // elementwise ops where the merged nests store their operands
   pl.add("fuse-handoff");       // the MLP's gated strip feeds the down projection in SBUF

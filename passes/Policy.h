@@ -35,6 +35,14 @@ constexpr double kStripSbufShare = 0.5;
 /// then overlap the matmuls); shallower, the vector engine would bound the
 /// kernel and spilling the strip is no worse.
 constexpr double kMaxAccumulateShare = 1.0 / 3;
+/// strip-accumulate stores a K-blocked intermediate's running sum in the
+/// strip's type (bf16) between K blocks only up to this many blocks: each
+/// adds one rounding (unit roundoff 2^-8) where the fp32 accumulator has
+/// none. Independent roundings add as a root sum of squares, so 16 of them
+/// are typically 4 roundings' worth: half the 8x of one rounding that
+/// `tessel run --check` allows (driver/Reference.h), leaving the other half
+/// to the rest of the chain.
+constexpr int64_t kMaxStripRoundings = 16;
 /// The row block TileGen tries first when none is given, in partition tiles
 /// (AWS's NKI matmul tutorial blocks 4 tiles; 512 rows on trn1); it is
 /// halved until its strip fits kStripSbufShare.

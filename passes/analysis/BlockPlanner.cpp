@@ -72,16 +72,18 @@ int64_t plannerSbufLimit(const runtime::Target &t) {
 
 std::string describeCost(const KernelCost &cost, const runtime::Target &t) {
   return llvm::formatv("AI {0:f1} flop/B, SBUF peak {1} ({2:f0}%), PSUM peak {3}, roofline "
-                       "{4:f1} us, engine bound {5:f1} us",
+                       "{4:f1} us, engine bound {5:f1} us, predicted {6:f1} us",
                        cost.arithmeticIntensity(), kib(cost.sbufPeakBytesPerPartition),
                        100.0 * cost.sbufPeakBytesPerPartition / t.sbuf_bytes_per_partition,
-                       kib(cost.psumPeakBytesPerPartition), cost.rooflineUs(t), cost.boundUs(t))
+                       kib(cost.psumPeakBytesPerPartition), cost.rooflineUs(t), cost.boundUs(t),
+                       cost.predictedUs(t))
       .str();
 }
 
 llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
                                      const runtime::Target &t, BuildAndMeasureFn buildAndMeasure) {
-  const llvm::StringRef M = BlockConfig::kRowStrip, N = BlockConfig::kColumnBlock;
+  const llvm::StringRef M = BlockConfig::kRowStrip, N = BlockConfig::kColumnBlock,
+                        K = BlockConfig::kContraction;
   const int64_t tile = geometryFor(t).partitions;
   double ridge = t.ridgeFlopsPerByte();
   CandidateCache candidates(buildAndMeasure, t);
@@ -91,6 +93,37 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
                      "({3:f0}% headroom)",
                      t.name, ridge, kib(plannerSbufLimit(t)), kSbufHeadroom * 100));
 
+  // A configuration that does not fit at the default column block may fit
+  // at a narrower one (fewer accumulators in PSUM, smaller weight blocks):
+  // the widest that fits, or null.
+  std::vector<int64_t> narrower =
+      powerOfTwoTiles(shape.columns, t.psum_bank_bytes / int64_t(sizeof(float)), tile);
+  auto fitting = [&](BlockConfig b) -> const Candidate * {
+    for (int64_t n : llvm::reverse(narrower)) {
+      if (!given.has(N))
+        b.set(N, n);
+      if (const Candidate *f = candidates.get(b); f && f->fits)
+        return f;
+      if (given.has(N))
+        break;
+    }
+    return nullptr;
+  };
+  // Failing that, K-blocked (a chain's first contraction): the deepest K
+  // block that fits (fewest partial sums), at the widest column block that
+  // fits with it.
+  std::vector<int64_t> kBlocks = powerOfTwoTiles(shape.contraction / 2, INT64_MAX, tile);
+  auto kBlockedFit = [&](BlockConfig b) -> const Candidate * {
+    if (shape.contraction <= tile || b.has(K))
+      return nullptr;
+    for (int64_t k : llvm::reverse(kBlocks)) {
+      b.set(K, k);
+      if (const Candidate *f = fitting(b))
+        return f;
+    }
+    return nullptr;
+  };
+
   BlockConfig chosen = given;
   // 1. The row strip.
   if (!given.has(M)) {
@@ -99,25 +132,19 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
       BlockConfig blocks = given;
       blocks.set(M, m);
       const Candidate *c = candidates.get(blocks);
-      // A strip that does not fit at the default column block may fit at a
-      // narrower one (fewer accumulators in PSUM, smaller weight blocks); it
-      // is taken when it bounds the kernel no worse than the strips that fit.
-      std::vector<int64_t> narrower =
-          powerOfTwoTiles(shape.columns, t.psum_bank_bytes / int64_t(sizeof(float)), tile);
+      // A strip that does not fit is tried narrower or K-blocked; it is
+      // taken when predicted no slower than the strips that fit.
       const Candidate *lastFit = nullptr;
       for (const Candidate *s : strips)
         if (s->fits)
           lastFit = s;
-      if (c && !c->fits && !given.has(N))
-        for (int64_t n : llvm::reverse(narrower)) {
-          blocks.set(N, n);
-          const Candidate *narrow = candidates.get(blocks);
-          if (narrow && narrow->fits) {
-            if (!lastFit || narrow->built.cost.boundUs(t) <= lastFit->built.cost.boundUs(t))
-              c = narrow;
-            break;
-          }
-        }
+      if (c && !c->fits) {
+        const Candidate *f = fitting(blocks);
+        if (!f)
+          f = kBlockedFit(blocks);
+        if (f && (!lastFit || f->built.cost.predictedUs(t) <= lastFit->built.cost.predictedUs(t)))
+          c = f;
+      }
       if (!c)
         continue;
       strips.push_back(c);
@@ -134,9 +161,10 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
       if (!firstClearing && c->built.cost.arithmeticIntensity() >= ridge)
         firstClearing = c->built.blocks.lookup(M);
       // Candidates ascend: the last that fits is the largest, taken unless a
-      // smaller one bounds the kernel lower (an MLP's one-kernel form at a
-      // small strip against its two-kernel form at a tall one).
-      if (c->fits && (!pick || c->built.cost.boundUs(t) <= pick->built.cost.boundUs(t)))
+      // smaller one is predicted faster (an MLP's one-kernel form at a small
+      // strip against its two-kernel form at a tall one, whose nests run
+      // one after the other).
+      if (c->fits && (!pick || c->built.cost.predictedUs(t) <= pick->built.cost.predictedUs(t)))
         pick = c;
     }
     bool spills = !pick;
@@ -145,7 +173,12 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
         return a->built.cost.sbufPeakBytesPerPartition < b->built.cost.sbufPeakBytesPerPartition;
       });
     for (const Candidate *c : strips)
-      note(llvm::formatv("{0} m = {1}: {2}", c == pick ? "*" : " ", c->built.blocks.lookup(M),
+      note(llvm::formatv("{0} m = {1}{2}: {3}", c == pick ? "*" : " ", c->built.blocks.lookup(M),
+                         c->built.blocks.has(K) && !given.has(K)
+                             ? llvm::formatv(" (K-blocked: k = {0}, n = {1})", c->built.blocks.lookup(K),
+                                             c->built.blocks.lookup(N))
+                                   .str()
+                             : std::string(),
                          describeCost(c->built.cost, t)));
     if (!shape.chainDims.empty()) {
       // The paper's SBUF model beside the buffers the pipeline placed.
@@ -162,14 +195,16 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     }
     int64_t m = pick->built.blocks.lookup(M);
     chosen.set(M, m);
+    if (pick->built.blocks.has(K) && !given.has(K))
+      chosen.set(K, pick->built.blocks.lookup(K));
     const Candidate *largestFit = nullptr;
     for (const Candidate *c : strips)
       if (c->fits)
         largestFit = c;
     if (!spills && largestFit != pick)
-      note(llvm::formatv("m = {0} has the lowest engine bound of the strips that fit (m = {1}, the "
-                         "largest, bounds it at {2:f1} us)",
-                         m, largestFit->built.blocks.lookup(M), largestFit->built.cost.boundUs(t)));
+      note(llvm::formatv("m = {0} has the lowest predicted latency of the strips that fit (m = {1}, "
+                         "the largest, is predicted at {2:f1} us)",
+                         m, largestFit->built.blocks.lookup(M), largestFit->built.cost.predictedUs(t)));
     else if (spills)
       note(llvm::formatv("no row strip fits SBUF; m = {0} has the smallest SBUF peak (allocate "
                          "spills what does not fit)",
@@ -200,8 +235,17 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
         final = c;
     }
   }
-  if (!final)
+  if (!final) {
+    // No column block fits the strip (given, or the least-bad spilling
+    // one): K-blocked, it may.
     final = candidates.get(chosen);
+    if (final && !final->fits)
+      if (const Candidate *f = kBlockedFit(chosen)) {
+        note(llvm::formatv("m = {0} fits only K-blocked: k = {1}", f->built.blocks.lookup(M),
+                           f->built.blocks.lookup(K)));
+        final = f;
+      }
+  }
   if (!final)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the kernel could not be built with " + chosen.str());

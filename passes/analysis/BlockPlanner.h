@@ -11,12 +11,18 @@
 //     clears the target's ridge point (peak flops / HBM bandwidth) is the
 //     least that can be compute bound; from there the largest `m` whose SBUF
 //     peak fits the capacity with Policy's headroom is taken (most reuse of
-//     the weights, no spilling). When no candidate clears the ridge, the
+//     the weights, no spilling), unless a smaller one is predicted faster
+//     (KernelCost::predictedUs: an MLP's one-kernel form at a short strip
+//     against its two-kernel form at a tall one). When no candidate clears the ridge, the
 //     largest that fits (the highest AI) is taken; when none fits, the one
 //     with the smallest SBUF peak (allocate then spills it). The SBUF peak
 //     grows with `m` (every strip buffer scales with it), so the search stops
 //     at the first candidate that does not fit once one has: the compile
 //     costs the same for any number of rows.
+//     A strip that does not fit may fit at a narrower `n`, or K-blocked
+//     (`k`: the strip holds one K block, the intermediate accumulates in
+//     place, passes/StripAccumulate.cpp); the deepest K block that fits is
+//     tried, each at the widest `n` that fits.
 //  2. Every other parameter (today `n`): at the chosen `m`, the value with the
 //     lowest engine bound (KernelCost::boundUs) that fits; ties go to the
 //     larger value (fewer, longer instructions).
@@ -62,6 +68,9 @@ struct PlanShape {
   /// the element bytes, for the paper's eq. 11 SBUF note; empty otherwise.
   std::vector<int64_t> chainDims = {};
   int64_t elementBytes = 0;
+  /// The contraction the K block `k` splits (a chain's first matmul), 0 when
+  /// the planner should not K-block.
+  int64_t contraction = 0;
 };
 
 struct BlockPlan {
