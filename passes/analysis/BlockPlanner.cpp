@@ -110,18 +110,24 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     return nullptr;
   };
   // Failing that, K-blocked (a chain's first contraction): the deepest K
-  // block that fits (fewest partial sums), at the widest column block that
-  // fits with it.
+  // block that fits (fewest partial sums) with its strip double-buffered, at
+  // the widest column block that fits with it.
   std::vector<int64_t> kBlocks = powerOfTwoTiles(shape.contraction / 2, INT64_MAX, tile);
+  // A K block whose strip `schedule` could not double-buffer (its next
+  // block would load only after this one is used) is taken only when no
+  // shallower one is.
   auto kBlockedFit = [&](BlockConfig b) -> const Candidate * {
     if (shape.contraction <= tile || b.has(K))
       return nullptr;
+    const Candidate *serial = nullptr;
     for (int64_t k : llvm::reverse(kBlocks)) {
       b.set(K, k);
-      if (const Candidate *f = fitting(b))
+      const Candidate *f = fitting(b);
+      if (f && f->built.cost.serialFills == 0)
         return f;
+      serial = serial ? serial : f;
     }
-    return nullptr;
+    return serial;
   };
 
   BlockConfig chosen = given;

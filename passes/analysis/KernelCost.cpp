@@ -29,6 +29,7 @@
 #include "passes/BufferLiveness.h"
 #include "runtime/Timing.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Casting.h"
 
@@ -288,6 +289,25 @@ double KernelCost::boundUs(const runtime::Target &target) const {
   return std::max({rooflineUs(target), tensorBusyNs * 1e-3, dmaQueueNs * 1e-3});
 }
 
+/// KernelCost::serialFills: single-copy SBUF buffers of a loop with more
+/// than one iteration that a DMA fills from HBM.
+int64_t countSerialFills(const Kernel &kernel) {
+  llvm::DenseSet<const Value *> filled;
+  walk(const_cast<Kernel &>(kernel).body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
+    if (auto *dma = llvm::dyn_cast<DmaOp>(&op))
+      if (dma->src.base->type.space == MemSpace::HBM && dma->tag == DmaTag::None)
+        filled.insert(dma->dst.base);
+  });
+  int64_t serial = 0;
+  walk(const_cast<Kernel &>(kernel).body, [&](Op &op, llvm::ArrayRef<ForOp *> loops) {
+    auto *alloc = llvm::dyn_cast<AllocOp>(&op);
+    if (alloc && alloc->bufs == 1 && !loops.empty() && loops.back()->constTripCount() > 1 &&
+        alloc->result->type.space == MemSpace::SBUF && filled.count(alloc->result))
+      ++serial;
+  });
+  return serial;
+}
+
 KernelCost analyzeKernel(const Kernel &kernel, const runtime::Target &target) {
   KernelCost cost;
   CostWalker walker(kernel, target, cost);
@@ -297,6 +317,7 @@ KernelCost analyzeKernel(const Kernel &kernel, const runtime::Target &target) {
   std::vector<LiveRange> ranges = computeLiveRanges(const_cast<Kernel &>(kernel));
   cost.sbufPeakBytesPerPartition = onChipPeak(ranges, MemSpace::SBUF);
   cost.psumPeakBytesPerPartition = onChipPeak(ranges, MemSpace::PSUM);
+  cost.serialFills = countSerialFills(kernel);
   return cost;
 }
 

@@ -28,6 +28,10 @@ struct KernelCost {
   uint64_t spillSaveBytes = 0, spillReloadBytes = 0;
   int64_t sbufPeakBytesPerPartition = 0;  ///< placed peak if allocated, else liveness peak
   int64_t psumPeakBytesPerPartition = 0;
+  /// SBUF buffers refilled from HBM on every iteration of their loop with a
+  /// single copy: each fill waits for the previous copy's last reader, so
+  /// the loads cannot run ahead (`schedule` double-buffers those that fit).
+  int64_t serialFills = 0;
   /// Tensor-engine busy time: every matmul and transpose at its issue
   /// interval (runtime::CostModel), stationary loads assumed free.
   double tensorBusyNs = 0;
