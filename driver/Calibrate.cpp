@@ -19,15 +19,21 @@ namespace tessel::driver {
 
 const std::vector<FreeParam> &freeParams() {
   static const std::vector<FreeParam> params{
-#define CALIB_PARAM(FIELD, LOW, HIGH, WHY) {#FIELD, &Target::FIELD, LOW, HIGH, WHY},
+#define CALIB_PARAM(FIELD, LOW, HIGH, WHY) {#FIELD, &Target::FIELD, LOW, HIGH, WHY, true},
+#define CALIB_OPTIONAL_PARAM(FIELD, LOW, HIGH, WHY) {#FIELD, &Target::FIELD, LOW, HIGH, WHY, false},
 #include "driver/CalibrationParams.def"
   };
   return params;
 }
 
 Expected<std::vector<FreeParam>> selectFreeParams(StringRef list) {
-  if (list.trim().empty())
-    return freeParams();
+  if (list.trim().empty()) {
+    std::vector<FreeParam> out;
+    for (const FreeParam &p : freeParams())
+      if (p.byDefault)
+        out.push_back(p);
+    return out;
+  }
   std::vector<FreeParam> out;
   SmallVector<StringRef, 8> names;
   list.split(names, ',', -1, false);

@@ -29,11 +29,13 @@ struct FreeParam {
   double runtime::Target::*member;
   double lo, hi;
   std::string why;
+  bool byDefault = true; ///< fitted without --params (else only when named)
 };
 
 /// Every parameter calibrate may fit, in CalibrationParams.def order.
 const std::vector<FreeParam> &freeParams();
-/// The parameters named in `list` (comma-separated; empty: all); an unknown
+/// The parameters named in `list` (comma-separated; empty: those fitted by
+/// default, CALIB_PARAM in CalibrationParams.def); an unknown
 /// name is an error listing the known ones.
 llvm::Expected<std::vector<FreeParam>> selectFreeParams(llvm::StringRef list);
 

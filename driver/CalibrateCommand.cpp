@@ -111,7 +111,7 @@ int runCalibrateCommand(int argc, char **argv) {
                               cl::value_desc("FILE.json"), cl::cat(toolCategory()));
   cl::opt<bool> force("force", cl::desc("Replace an existing -o file"), cl::cat(toolCategory()));
   cl::opt<std::string> paramList(
-      "params", cl::desc("Fit only these free parameters (default: all of docs/calibration.md's table)"),
+      "params", cl::desc("Fit only these free parameters (default: those docs/calibration.md fits by default; the TensorE throttle ones only when named)"),
       cl::value_desc("a,b,..."), cl::cat(toolCategory()));
   cl::opt<unsigned> maxEvals("max-evaluations",
                              cl::desc("Stop the search after this many scorings of the points (default 300)"),

@@ -89,11 +89,13 @@ void TimingScheduler::mark(Mark &m, llvm::ArrayRef<uint32_t> body, llvm::ArrayRe
   m.haveStationary = haveStationary;
   m.lastStatObj = lastStatObj;
   m.lastStatRect = lastStatRect;
+  m.tensorWarmNs = tensorWarmNs;
   m.logPos = logBase + log.size();
 }
 
 bool TimingScheduler::samePeriods(const Mark &a, const Mark &b, const Mark &c, double &delta) const {
-  if (b.haveStationary != c.haveStationary || b.lastStatObj != c.lastStatObj || !(b.lastStatRect == c.lastStatRect))
+  if (b.haveStationary != c.haveStationary || b.lastStatObj != c.lastStatObj || !(b.lastStatRect == c.lastStatRect) ||
+      !close(b.tensorWarmNs, c.tensorWarmNs))
     return false;
   delta = -1;
   for (size_t u = 0; u < unitFree.size(); ++u) {

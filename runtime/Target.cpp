@@ -42,6 +42,19 @@ static Target makeTrn1() {
   // §4.1: MM_INIT_LATENCY = 64 cycles, taken as the latency until a matmul's
   // result is visible in PSUM to another engine [ASSUMED from the doc name].
   t.tensor_pipeline_latency_cycles = 64;
+  // TensorE throttling after idle gaps: AWS's profile analyses of trn2
+  // matmul kernels attribute TensorE active time beyond FLOPs/peak to
+  // "transient throttling during warmup" and to TensorE being "throttled
+  // after idle gaps" (neuron-agentic-development, skills/neuron-nki-profile-
+  // querying/references/performance-bounds.md, example-bounds-analysis.md),
+  // with no rate, warm-up time or gap length. None is published, for trn1
+  // or trn2, so the mechanism is off: rate 1 [ASSUMED: not modelled by
+  // default]. `tessel calibrate --params=tensor_throttle_rate,
+  // tensor_warmup_ns,tensor_throttle_idle_ns` fits it (docs/calibration.md,
+  // "TensorE throttling").
+  t.tensor_throttle_rate = 1;
+  t.tensor_warmup_ns = 0;
+  t.tensor_throttle_idle_ns = 0;
   // §1.2: VectorE 1.12 GHz, ScalarE 1.4 GHz, GpSimdE 1.4 GHz [DOC].
   t.vector_clock_ghz = 1.12;
   t.scalar_clock_ghz = 1.4;

@@ -111,6 +111,16 @@ double CostModel::matmulNs(int64_t K, int64_t M, int64_t N, bool fp32, bool newS
   return ii / t.tensor_clock_ghz;
 }
 
+double CostModel::tensorThrottledNs(double nominalNs, double idleNs, double &warmNs) const {
+  if (idleNs > 0 && idleNs >= t.tensor_throttle_idle_ns)
+    warmNs = 0;
+  double throttledNs = std::max(0.0, t.tensor_warmup_ns - warmNs); // busy time left at the low rate
+  double work = throttledNs * t.tensor_throttle_rate;               // nominal ns of work it does
+  double ns = nominalNs <= work ? nominalNs / t.tensor_throttle_rate : throttledNs + (nominalNs - work);
+  warmNs = std::min(t.tensor_warmup_ns, warmNs + ns);
+  return ns;
+}
+
 double CostModel::peTransposeNs(int64_t P, int64_t F, bool fp32) const {
   double ii = std::max(double(P), std::min(t.matmul_min_ii_cycles, double(F)));
   if (fp32)

@@ -111,6 +111,14 @@ struct CostModel {
   /// TensorE transpose of an [P, F] tile: max(P, min(MIN_II, F)) cycles.
   double peTransposeNs(int64_t P, int64_t F, bool fp32) const;
   double tensorLatencyNs() const { return t.tensor_pipeline_latency_cycles / t.tensor_clock_ghz; }
+  /// TensorE warm-up after idle gaps (docs/calibration.md, "TensorE
+  /// throttling"): an instruction of `nominalNs` that starts `idleNs` after
+  /// TensorE's previous one ended. `warmNs` is TensorE's busy time since it
+  /// last went cold (0 at the start of a kernel); an idle gap of at least
+  /// tensor_throttle_idle_ns makes it cold again. Until it has been busy
+  /// for tensor_warmup_ns it runs at tensor_throttle_rate. Returns the
+  /// instruction's busy time and advances `warmNs`.
+  double tensorThrottledNs(double nominalNs, double idleNs, double &warmNs) const;
   /// Vector/Scalar/GpSimd instruction over N elements per partition with a
   /// per-element cost factor: overhead + max(MIN_II, factor * N / elems_per_cycle) cycles,
   /// plus the dependent overhead when it reads its own engine's previous result.

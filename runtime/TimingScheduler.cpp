@@ -107,6 +107,8 @@ void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const
       }
     }
   }
+  if (unit == 0) // TensorE: throttled while it warms up after an idle gap
+    busyNs = cost.tensorThrottledNs(busyNs, start - unitFree[0], tensorWarmNs);
   double end = start + busyNs;
   perInstr[id].count++;
   perInstr[id].busyNs += busyNs;

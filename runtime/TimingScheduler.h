@@ -72,6 +72,7 @@ public:
     bool haveStationary = false;
     uint32_t lastStatObj = 0;
     Rect lastStatRect;
+    double tensorWarmNs = 0;
     uint64_t logPos = 0;
     /// The shared resources' uses ending after `cut` (the least free time
     /// of the loop's units), relative to it: the bandwidth calendar, then
@@ -138,6 +139,8 @@ private:
   bool haveStationary = false;
   uint32_t lastStatObj = 0;
   Rect lastStatRect;
+  /// TensorE's busy time since it last went cold (CostModel::tensorThrottledNs).
+  double tensorWarmNs = 0;
 
   // Forgetting the intervals that can delay nothing any more (Horizon.h)
   // keeps memory bounded by the live state (the trackers bound their own

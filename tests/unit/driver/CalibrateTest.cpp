@@ -121,3 +121,16 @@ TEST(Calibrate, FreeParametersExcludePublishedRates) {
 }
 
 } // namespace
+
+// The TensorE throttle parameters are fitted only when --params names them.
+TEST(Calibrate, TensorThrottleParamsAreOptIn) {
+  auto byDefault = selectFreeParams("");
+  ASSERT_TRUE(bool(byDefault));
+  for (const FreeParam &p : *byDefault)
+    EXPECT_EQ(p.field.rfind("tensor_throttle", 0), std::string::npos) << p.field;
+  EXPECT_LT(byDefault->size(), freeParams().size());
+  auto named = selectFreeParams("tensor_throttle_rate,tensor_warmup_ns");
+  ASSERT_TRUE(bool(named));
+  ASSERT_EQ(named->size(), 2u);
+  EXPECT_EQ((*named)[0].field, "tensor_throttle_rate");
+}

@@ -348,3 +348,81 @@ for %i = 0 to 8 {
 }
 
 } // namespace
+
+// TensorE throttling after idle gaps (docs/calibration.md, "TensorE
+// throttling"): the cost of one instruction given the idle gap before it.
+TEST(Timing, TensorThrottleFormula) {
+  Target t = trn1Target();
+  t.tensor_throttle_rate = 0.5;
+  t.tensor_warmup_ns = 1000;
+  t.tensor_throttle_idle_ns = 300;
+  CostModel c(t);
+  double warm = 0; // a kernel starts cold
+  EXPECT_NEAR(c.tensorThrottledNs(200, 0, warm), 400, 1e-9); // all of it at half rate
+  EXPECT_NEAR(warm, 400, 1e-9);
+  // 600 ns of warm-up left does 300 ns of work; the other 100 run at full rate.
+  EXPECT_NEAR(c.tensorThrottledNs(400, 100, warm), 700, 1e-9); // a short gap keeps the warm-up
+  EXPECT_NEAR(warm, 1000, 1e-9);
+  EXPECT_NEAR(c.tensorThrottledNs(200, 0, warm), 200, 1e-9); // warm: full rate
+  EXPECT_NEAR(c.tensorThrottledNs(200, 299, warm), 200, 1e-9);
+  EXPECT_NEAR(c.tensorThrottledNs(200, 300, warm), 400, 1e-9); // a long gap: cold again
+  // Rate 1 (the default targets) changes nothing.
+  Target off = trn1Target();
+  ASSERT_EQ(off.tensor_throttle_rate, 1.0);
+  double w = 0;
+  EXPECT_EQ(CostModel(off).tensorThrottledNs(200, 5000, w), 200);
+}
+
+// Matmuls each waiting for their own load (an idle gap before each) run
+// throttled; the same matmuls on data loaded ahead pay the warm-up once.
+const char *kGatedMatmuls = R"(
+kernel gated
+tensor %A : bf16[128, 128] input
+tensor %B : bf16[1024, 512] input
+buffer %a : sbuf bf16[128, 128] bufs=1 addr=0
+buffer %b : sbuf bf16[128, 512] bufs=1 addr=256
+buffer %p : psum f32[128, 512] bufs=1 addr=0
+dma %a <- %A queue=0
+alloc %p
+for %k = 0 to 8 {
+  alloc %b
+  dma %b <- %B[%k*128 : 128, 0:512] queue=1
+  matmul %p <- %a, %b reset_if_first(%k)
+}
+)";
+
+const char *kMatmulsOnLoadedData = R"(
+kernel ahead
+tensor %A : bf16[128, 128] input
+tensor %B : bf16[1024, 512] input
+buffer %a : sbuf bf16[128, 128] bufs=1 addr=0
+buffer %b : sbuf bf16[128, 8, 512] bufs=1 addr=256
+buffer %p : psum f32[128, 512] bufs=1 addr=0
+for %k = 0 to 8 {
+  dma %b[0:128, %k, 0:512] <- %B[%k*128 : 128, 0:512] queue=1
+}
+dma %a <- %A queue=1
+alloc %p
+for %k = 0 to 8 {
+  matmul %p <- %a, %b[0:128, %k, 0:512] reset_if_first(%k)
+}
+)";
+
+TEST(Timing, TensorThrottlesAfterIdleGaps) {
+  Target t = trn1Target();
+  const double mm = 512 / t.tensor_clock_ghz; // one 128x128x512 matmul
+  SimResult plain = timed(kGatedMatmuls, t);
+  EXPECT_NEAR(plain.report.engines[0].busyNs, 8 * mm, 1e-6);
+  t.tensor_throttle_rate = 0.5;
+  t.tensor_warmup_ns = 4 * mm;
+  t.tensor_throttle_idle_ns = 100; // below a load's fixed latency
+  SimResult throttled = timed(kGatedMatmuls, t);
+  // Every matmul waited for its load (one buffer): each starts cold, at half rate.
+  EXPECT_NEAR(throttled.report.engines[0].busyNs, 8 * 2 * mm, 1e-6);
+  EXPECT_GT(throttled.report.latencyNs, plain.report.latencyNs + 8 * mm - 1e-6);
+  // Back to back after the loads (the stationary one comes last on their
+  // queue): 4 * mm of warm-up does 2 * mm of work,
+  // the other 6 matmuls run at full rate.
+  SimResult ahead = timed(kMatmulsOnLoadedData, t);
+  EXPECT_NEAR(ahead.report.engines[0].busyNs, 4 * mm + 6 * mm, 1e-6);
+}
