@@ -7,7 +7,11 @@
 //    buffers of sibling loops; an SBUF alloc of a loop nested in another
 //    loop lives for the whole outer body, so the streamed tiles of one
 //    iteration's loops do not share space with the next iteration's (which
-//    would serialise the software pipeline across iterations);
+//    would serialise the software pipeline across iterations) -- except
+//    when the outer loop is a top-level nest: its loops are a row block's
+//    phases (a strip's K blocks, then its column blocks), each long, and
+//    sharing between them costs one wait per row block while it lets a
+//    tall strip double-buffer its K block;
 //  - an alloc at the top of the kernel lives from its definition to the end
 //    of the last top-level op (loop nest) that uses it, so a buffer that is
 //    dead after the first nest leaves its space to the next nests.
