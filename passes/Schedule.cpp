@@ -15,13 +15,15 @@
 //
 // A strip filled by DMA once per iteration of its loop (an operand's row
 // strip, bufs 1) is double-buffered when the kernel's SBUF peak still fits
-// the target afterwards: the next row block's strip then loads while the
+// the target afterwards, with the block planner's headroom (so a kernel the
+// planner saw fit still fits): the next row block's strip then loads while the
 // current one is being used, instead of after it (the fill -- DMA transposes
 // at -O2 -- would otherwise stall the tensor engine at every row block).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 #include "passes/Policy.h"
+#include "passes/analysis/BlockPlanner.h"
 #include "passes/analysis/KernelCost.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -88,7 +90,7 @@ private:
     for (AllocOp *alloc : strips) {
       alloc->bufs = 2;
       if (analysis::analyzeKernel(kernel, ctx.target).sbufPeakBytesPerPartition >
-          ctx.target.sbuf_bytes_per_partition)
+          analysis::plannerSbufLimit(ctx.target))
         alloc->bufs = 1;
       else
         changed = true;
