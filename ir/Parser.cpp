@@ -192,7 +192,7 @@ std::string describe(const Token &t) {
 
 /// Every op's mnemonic: the structural ops, then the instructions of Ops.def.
 std::vector<llvm::StringRef> opNames() {
-  std::vector<llvm::StringRef> names = {"alloc", "for"};
+  std::vector<llvm::StringRef> names = {"alloc", "view", "for"};
   for (Opcode op : allOpcodes())
     names.push_back(opcodeName(op));
   return names;
@@ -539,14 +539,16 @@ private:
     consume();
     if (!expect(Tok::Equal, "=", "after the result name"))
       return false;
+    if (tok.isKeyword("view"))
+      return parseView(out, nameTok);
     if (!tok.isKeyword("alloc")) {
       if (tok.is(Tok::Ident)) {
-        std::string hint = closestName(tok.text, {llvm::StringRef("alloc")});
+        std::string hint = closestName(tok.text, {llvm::StringRef("alloc"), llvm::StringRef("view")});
         if (!hint.empty())
-          return error(tok.loc, "unknown op '" + tok.text + "'; did you mean 'alloc'?");
+          return error(tok.loc, "unknown op '" + tok.text + "'; did you mean '" + hint + "'?");
       }
-      return error(tok.loc, "expected 'alloc' after '%" + nameTok.text +
-                                " =' (only alloc defines a buffer), found " + describe(tok));
+      return error(tok.loc, "expected 'alloc' or 'view' after '%" + nameTok.text +
+                                " =' (only they define a tensor), found " + describe(tok));
     }
     consume();
     auto op = std::make_unique<AllocOp>();
@@ -576,6 +578,48 @@ private:
     v->role = spill ? TensorRole::Spill : TensorRole::Scratch;
     v->def = op.get();
     op->result = v;
+    out = std::move(op);
+    return true;
+  }
+
+  /// `%name = view %source as [L0, L1, ...]`: the source's type relabelled.
+  bool parseView(std::unique_ptr<Op> &out, const Token &nameTok) {
+    consume(); // 'view'
+    auto op = std::make_unique<ViewOp>();
+    op->loc = nameTok.loc;
+    if (!tok.is(Tok::ValueRef))
+      return error(tok.loc, "expected the viewed tensor '%name' after 'view', found " + describe(tok));
+    Token sourceTok = tok;
+    op->source = lookup(sourceTok, ValueKind::Buffer);
+    consume();
+    std::vector<std::string> labels;
+    if (!expectKeyword("as", "after the viewed tensor") ||
+        !expect(Tok::LBracket, "[", "to begin the view's dimension labels"))
+      return false;
+    while (true) {
+      std::string label;
+      if (!parseIdent(label, "dimension label"))
+        return false;
+      labels.push_back(label);
+      if (!tok.is(Tok::Comma))
+        break;
+      consume();
+    }
+    if (!expect(Tok::RBracket, "]", "to close the view's dimension labels"))
+      return false;
+    Value *v = define(ValueKind::Buffer, nameTok);
+    v->role = TensorRole::Input;
+    v->def = op.get();
+    op->result = v;
+    if (op->source) {
+      v->type = op->source->type;
+      if (labels.size() != v->type.dims.size())
+        return error(sourceTok.loc, "view of %" + sourceTok.text + " names " +
+                                        llvm::Twine(labels.size()) + " dimension labels but the "
+                                        "tensor has rank " + llvm::Twine(v->type.dims.size()));
+      for (size_t i = 0; i < labels.size(); ++i)
+        v->type.dims[i].label = labels[i];
+    }
     out = std::move(op);
     return true;
   }

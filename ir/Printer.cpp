@@ -89,6 +89,13 @@ private:
         os << " spill";
       break;
     }
+    case OpKind::View: {
+      const auto &v = llvm::cast<ViewOp>(op);
+      os << '%' << v.result->name << " = view %" << v.source->name << " as ["
+         << llvm::join(llvm::map_range(v.result->type.dims, [](const Dim &d) { return d.label; }), ", ")
+         << ']';
+      break;
+    }
     case OpKind::For: {
       const auto &f = llvm::cast<ForOp>(op);
       os << "for %" << f.iv->name << " = " << f.lo << " to " << f.hi << " step " << f.step;
