@@ -152,8 +152,9 @@ private:
   Value *hbmTensor(const ast::Expr &e, llvm::StringRef hint);
   Value *lower(const ast::Expr &e, Value *dest, llvm::StringRef hint);
   void lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c);
-  void lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
-                         int64_t rowHi, int64_t stripRows, int64_t kBlock);
+  /// Returns the row-block loop.
+  ForOp *lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
+                           int64_t rowHi, int64_t stripRows, int64_t kBlock);
   struct RowBlock;
   void lowerKBlock(RowBlock &r, int64_t kLo, int64_t kHi, int64_t kBlock);
   void lowerColumnLoop(const RowBlock &r);
@@ -192,6 +193,8 @@ private:
   int64_t wantedStripRows = 0, wantedBlockCols = 0;
   /// Whether the row strip was given (kept) rather than chosen (halved to fit).
   bool rowStripGiven = false;
+  /// Each matmul nest's row-block loop (its last, shorter block peeled aside).
+  std::vector<ForOp *> rowBlockLoops;
   bool failed = false;
 };
 
@@ -356,10 +359,14 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
   if (kBlock < K || kGiven)
     kernel->blockParams.set(kName, kBlock);
   int64_t fullRows = M / stripRows * stripRows;
+  ForOp *rowLoop = nullptr;
   if (fullRows > 0)
-    lowerMatMulBlocks(e, a, b, c, 0, fullRows, stripRows, kBlock);
-  if (fullRows < M)
-    lowerMatMulBlocks(e, a, b, c, fullRows, M, roundToTile(M - fullRows), kBlock);
+    rowLoop = lowerMatMulBlocks(e, a, b, c, 0, fullRows, stripRows, kBlock);
+  if (fullRows < M) {
+    ForOp *peeled = lowerMatMulBlocks(e, a, b, c, fullRows, M, roundToTile(M - fullRows), kBlock);
+    rowLoop = rowLoop ? rowLoop : peeled;
+  }
+  rowBlockLoops.push_back(rowLoop);
 }
 
 /// The operands of one row block's column loop.
@@ -396,8 +403,8 @@ int64_t TileGen::accumulatorBytes(int64_t stripRows, int64_t N) const {
 //   accS <- 0
 //   for %kb { A_T <- A[mb, kb]^T; for %n { psum = A_T x B[kb, n]; accS[:, n] += psum } }
 //   for %n { for %mi { C_tile <- accS[mi, n]; C[mb + mi, n] <- C_tile } }
-void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
-                                int64_t rowHi, int64_t stripRows, int64_t kBlock) {
+ForOp *TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
+                                  int64_t rowHi, int64_t stripRows, int64_t kBlock) {
   const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
   // Column tiles no wider than the (partition-rounded) columns, so a narrow
   // N gets one exact tile rather than a clamped moving-wide one.
@@ -448,6 +455,7 @@ void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c
     closeLoop();
   }
   closeLoop();
+  return llvm::cast<ForOp>(mb->def);
 }
 
 // The strip A^T of one K block [kLo + kb, +kLen) for every kb in [kLo, kHi)
@@ -772,6 +780,12 @@ std::unique_ptr<Kernel> TileGen::run() {
     if (failed)
       return nullptr;
   }
+  // The kernel's `m` is the smallest row block of its matmul nests; a nest
+  // with a larger one (its strip fit where another's was halved) says so.
+  int64_t m = kernel->blockParams.lookup(ir::BlockConfig::kRowStrip);
+  for (ForOp *loop : rowBlockLoops)
+    if (loop->step != m)
+      loop->block.set(ir::BlockConfig::kRowStrip, loop->step);
   return std::move(kernel);
 }
 

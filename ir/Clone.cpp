@@ -76,6 +76,7 @@ std::unique_ptr<Op> cloneOp(const Op &op, Kernel &kernel, ValueMap &map) {
     out->hi = remapExpr(f->hi, map);
     out->step = f->step;
     out->parallel = f->parallel;
+    out->block = f->block;
     out->iv = cloneValue(*f->iv, kernel, map);
     out->iv->def = out.get();
     for (const auto &inner : f->body.ops)

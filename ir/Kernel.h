@@ -126,6 +126,9 @@ struct ForOp : Op {
   IndexExpr lo, hi;
   int64_t step = 1;
   bool parallel = false; // NKI affine_range (iterations independent) vs sequential_range
+  /// A matmul nest's row-block loop whose row block is not the kernel's `m`
+  /// (TileGen's strip budget halved another nest's) says so: `m` = its step.
+  BlockConfig block;
   Block body;
   ForOp() : Op(OpKind::For) {}
   static bool classof(const Op *op) { return op->kind == OpKind::For; }

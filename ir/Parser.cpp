@@ -352,7 +352,7 @@ private:
         !expect(Tok::LParen, "(", "before the kernel's output arguments") ||
         !parseArgs(TensorRole::Output))
       return nullptr;
-    if (tok.isKeyword("attributes") && !parseAttributes())
+    if (tok.isKeyword("attributes") && !parseAttributes(k->blockParams, "kernel"))
       return nullptr;
     if (!tok.is(Tok::LBrace)) {
       error(tok.loc, "expected '{' to begin the kernel body, found " + describe(tok));
@@ -391,7 +391,8 @@ private:
     }
   }
 
-  bool parseAttributes() {
+  /// `attributes {block = {m = 512, ...}}` of a kernel or a loop (`what`).
+  bool parseAttributes(BlockConfig &block, llvm::StringRef what) {
     consume(); // 'attributes'
     if (!expect(Tok::LBrace, "{", "after 'attributes'"))
       return false;
@@ -406,9 +407,9 @@ private:
       if (!parseIdent(name, "attribute name"))
         return false;
       if (name != "block")
-        return error(loc, "unknown kernel attribute '" + name + "'; expected 'block'");
+        return error(loc, "unknown " + what + " attribute '" + name + "'; expected 'block'");
       if (sawBlock)
-        return error(loc, "duplicate kernel attribute 'block'");
+        return error(loc, "duplicate " + what + " attribute 'block'");
       sawBlock = true;
       if (!expect(Tok::Equal, "=", "after attribute name") ||
           !expect(Tok::LBrace, "{", "to begin the block parameters"))
@@ -422,7 +423,7 @@ private:
               !expect(Tok::Equal, "=", "after block parameter name") ||
               !parseInt(value, "integer block parameter value"))
             return false;
-          if (!k->blockParams.insert(param, value))
+          if (!block.insert(param, value))
             return error(ploc, "duplicate block parameter '" + param + "'");
           if (!tok.is(Tok::Comma))
             break;
@@ -641,6 +642,8 @@ private:
       consume();
       op->parallel = true;
     }
+    if (tok.isKeyword("attributes") && !parseAttributes(op->block, "loop"))
+      return false;
     if (!tok.is(Tok::LBrace))
       return error(tok.loc, "expected '{' to begin the loop body, found " + describe(tok));
     // The loop variable is visible in the body only (not in its own bounds).

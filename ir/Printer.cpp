@@ -24,21 +24,18 @@ public:
     os << ") -> (";
     printArgs(k, TensorRole::Output);
     os << ')';
-    if (!k.blockParams.empty()) {
-      os << " attributes {block = {";
-      bool first = true;
-      for (const auto &[name, value] : k.blockParams) {
-        os << (first ? "" : ", ") << name << " = " << value;
-        first = false;
-      }
-      os << "}}";
-    }
+    printAttributes(k.blockParams);
     os << " {\n";
     printBlock(k.body, 1);
     os << "}\n";
   }
 
 private:
+  void printAttributes(const BlockConfig &block) {
+    if (!block.empty())
+      os << " attributes {block = {" << block.str() << "}}";
+  }
+
   void printArgs(const Kernel &k, TensorRole role) {
     bool first = true;
     for (const Value *v : k.args) {
@@ -101,6 +98,7 @@ private:
       os << "for %" << f.iv->name << " = " << f.lo << " to " << f.hi << " step " << f.step;
       if (f.parallel)
         os << " parallel";
+      printAttributes(f.block);
       os << " {\n";
       printBlock(f.body, depth + 1);
       os.indent(2 * depth) << "}\n";
