@@ -46,4 +46,31 @@ TEST(Clone, LoopsAndAllocsGetFreshValuesAndUsesFollowTheMap) {
   EXPECT_NE(toString(k).find("%t1 = alloc sbuf<bf16, [M:128, K:128]> bufs 2"), std::string::npos);
 }
 
+TEST(Clone, ViewsAndLoopBlocksAreCopied) {
+  Kernel k;
+  k.name = "k";
+  Value *x = k.newValue(ValueKind::Argument, "X");
+  x->type = TensorType{MemSpace::HBM, DType::BF16, {Dim{"M", 256}, Dim{"K", 256}}};
+  k.args.push_back(x);
+  ViewOp view;
+  view.source = x;
+  view.result = k.newValue(ValueKind::Buffer, "X_KN");
+  view.result->type = TensorType{MemSpace::HBM, DType::BF16, {Dim{"K", 256}, Dim{"N", 256}}};
+  view.result->role = TensorRole::Input;
+  view.result->def = &view;
+  ForOp &rows = appendLoop(k, k.body, "mb", 0, 256, 256, {});
+  rows.block.set(BlockConfig::kRowStrip, 256);
+
+  ValueMap map;
+  auto viewCopy = cloneOp(view, k, map);
+  auto &v = llvm::cast<ViewOp>(*viewCopy);
+  EXPECT_EQ(v.source, x);
+  EXPECT_NE(v.result, view.result);
+  EXPECT_EQ(v.result->def, &v);
+  EXPECT_EQ(v.result->type.dims, view.result->type.dims);
+  EXPECT_EQ(v.result->role, TensorRole::Input);
+  auto loopCopy = cloneOp(rows, k, map);
+  EXPECT_EQ(llvm::cast<ForOp>(*loopCopy).block, rows.block);
+}
+
 } // namespace
