@@ -11,12 +11,18 @@ using namespace tessel::ir;
 
 namespace {
 
-TEST(Clone, LoopsAndAllocsGetFreshValuesAndUsesFollowTheMap) {
-  Kernel k;
+/// Adds the input argument %X [M:256, K:cols] to `k`.
+Value *addInput(Kernel &k, int64_t cols) {
   k.name = "k";
   Value *x = k.newValue(ValueKind::Argument, "X");
-  x->type = TensorType{MemSpace::HBM, DType::BF16, {Dim{"M", 256}, Dim{"K", 128}}};
+  x->type = TensorType{MemSpace::HBM, DType::BF16, {Dim{"M", 256}, Dim{"K", cols}}};
   k.args.push_back(x);
+  return x;
+}
+
+TEST(Clone, LoopsAndAllocsGetFreshValuesAndUsesFollowTheMap) {
+  Kernel k;
+  Value *x = addInput(k, 128);
   ForOp &outer = appendLoop(k, k.body, "mb", 0, 256, 128, {});
   ForOp &inner = appendLoop(k, outer.body, "kt", 0, 128, 128, {});
   Value *t = appendAlloc(k, inner.body, "t", MemSpace::SBUF, DType::BF16, {Dim{"M", 128}, Dim{"K", 128}}, 2, {});
@@ -48,10 +54,7 @@ TEST(Clone, LoopsAndAllocsGetFreshValuesAndUsesFollowTheMap) {
 
 TEST(Clone, ViewsAndLoopBlocksAreCopied) {
   Kernel k;
-  k.name = "k";
-  Value *x = k.newValue(ValueKind::Argument, "X");
-  x->type = TensorType{MemSpace::HBM, DType::BF16, {Dim{"M", 256}, Dim{"K", 256}}};
-  k.args.push_back(x);
+  Value *x = addInput(k, 256);
   ViewOp view;
   view.source = x;
   view.result = k.newValue(ValueKind::Buffer, "X_KN");
