@@ -724,10 +724,14 @@ std::unique_ptr<Kernel> TileGen::run() {
   // Inputs labelled per use never merge; a local in two roles still may.
   if (const ast::Expr *e = firstMergedExpr()) {
     std::string what = e->kind == ast::ExprKind::Ref ? "'" + e->name + "'" : "this result";
+    for (const ast::Stmt &s : ast.body)
+      if (s.value.get() == e && !s.isReturn())
+        what = "'" + s.name + "'";
     diags.error(e->kind == ast::ExprKind::Ref ? e->loc : e->opLoc,
                 llvm::formatv("not supported yet: {0} is used so that its rows and columns are one "
                               "dimension (a local in two roles, as in h = X @ W; h @ h): the tile "
-                              "IR views only inputs under other labels; compute it once per role",
+                              "IR views only inputs under other labels; write its expression in each "
+                              "role instead, as in (X @ W) @ (X @ W)",
                               what));
     return nullptr;
   }
