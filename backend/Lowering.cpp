@@ -417,6 +417,8 @@ private:
       llvm::Error err = llvm::Error::success();
       if (auto *alloc = llvm::dyn_cast<AllocOp>(op.get()))
         err = declareBuffer(*alloc, out);
+      else if (auto *view = llvm::dyn_cast<ViewOp>(op.get()))
+        targets[view->result] = targets.lookup(view->source); // the same tensor, relabelled
       else if (auto *loop = llvm::dyn_cast<ForOp>(op.get()))
         err = lowerLoop(*loop, out);
       else

@@ -4,7 +4,9 @@
 //    expression, joined by matmul contraction, elementwise and transpose
 //    rules. The returned value's rows are `M` (the row strip, block `m`), its
 //    columns `N` (block `n`); other classes are K, R, R2, ... in order of
-//    appearance.
+//    appearance. Should that put a tensor's rows and columns in one class
+//    (X @ X), each use of an input but the first is labelled apart and
+//    reads the input through a `view`.
 // 2. Lower statements in order; each expression node becomes one loop nest
 //    writing an HBM tensor (scratch, or the kernel output for the root).
 //
@@ -20,6 +22,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 
 namespace tessel {
 namespace {
@@ -31,13 +34,18 @@ ir::DType toIR(ast::DType t) { return t == ast::DType::BF16 ? ir::DType::BF16 : 
 /// Union-find over dimension slots; slot 2*i is expression i's rows, 2*i+1 its cols.
 class DimLabeler {
 public:
+  /// Labels every use of the names in `apart` but the first apart from the
+  /// name (a tensor used in two roles, read through a view per role).
+  explicit DimLabeler(std::set<std::string> apart = {}) : apart(std::move(apart)) {}
+
   /// Returns the slot pair of `e`, creating it and joining its operands.
   std::pair<unsigned, unsigned> visit(const ast::Expr &e) {
     auto [rows, cols] = fresh();
     switch (e.kind) {
     case ast::ExprKind::Ref: {
       auto it = named.find(e.name);
-      if (it != named.end()) {
+      bool laterUse = apart.count(e.name) && !used.insert(e.name).second;
+      if (it != named.end() && !laterUse) {
         join(rows, it->second.first);
         join(cols, it->second.second);
       }
@@ -107,6 +115,7 @@ private:
   std::map<std::string, std::pair<unsigned, unsigned>> named;
   std::map<unsigned, std::string> names;
   unsigned nextOther = 0;
+  std::set<std::string> apart, used;
 };
 
 class TileGen {
@@ -143,8 +152,9 @@ private:
   Value *hbmTensor(const ast::Expr &e, llvm::StringRef hint);
   Value *lower(const ast::Expr &e, Value *dest, llvm::StringRef hint);
   void lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c);
-  void lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
-                         int64_t rowHi, int64_t stripRows, int64_t kBlock);
+  /// Returns the row-block loop.
+  ForOp *lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
+                           int64_t rowHi, int64_t stripRows, int64_t kBlock);
   struct RowBlock;
   void lowerKBlock(RowBlock &r, int64_t kLo, int64_t kHi, int64_t kBlock);
   void lowerColumnLoop(const RowBlock &r);
@@ -162,7 +172,11 @@ private:
   std::string labelOf(unsigned slot) { return labeler.label(slot); }
   int64_t roundToTile(int64_t v) const { return llvm::alignTo(v, rowTile); }
   TensorType hbmType(const ast::Expr &e);
-  bool checkDistinctClasses();
+  /// The tensor `e` (a Ref) names, under `e`'s labels: an input in a second
+  /// role is read through a view.
+  Value *tensorOf(const ast::Expr &e);
+  void labelDimensions(std::set<std::string> apart);
+  const ast::Expr *firstMergedExpr() const;
 
   const ast::Kernel &ast;
   const TileGenOptions &opts;
@@ -173,11 +187,14 @@ private:
   /// moving free size (one fp32 PSUM bank).
   const int64_t rowTile, movingTile;
   std::map<std::string, Value *> tensors; // params and lowered locals
+  std::map<std::pair<Value *, std::string>, Value *> views; // (input, labels) -> view
   std::vector<Block *> loopStack;
   /// The row strip and column block asked for (given, or the defaults).
   int64_t wantedStripRows = 0, wantedBlockCols = 0;
   /// Whether the row strip was given (kept) rather than chosen (halved to fit).
   bool rowStripGiven = false;
+  /// Each matmul nest's row-block loop (its last, shorter block peeled aside).
+  std::vector<ForOp *> rowBlockLoops;
   bool failed = false;
 };
 
@@ -203,6 +220,31 @@ TensorType TileGen::hbmType(const ast::Expr &e) {
   return t;
 }
 
+Value *TileGen::tensorOf(const ast::Expr &e) {
+  Value *t = tensors.at(e.name);
+  TensorType use = hbmType(e);
+  if (use.dims == t->type.dims)
+    return t;
+  std::string labels;
+  for (const Dim &d : use.dims)
+    labels += d.label;
+  Value *&view = views[{t, labels}];
+  if (!view) {
+    auto op = std::make_unique<ViewOp>();
+    op->loc = e.loc;
+    op->source = t;
+    view = kernel->newValue(ValueKind::Buffer, kernel->uniqueName(t->name + "_" + labels));
+    view->type = use;
+    view->role = TensorRole::Input;
+    view->loc = e.loc;
+    view->def = op.get();
+    op->result = view;
+    // Views open the body, so every nest can read them.
+    kernel->body.ops.insert(kernel->body.ops.begin() + views.size() - 1, std::move(op));
+  }
+  return view;
+}
+
 Value *TileGen::hbmTensor(const ast::Expr &e, llvm::StringRef hint) {
   return alloc(hint, MemSpace::HBM, toIR(e.type.dtype), hbmType(e).dims, 1, e.loc);
 }
@@ -225,7 +267,7 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
     return nullptr;
   switch (e.kind) {
   case ast::ExprKind::Ref: {
-    Value *src = tensors.at(e.name);
+    Value *src = tensorOf(e);
     if (!dest)
       return src;
     // `return X` or returning a local: copy through the scalar engine.
@@ -317,10 +359,14 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
   if (kBlock < K || kGiven)
     kernel->blockParams.set(kName, kBlock);
   int64_t fullRows = M / stripRows * stripRows;
+  ForOp *rowLoop = nullptr;
   if (fullRows > 0)
-    lowerMatMulBlocks(e, a, b, c, 0, fullRows, stripRows, kBlock);
-  if (fullRows < M)
-    lowerMatMulBlocks(e, a, b, c, fullRows, M, roundToTile(M - fullRows), kBlock);
+    rowLoop = lowerMatMulBlocks(e, a, b, c, 0, fullRows, stripRows, kBlock);
+  if (fullRows < M) {
+    ForOp *peeled = lowerMatMulBlocks(e, a, b, c, fullRows, M, roundToTile(M - fullRows), kBlock);
+    rowLoop = rowLoop ? rowLoop : peeled;
+  }
+  rowBlockLoops.push_back(rowLoop);
 }
 
 /// The operands of one row block's column loop.
@@ -357,8 +403,8 @@ int64_t TileGen::accumulatorBytes(int64_t stripRows, int64_t N) const {
 //   accS <- 0
 //   for %kb { A_T <- A[mb, kb]^T; for %n { psum = A_T x B[kb, n]; accS[:, n] += psum } }
 //   for %n { for %mi { C_tile <- accS[mi, n]; C[mb + mi, n] <- C_tile } }
-void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
-                                int64_t rowHi, int64_t stripRows, int64_t kBlock) {
+ForOp *TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
+                                  int64_t rowHi, int64_t stripRows, int64_t kBlock) {
   const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
   // Column tiles no wider than the (partition-rounded) columns, so a narrow
   // N gets one exact tile rather than a clamped moving-wide one.
@@ -409,6 +455,7 @@ void TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c
     closeLoop();
   }
   closeLoop();
+  return llvm::cast<ForOp>(mb->def);
 }
 
 // The strip A^T of one K block [kLo + kb, +kLen) for every kb in [kLo, kHi)
@@ -629,7 +676,19 @@ void TileGen::lowerTranspose(const ast::Expr &e, Value *a, Value *c) {
   closeLoop();
 }
 
-bool TileGen::checkDistinctClasses() {
+void TileGen::labelDimensions(std::set<std::string> apart) {
+  labeler = DimLabeler(std::move(apart));
+  for (const ast::Param &p : ast.params)
+    labeler.bind(p.name, labeler.fresh());
+  for (const ast::Stmt &s : ast.body) {
+    auto slots = labeler.visit(*s.value);
+    if (!s.isReturn())
+      labeler.bind(s.name, slots);
+  }
+}
+
+/// The first expression whose rows and columns fall in one class, if any.
+const ast::Expr *TileGen::firstMergedExpr() const {
   std::function<const ast::Expr *(const ast::Expr &)> firstMerged = [&](const ast::Expr &e) -> const ast::Expr * {
     for (const ast::Expr *o : {e.lhs.get(), e.rhs.get()})
       if (o)
@@ -638,19 +697,10 @@ bool TileGen::checkDistinctClasses() {
     auto [rows, cols] = labeler.slotsOf(e);
     return labeler.find(rows) == labeler.find(cols) ? &e : nullptr;
   };
-  for (const ast::Stmt &s : ast.body) {
-    const ast::Expr *e = firstMerged(*s.value);
-    if (!e)
-      continue;
-    std::string what = e->kind == ast::ExprKind::Ref ? "'" + e->name + "'" : "this result";
-    diags.error(e->kind == ast::ExprKind::Ref ? e->loc : e->opLoc,
-                llvm::formatv("not supported yet: {0} is used so that its rows and columns are one "
-                              "dimension (as in X @ X, X.T @ X, or h = X @ W; h @ W), and the tile "
-                              "IR labels the two dimensions of a tile distinctly",
-                              what));
-    return false;
-  }
-  return true;
+  for (const ast::Stmt &s : ast.body)
+    if (const ast::Expr *e = firstMerged(*s.value))
+      return e;
+  return nullptr;
 }
 
 std::unique_ptr<Kernel> TileGen::run() {
@@ -660,21 +710,31 @@ std::unique_ptr<Kernel> TileGen::run() {
     return nullptr;
   }
   kernel->geometry = opts.geometry;
-  // 1. Dimension classes.
-  for (const ast::Param &p : ast.params)
-    labeler.bind(p.name, labeler.fresh());
-  for (const ast::Stmt &s : ast.body) {
-    auto slots = labeler.visit(*s.value);
-    if (!s.isReturn())
-      labeler.bind(s.name, slots);
+  // 1. Dimension classes. A tensor used in two roles (X @ X, X.T @ X,
+  // h = X @ W; h @ W) puts one dimension in two classes, or a tensor's rows
+  // and columns in one; each use of an input but its first then gets labels
+  // of its own and reads the input through a view (issue 15, item 4).
+  labelDimensions({});
+  if (firstMergedExpr()) {
+    std::set<std::string> inputs;
+    for (const ast::Param &p : ast.params)
+      inputs.insert(p.name);
+    labelDimensions(inputs);
   }
-  // A tensor whose rows and columns fall in one class (X @ X, X.T @ X,
-  // h = X @ W; h @ W) would need two dimensions with one label, which the
-  // tile IR cannot express: each dimension of a tile carries its class's
-  // label, and no instruction but a matmul renames one (issue 15, item 4).
-  // Say so at the source instead of producing invalid IR.
-  if (!checkDistinctClasses())
+  // Inputs labelled per use never merge; a local in two roles still may.
+  if (const ast::Expr *e = firstMergedExpr()) {
+    std::string what = e->kind == ast::ExprKind::Ref ? "'" + e->name + "'" : "this result";
+    for (const ast::Stmt &s : ast.body)
+      if (s.value.get() == e && !s.isReturn())
+        what = "'" + s.name + "'";
+    diags.error(e->kind == ast::ExprKind::Ref ? e->loc : e->opLoc,
+                llvm::formatv("not supported yet: {0} is used so that its rows and columns are one "
+                              "dimension (a local in two roles, as in h = X @ W; h @ h): the tile "
+                              "IR views only inputs under other labels; write its expression in each "
+                              "role instead, as in (X @ W) @ (X @ W)",
+                              what));
     return nullptr;
+  }
   const ast::Expr *root = ast.returnStmt().value.get();
   const ast::Expr *strip = root;
   while (strip->kind == ast::ExprKind::Transpose)
@@ -724,6 +784,12 @@ std::unique_ptr<Kernel> TileGen::run() {
     if (failed)
       return nullptr;
   }
+  // The kernel's `m` is the smallest row block of its matmul nests; a nest
+  // with a larger one (its strip fit where another's was halved) says so.
+  int64_t m = kernel->blockParams.lookup(ir::BlockConfig::kRowStrip);
+  for (ForOp *loop : rowBlockLoops)
+    if (loop->step != m)
+      loop->block.set(ir::BlockConfig::kRowStrip, loop->step);
   return std::move(kernel);
 }
 

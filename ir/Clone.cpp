@@ -60,6 +60,15 @@ std::unique_ptr<Op> cloneOp(const Op &op, Kernel &kernel, ValueMap &map) {
     out->result->def = out.get();
     return out;
   }
+  if (const auto *v = llvm::dyn_cast<ViewOp>(&op)) {
+    auto out = std::make_unique<ViewOp>();
+    out->loc = v->loc;
+    auto it = map.find(v->source);
+    out->source = it == map.end() ? v->source : it->second;
+    out->result = cloneValue(*v->result, kernel, map);
+    out->result->def = out.get();
+    return out;
+  }
   if (const auto *f = llvm::dyn_cast<ForOp>(&op)) {
     auto out = std::make_unique<ForOp>();
     out->loc = f->loc;
@@ -67,6 +76,7 @@ std::unique_ptr<Op> cloneOp(const Op &op, Kernel &kernel, ValueMap &map) {
     out->hi = remapExpr(f->hi, map);
     out->step = f->step;
     out->parallel = f->parallel;
+    out->block = f->block;
     out->iv = cloneValue(*f->iv, kernel, map);
     out->iv->def = out.get();
     for (const auto &inner : f->body.ops)

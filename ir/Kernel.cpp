@@ -19,16 +19,16 @@ llvm::StringRef roleName(TensorRole r) {
 }
 
 std::optional<Opcode> opcodeOf(OpKind kind) {
-  if (kind == OpKind::Alloc || kind == OpKind::For)
+  if (kind <= OpKind::For)
     return std::nullopt;
-  // Instruction kinds follow Alloc and For, in Ops.def order.
+  // Instruction kinds follow the structural ones, in Ops.def order.
   return Opcode(unsigned(kind) - unsigned(OpKind::For) - 1);
 }
 
 llvm::StringRef Op::mnemonic() const {
   if (auto op = opcodeOf(kind))
     return opcodeName(*op);
-  return kind == OpKind::Alloc ? "alloc" : "for";
+  return kind == OpKind::Alloc ? "alloc" : kind == OpKind::View ? "view" : "for";
 }
 
 llvm::SmallVector<unsigned, 3> Access::rangeDims() const {

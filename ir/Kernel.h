@@ -5,6 +5,7 @@
 //  - `alloc` declares a buffer in hbm (scratch/spill), sbuf or psum; inside a
 //    loop every execution of the alloc yields a fresh tile, and `bufs` says how
 //    many physical copies rotate (2 = double buffering);
+//  - `view` reads an input argument under other dimension labels;
 //  - `for` loops over element offsets with index-expression bounds;
 //  - instructions (dma, matmul, transpose, activation, tensor_tensor,
 //    tensor_scalar, copy, memset) each read and write Accesses: a tensor or
@@ -76,6 +77,7 @@ struct Access {
 /// The structural ops, then one kind per instruction of support/Ops.def.
 enum class OpKind {
   Alloc,
+  View,
   For,
 #define TESSEL_OP(ENUM, MNEMONIC, ENGINE, OTHER_ENGINES, SRC_ROLES, FUNC) ENUM,
 #include "support/Ops.def"
@@ -107,11 +109,26 @@ struct AllocOp : Op {
   static bool classof(const Op *op) { return op->kind == OpKind::Alloc; }
 };
 
+/// `%X_KN = view %X as [K, N]`: the input argument %X read under other
+/// dimension labels (same dtype and sizes, row-major); no data moves. A
+/// tensor used in two roles (`X @ X`, `X.T @ X`) plays two logical
+/// dimensions with one physical one, and each role needs its own label.
+/// Views are read only.
+struct ViewOp : Op {
+  Value *result = nullptr;
+  Value *source = nullptr;
+  ViewOp() : Op(OpKind::View) {}
+  static bool classof(const Op *op) { return op->kind == OpKind::View; }
+};
+
 struct ForOp : Op {
   Value *iv = nullptr;
   IndexExpr lo, hi;
   int64_t step = 1;
   bool parallel = false; // NKI affine_range (iterations independent) vs sequential_range
+  /// A matmul nest's row-block loop whose row block is not the kernel's `m`
+  /// (TileGen's strip budget halved another nest's) says so: `m` = its step.
+  BlockConfig block;
   Block body;
   ForOp() : Op(OpKind::For) {}
   static bool classof(const Op *op) { return op->kind == OpKind::For; }

@@ -192,7 +192,7 @@ std::string describe(const Token &t) {
 
 /// Every op's mnemonic: the structural ops, then the instructions of Ops.def.
 std::vector<llvm::StringRef> opNames() {
-  std::vector<llvm::StringRef> names = {"alloc", "for"};
+  std::vector<llvm::StringRef> names = {"alloc", "view", "for"};
   for (Opcode op : allOpcodes())
     names.push_back(opcodeName(op));
   return names;
@@ -352,7 +352,7 @@ private:
         !expect(Tok::LParen, "(", "before the kernel's output arguments") ||
         !parseArgs(TensorRole::Output))
       return nullptr;
-    if (tok.isKeyword("attributes") && !parseAttributes())
+    if (tok.isKeyword("attributes") && !parseAttributes(k->blockParams, "kernel"))
       return nullptr;
     if (!tok.is(Tok::LBrace)) {
       error(tok.loc, "expected '{' to begin the kernel body, found " + describe(tok));
@@ -391,7 +391,8 @@ private:
     }
   }
 
-  bool parseAttributes() {
+  /// `attributes {block = {m = 512, ...}}` of a kernel or a loop (`what`).
+  bool parseAttributes(BlockConfig &block, llvm::StringRef what) {
     consume(); // 'attributes'
     if (!expect(Tok::LBrace, "{", "after 'attributes'"))
       return false;
@@ -406,9 +407,9 @@ private:
       if (!parseIdent(name, "attribute name"))
         return false;
       if (name != "block")
-        return error(loc, "unknown kernel attribute '" + name + "'; expected 'block'");
+        return error(loc, "unknown " + what + " attribute '" + name + "'; expected 'block'");
       if (sawBlock)
-        return error(loc, "duplicate kernel attribute 'block'");
+        return error(loc, "duplicate " + what + " attribute 'block'");
       sawBlock = true;
       if (!expect(Tok::Equal, "=", "after attribute name") ||
           !expect(Tok::LBrace, "{", "to begin the block parameters"))
@@ -422,7 +423,7 @@ private:
               !expect(Tok::Equal, "=", "after block parameter name") ||
               !parseInt(value, "integer block parameter value"))
             return false;
-          if (!k->blockParams.insert(param, value))
+          if (!block.insert(param, value))
             return error(ploc, "duplicate block parameter '" + param + "'");
           if (!tok.is(Tok::Comma))
             break;
@@ -539,14 +540,16 @@ private:
     consume();
     if (!expect(Tok::Equal, "=", "after the result name"))
       return false;
+    if (tok.isKeyword("view"))
+      return parseView(out, nameTok);
     if (!tok.isKeyword("alloc")) {
       if (tok.is(Tok::Ident)) {
-        std::string hint = closestName(tok.text, {llvm::StringRef("alloc")});
+        std::string hint = closestName(tok.text, {llvm::StringRef("alloc"), llvm::StringRef("view")});
         if (!hint.empty())
-          return error(tok.loc, "unknown op '" + tok.text + "'; did you mean 'alloc'?");
+          return error(tok.loc, "unknown op '" + tok.text + "'; did you mean '" + hint + "'?");
       }
-      return error(tok.loc, "expected 'alloc' after '%" + nameTok.text +
-                                " =' (only alloc defines a buffer), found " + describe(tok));
+      return error(tok.loc, "expected 'alloc' or 'view' after '%" + nameTok.text +
+                                " =' (only they define a tensor), found " + describe(tok));
     }
     consume();
     auto op = std::make_unique<AllocOp>();
@@ -580,6 +583,48 @@ private:
     return true;
   }
 
+  /// `%name = view %source as [L0, L1, ...]`: the source's type relabelled.
+  bool parseView(std::unique_ptr<Op> &out, const Token &nameTok) {
+    consume(); // 'view'
+    auto op = std::make_unique<ViewOp>();
+    op->loc = nameTok.loc;
+    if (!tok.is(Tok::ValueRef))
+      return error(tok.loc, "expected the viewed tensor '%name' after 'view', found " + describe(tok));
+    Token sourceTok = tok;
+    op->source = lookup(sourceTok, ValueKind::Buffer);
+    consume();
+    std::vector<std::string> labels;
+    if (!expectKeyword("as", "after the viewed tensor") ||
+        !expect(Tok::LBracket, "[", "to begin the view's dimension labels"))
+      return false;
+    while (true) {
+      std::string label;
+      if (!parseIdent(label, "dimension label"))
+        return false;
+      labels.push_back(label);
+      if (!tok.is(Tok::Comma))
+        break;
+      consume();
+    }
+    if (!expect(Tok::RBracket, "]", "to close the view's dimension labels"))
+      return false;
+    Value *v = define(ValueKind::Buffer, nameTok);
+    v->role = TensorRole::Input;
+    v->def = op.get();
+    op->result = v;
+    if (op->source) {
+      v->type = op->source->type;
+      if (labels.size() != v->type.dims.size())
+        return error(sourceTok.loc, "view of %" + sourceTok.text + " names " +
+                                        llvm::Twine(labels.size()) + " dimension labels but the "
+                                        "tensor has rank " + llvm::Twine(v->type.dims.size()));
+      for (size_t i = 0; i < labels.size(); ++i)
+        v->type.dims[i].label = labels[i];
+    }
+    out = std::move(op);
+    return true;
+  }
+
   bool parseFor(std::unique_ptr<Op> &out, unsigned depth) {
     auto op = std::make_unique<ForOp>();
     op->loc = tok.loc;
@@ -597,6 +642,8 @@ private:
       consume();
       op->parallel = true;
     }
+    if (tok.isKeyword("attributes") && !parseAttributes(op->block, "loop"))
+      return false;
     if (!tok.is(Tok::LBrace))
       return error(tok.loc, "expected '{' to begin the loop body, found " + describe(tok));
     // The loop variable is visible in the body only (not in its own bounds).

@@ -24,21 +24,18 @@ public:
     os << ") -> (";
     printArgs(k, TensorRole::Output);
     os << ')';
-    if (!k.blockParams.empty()) {
-      os << " attributes {block = {";
-      bool first = true;
-      for (const auto &[name, value] : k.blockParams) {
-        os << (first ? "" : ", ") << name << " = " << value;
-        first = false;
-      }
-      os << "}}";
-    }
+    printAttributes(k.blockParams);
     os << " {\n";
     printBlock(k.body, 1);
     os << "}\n";
   }
 
 private:
+  void printAttributes(const BlockConfig &block) {
+    if (!block.empty())
+      os << " attributes {block = {" << block.str() << "}}";
+  }
+
   void printArgs(const Kernel &k, TensorRole role) {
     bool first = true;
     for (const Value *v : k.args) {
@@ -89,11 +86,19 @@ private:
         os << " spill";
       break;
     }
+    case OpKind::View: {
+      const auto &v = llvm::cast<ViewOp>(op);
+      os << '%' << v.result->name << " = view %" << v.source->name << " as ["
+         << llvm::join(llvm::map_range(v.result->type.dims, [](const Dim &d) { return d.label; }), ", ")
+         << ']';
+      break;
+    }
     case OpKind::For: {
       const auto &f = llvm::cast<ForOp>(op);
       os << "for %" << f.iv->name << " = " << f.lo << " to " << f.hi << " step " << f.step;
       if (f.parallel)
         os << " parallel";
+      printAttributes(f.block);
       os << " {\n";
       printBlock(f.body, depth + 1);
       os.indent(2 * depth) << "}\n";

@@ -280,6 +280,7 @@ private:
   void verifyOp(Op &op) {
     switch (op.kind) {
     case OpKind::Alloc: verifyAlloc(llvm::cast<AllocOp>(op)); return;
+    case OpKind::View: verifyView(llvm::cast<ViewOp>(op)); return;
     case OpKind::For: verifyFor(llvm::cast<ForOp>(op)); return;
     default: verifyInstruction(op); return;
     }
@@ -312,6 +313,34 @@ private:
     makeVisible(v);
   }
 
+  void verifyView(ViewOp &op) {
+    Value *v = op.result, *src = op.source;
+    if (!v || !src) {
+      error(op.loc, &op, "view needs a result and a source");
+      return;
+    }
+    checkName(v, &op);
+    std::string what = "view %" + v->name;
+    llvm::SMLoc loc = v->loc.isValid() ? v->loc : op.loc;
+    if (v->kind != ValueKind::Buffer || v->def != &op || v->role != TensorRole::Input)
+      error(loc, &op, "result %" + v->name + " of view is not an input tensor value defined by "
+                                             "this view");
+    if (!visible.count(src))
+      error(loc, &op, "view of %" + src->name + " before its definition or outside its block");
+    else if (src->kind != ValueKind::Argument || src->role != TensorRole::Input)
+      error(loc, &op, what + " views %" + src->name + ", which is not an input argument; only "
+                             "inputs are viewed");
+    const TensorType &t = v->type, &s = src->type;
+    bool sameShape = t.space == s.space && t.dtype == s.dtype && t.dims.size() == s.dims.size() &&
+                     llvm::all_of(llvm::zip(t.dims, s.dims), [](auto d) {
+                       return std::get<0>(d).size == std::get<1>(d).size;
+                     });
+    if (!sameShape)
+      error(loc, &op, what + " must have the type of %" + src->name + " but for its labels");
+    checkType(t, loc, &op, what);
+    makeVisible(v);
+  }
+
   void verifyFor(ForOp &op) {
     Value *iv = op.iv;
     if (!iv) {
@@ -327,6 +356,11 @@ private:
     if (op.step < 1)
       error(op.loc, &op, "loop %" + iv->name + " has step " + llvm::Twine(op.step) +
                              "; the step must be at least 1");
+    for (const auto &[name, value] : op.block)
+      if (name != BlockConfig::kRowStrip || value != op.step)
+        error(op.loc, &op, "loop %" + iv->name + " has block " + name + " = " +
+                               llvm::Twine(value) + "; a loop's block names only its own row "
+                               "block, m = its step (" + llvm::Twine(op.step) + ")");
     checkExprVars(op.lo, op.loc, &op, "lower bound of loop %" + iv->name);
     checkExprVars(op.hi, op.loc, &op, "upper bound of loop %" + iv->name);
     loops.push_back(&op);
@@ -498,6 +532,11 @@ private:
       }
       if (mm->accumulate && !mm->resetOn.empty())
         error(op.loc, &op, "matmul cannot both reset and always accumulate");
+    }
+    if (Access *dst = op.write(); ok && dst && llvm::isa_and_nonnull<ViewOp>(dst->base->def)) {
+      error(locOf(*dst, op), &op, "%" + dst->base->name + " is a view of an input; views are "
+                                                          "read only");
+      ok = false;
     }
     if (!ok)
       return;

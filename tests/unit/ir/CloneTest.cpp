@@ -11,12 +11,18 @@ using namespace tessel::ir;
 
 namespace {
 
-TEST(Clone, LoopsAndAllocsGetFreshValuesAndUsesFollowTheMap) {
-  Kernel k;
+/// Adds the input argument %X [M:256, K:cols] to `k`.
+Value *addInput(Kernel &k, int64_t cols) {
   k.name = "k";
   Value *x = k.newValue(ValueKind::Argument, "X");
-  x->type = TensorType{MemSpace::HBM, DType::BF16, {Dim{"M", 256}, Dim{"K", 128}}};
+  x->type = TensorType{MemSpace::HBM, DType::BF16, {Dim{"M", 256}, Dim{"K", cols}}};
   k.args.push_back(x);
+  return x;
+}
+
+TEST(Clone, LoopsAndAllocsGetFreshValuesAndUsesFollowTheMap) {
+  Kernel k;
+  Value *x = addInput(k, 128);
   ForOp &outer = appendLoop(k, k.body, "mb", 0, 256, 128, {});
   ForOp &inner = appendLoop(k, outer.body, "kt", 0, 128, 128, {});
   Value *t = appendAlloc(k, inner.body, "t", MemSpace::SBUF, DType::BF16, {Dim{"M", 128}, Dim{"K", 128}}, 2, {});
@@ -44,6 +50,30 @@ TEST(Clone, LoopsAndAllocsGetFreshValuesAndUsesFollowTheMap) {
   // Names stay unique, so the kernel still prints and reads back.
   EXPECT_NE(toString(k).find("for %mb1 = 0 to 256 step 128"), std::string::npos);
   EXPECT_NE(toString(k).find("%t1 = alloc sbuf<bf16, [M:128, K:128]> bufs 2"), std::string::npos);
+}
+
+TEST(Clone, ViewsAndLoopBlocksAreCopied) {
+  Kernel k;
+  Value *x = addInput(k, 256);
+  ViewOp view;
+  view.source = x;
+  view.result = k.newValue(ValueKind::Buffer, "X_KN");
+  view.result->type = TensorType{MemSpace::HBM, DType::BF16, {Dim{"K", 256}, Dim{"N", 256}}};
+  view.result->role = TensorRole::Input;
+  view.result->def = &view;
+  ForOp &rows = appendLoop(k, k.body, "mb", 0, 256, 256, {});
+  rows.block.set(BlockConfig::kRowStrip, 256);
+
+  ValueMap map;
+  auto viewCopy = cloneOp(view, k, map);
+  auto &v = llvm::cast<ViewOp>(*viewCopy);
+  EXPECT_EQ(v.source, x);
+  EXPECT_NE(v.result, view.result);
+  EXPECT_EQ(v.result->def, &v);
+  EXPECT_EQ(v.result->type.dims, view.result->type.dims);
+  EXPECT_EQ(v.result->role, TensorRole::Input);
+  auto loopCopy = cloneOp(rows, k, map);
+  EXPECT_EQ(llvm::cast<ForOp>(*loopCopy).block, rows.block);
 }
 
 } // namespace

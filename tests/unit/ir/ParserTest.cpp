@@ -161,7 +161,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "3:9: error: %i is a loop variable, not a tensor or buffer"},
         ErrorCase{KERNEL "  %t = alloc sbuf<bf16, [M:1, N:1]>\n  memset %A[%t +: 1, 0 +: 1], 0.0\n}\n",
                   "3:13: error: %t is a tensor; index expressions may only use loop variables"},
-        ErrorCase{KERNEL "  %x = copy %A[0, 0] <- %A[0, 0]\n}\n", "2:8: error: expected 'alloc' after '%x ='"}));
+        ErrorCase{KERNEL "  %x = copy %A[0, 0] <- %A[0, 0]\n}\n", "2:8: error: expected 'alloc' or 'view' after '%x ='"}));
 
 TEST(Parser, ReportsAllNameErrorsInOneRun) {
   IRFixture f;
