@@ -41,8 +41,8 @@ struct HostTensor {
   std::vector<float> data;
   /// Per element, the error estimate of `data` (empty: exact, as inputs are).
   std::vector<float> error;
-  llvm::ArrayRef<float> f32;
-  llvm::ArrayRef<uint16_t> bf16;
+  llvm::ArrayRef<float> f32 = {};
+  llvm::ArrayRef<uint16_t> bf16 = {};
 
   /// The float32 values, or null when they are bf16 bit patterns.
   const float *floats() const { return !data.empty() ? data.data() : !f32.empty() ? f32.data() : nullptr; }

@@ -80,7 +80,7 @@ std::optional<std::vector<TensorData>> wholeInputs(const TensorParallelRun &run)
     if (decl.dtype == DType::BF16)
       for (float &x : v)
         x = runtime::roundToBF16(x);
-    out.push_back(TensorData{p.name, decl.dtype, decl.shape, std::move(v), {}});
+    out.push_back(TensorData{p.name, decl.dtype, decl.shape, std::move(v)});
   }
   for (const auto &kv : run.sim.inputFiles)
     if (llvm::none_of(out, [&](const TensorData &t) { return t.name == kv.first; }))
@@ -173,7 +173,7 @@ int runTensorParallel(const TensorParallelRun &run) {
   if (functional) {
     runtime::SimResult combined;
     combined.inputs = std::move(*whole);
-    combined.outputs.push_back(TensorData{run.outputName, result.dtype, {result.rows, result.cols}, sum, {}});
+    combined.outputs.push_back(TensorData{run.outputName, result.dtype, {result.rows, result.cols}, sum});
     if (run.check) {
       checkAgainstReference(*run.wholeKernel, combined, run.outputName, checkObj);
       // Each core's partial is stored in bf16 before the AllReduce adds them:

@@ -199,7 +199,7 @@ Error writeNpy(StringRef path, ArrayRef<int64_t> shape, ArrayRef<float> data) {
   });
 }
 
-Error writeNpy(StringRef path, ArrayRef<int64_t> shape, ArrayRef<uint16_t> bf16) {
+Error writeNpyFromBF16(StringRef path, ArrayRef<int64_t> shape, ArrayRef<uint16_t> bf16) {
   return writeNpyFile(path, shape, [&](raw_ostream &os) {
     float chunk[4096];
     for (size_t i = 0; i < bf16.size(); i += 4096) {

@@ -34,7 +34,7 @@ llvm::Expected<NpyArray> readNpy(llvm::StringRef path);
 std::string serializeNpy(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> data);
 llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> data);
 /// Writes bf16 bit patterns as a float32 array (converted a chunk at a time).
-llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<uint16_t> bf16);
+llvm::Error writeNpyFromBF16(llvm::StringRef path, llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<uint16_t> bf16);
 
 /// "[640, 256]"
 std::string formatShape(llvm::ArrayRef<int64_t> shape);

@@ -17,6 +17,14 @@ Touch reads(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, false}; 
 Touch writes(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, true}; }
 } // namespace
 
+#if defined(OPENBLAS_VERSION)
+NumericExecutor::OneBlasThread::OneBlasThread() : saved(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+NumericExecutor::OneBlasThread::~OneBlasThread() { openblas_set_num_threads(saved); }
+#else
+NumericExecutor::OneBlasThread::OneBlasThread() = default;
+NumericExecutor::OneBlasThread::~OneBlasThread() = default;
+#endif
+
 NumericExecutor::NumericExecutor(const Program &P, unsigned threads)
     : P(P), ten(P.tensors.size()), buf(P.buffers.size()), tasks(threads) {
   scratch.resize(tasks.threads());
@@ -41,17 +49,20 @@ void NumericExecutor::fillInput(uint32_t id,
   tasks.submit(whole, [this, id, fill = std::move(fill)](unsigned) { fill(ten[id].f32, ten[id].bf16); });
 }
 
-void NumericExecutor::takeTensor(uint32_t id, TensorData &t, bool asFloat) {
+std::vector<float> NumericExecutor::takeTensor(uint32_t id) {
   tasks.finish();
   Store &s = ten[id];
-  if (P.tensors[id].dtype != DType::BF16 || !asFloat) {
-    t.data = std::move(s.f32);
-    t.bf16 = std::move(s.bf16);
-    return;
-  }
-  t.data.resize(s.bf16.size());
-  std::transform(s.bf16.begin(), s.bf16.end(), t.data.begin(), bf16BitsToFloat);
+  if (s.bf16.empty())
+    return std::move(s.f32);
+  std::vector<float> values(s.bf16.size());
+  bf16BitsToFloats(s.bf16.data(), values.data(), values.size());
   s.bf16 = {};
+  return values;
+}
+
+std::vector<uint16_t> NumericExecutor::takeBits(uint32_t id) {
+  tasks.finish();
+  return std::move(ten[id].bf16);
 }
 
 size_t NumericExecutor::unwrittenElements(uint32_t id) const {
@@ -104,8 +115,11 @@ void NumericExecutor::gather(const TileView &v, float *out) const {
   if (!s.bf16.empty()) {
     const uint16_t *src = s.bf16.data();
     forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
-      for (int64_t i = 0; i < len; ++i)
-        out[lin + i] = bf16BitsToFloat(src[off + i * stride]);
+      if (stride == 1)
+        bf16BitsToFloats(src + off, out + lin, size_t(len));
+      else
+        for (int64_t i = 0; i < len; ++i)
+          out[lin + i] = bf16BitsToFloat(src[off + i * stride]);
     });
     return;
   }
@@ -124,8 +138,11 @@ void NumericExecutor::scatter(const TileView &v, const float *in) {
   if (!s.bf16.empty()) {
     uint16_t *dst = s.bf16.data();
     forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
-      for (int64_t i = 0; i < len; ++i)
-        dst[off + i * stride] = floatToBF16Bits(in[lin + i]);
+      if (stride == 1)
+        floatsToBF16Bits(in + lin, dst + off, size_t(len));
+      else
+        for (int64_t i = 0; i < len; ++i)
+          dst[off + i * stride] = floatToBF16Bits(in[lin + i]);
     });
   } else {
     float *dst = s.f32.data();

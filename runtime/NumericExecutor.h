@@ -34,18 +34,19 @@ class NumericExecutor {
 public:
   /// Zeroed, never-written storage for every tensor and buffer slot; the
   /// arithmetic runs on `threads` threads (0: the machine's).
-  NumericExecutor(const Program &P, unsigned threads);
+  explicit NumericExecutor(const Program &P, unsigned threads = 1);
 
   /// Gives input tensor `id` its values: float32 for an f32 tensor, bf16 bit
   /// patterns for a bf16 one.
   void setInput(uint32_t id, std::vector<float> values) { ten[id].f32 = std::move(values); }
-  void setInput(uint32_t id, std::vector<uint16_t> bits) { ten[id].bf16 = std::move(bits); }
+  void setInputBits(uint32_t id, std::vector<uint16_t> bits) { ten[id].bf16 = std::move(bits); }
   /// Gives input tensor `id` the values fill(f32, bf16) stores, computed as a
   /// task (in parallel with other inputs').
   void fillInput(uint32_t id, std::function<void(std::vector<float> &, std::vector<uint16_t> &)> fill);
-  /// Moves tensor `id`'s storage into `t` (the run is over): its bf16 bit
-  /// patterns into t.bf16, or, if `asFloat` or the tensor is f32, its values into t.data.
-  void takeTensor(uint32_t id, TensorData &t, bool asFloat);
+  /// Takes tensor `id`'s values out (the run is over), as float32.
+  std::vector<float> takeTensor(uint32_t id);
+  /// Takes bf16 tensor `id`'s bit patterns out (the run is over): no copy.
+  std::vector<uint16_t> takeBits(uint32_t id);
   /// Elements of tensor `id` never written.
   size_t unwrittenElements(uint32_t id) const;
   /// A fresh allocation of `slot` of buffer `id` holds no data the program wrote for it.
@@ -73,7 +74,17 @@ private:
     std::vector<float> a, b, c;
   };
 
+  /// OpenBLAS on one thread while the executor lives (a tile product is at
+  /// most 128 x 128 x 512: BLAS's own threads would only spin on it; the
+  /// executor's threads run products side by side); the setting is restored.
+  struct OneBlasThread {
+    int saved = 1;
+    OneBlasThread();
+    ~OneBlasThread();
+  };
+
   const Program &P;
+  OneBlasThread blasThreads;
   std::vector<Store> ten, buf;
   std::vector<Scratch> scratch; ///< per thread
   TaskGraph tasks;              ///< declared last: destroyed (its tasks finished) first

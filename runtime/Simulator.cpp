@@ -49,7 +49,7 @@ const TensorData *SimResult::input(StringRef name) const {
 }
 
 Error writeTensorNpy(StringRef path, const TensorData &t) {
-  return t.bf16.empty() ? writeNpy(path, t.shape, t.data) : writeNpy(path, t.shape, t.bf16);
+  return t.bf16.empty() ? writeNpy(path, t.shape, t.data) : writeNpyFromBF16(path, t.shape, t.bf16);
 }
 
 namespace {
@@ -248,8 +248,8 @@ bool Machine::loadInputs() {
       continue;
     }
     std::vector<uint16_t> bits(v.size());
-    std::transform(v.begin(), v.end(), bits.begin(), floatToBF16Bits);
-    num->setInput(uint32_t(i), std::move(bits));
+    floatsToBF16Bits(v.data(), bits.data(), v.size());
+    num->setInputBits(uint32_t(i), std::move(bits));
   }
   return true;
 }
@@ -269,7 +269,10 @@ void Machine::takeTensors(SimResult &res) {
     }
     std::vector<TensorData> &into = t.role == TensorRole::Input ? res.inputs : res.outputs;
     into.push_back(TensorData{t.name, t.dtype, t.shape, {}, {}});
-    num->takeTensor(uint32_t(i), into.back(), !O.bf16Results);
+    if (t.dtype == DType::BF16 && O.bf16Results)
+      into.back().bf16 = num->takeBits(uint32_t(i));
+    else
+      into.back().data = num->takeTensor(uint32_t(i));
   }
 }
 
@@ -608,19 +611,6 @@ Expected<SimResult> Machine::run() {
 
 Expected<SimResult> simulate(const Program &prog, const Target &target, const SimOptions &opts) {
   Machine m(prog, target, opts);
-#if defined(OPENBLAS_VERSION)
-  // Tile products are small (at most 128 x 128 x 512): OpenBLAS's threads only
-  // spin and yield on them, so each BLAS call runs on one thread -- the
-  // executor spreads a product's column chunks over its own threads -- and
-  // the caller's setting is restored afterwards.
-  if (!opts.timingOnly) {
-    int saved = openblas_get_num_threads();
-    openblas_set_num_threads(1);
-    Expected<SimResult> r = m.run();
-    openblas_set_num_threads(saved);
-    return r;
-  }
-#endif
   return m.run();
 }
 

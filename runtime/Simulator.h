@@ -82,7 +82,7 @@ struct TensorData {
   DType dtype = DType::BF16;
   std::vector<int64_t> shape;
   std::vector<float> data;
-  std::vector<uint16_t> bf16;
+  std::vector<uint16_t> bf16 = {};
 
   size_t size() const { return bf16.empty() ? data.size() : bf16.size(); }
   float at(size_t i) const { return bf16.empty() ? data[i] : bf16BitsToFloat(bf16[i]); }

@@ -37,7 +37,7 @@ void TaskGraph::submit(llvm::ArrayRef<Touch> touches, Work work) {
     return;
   }
   std::unique_lock<std::mutex> lock(mu);
-  progress.wait(lock, [&] { return inFlight.size() < window; });
+  progress.wait(lock, [&] { return unfinished < window; });
   const uint64_t number = first + inFlight.size();
   Task task;
   task.touches.assign(touches.begin(), touches.end());
@@ -49,6 +49,7 @@ void TaskGraph::submit(llvm::ArrayRef<Touch> touches, Work work) {
     }
   bool runnable = task.unmet == 0;
   inFlight.push_back(std::move(task));
+  ++unfinished;
   if (runnable) {
     ready.push(number);
     lock.unlock();
@@ -76,6 +77,7 @@ void TaskGraph::work(unsigned thread) {
     lock.lock();
     Task &doneTask = inFlight[size_t(number - first)]; // the deque may have grown
     doneTask.done = true;
+    --unfinished;
     unsigned woken = 0;
     for (uint64_t d : doneTask.dependents)
       if (--inFlight[size_t(d - first)].unmet == 0) {

@@ -10,7 +10,7 @@
 // depend on the number of threads. With one thread, submit runs the task at
 // once on the caller's thread.
 //
-// At most `window` tasks are in flight: submit waits for the oldest to finish.
+// At most `window` tasks are unfinished: submit waits for one to finish.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_TASKGRAPH_H
@@ -70,8 +70,10 @@ private:
   size_t window;
   std::mutex mu;
   std::condition_variable readyOrStop, progress;
-  std::deque<Task> inFlight; ///< program order; inFlight[0] is task number `first`
+  /// Program order, from the oldest unfinished task; inFlight[0] is task number `first`.
+  std::deque<Task> inFlight;
   uint64_t first = 0;
+  size_t unfinished = 0;
   std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> ready; ///< oldest first
   bool stopping = false;
   std::vector<std::thread> workers;
