@@ -15,6 +15,36 @@ namespace tessel::runtime {
 namespace {
 Touch reads(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, false}; }
 Touch writes(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, true}; }
+
+/// out[0, P*F) = the tile's elements of `storage`, row-major, as they are.
+template <class T> void copyOut(const TileView &v, const T *storage, T *out) {
+  forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+    if (stride == 1)
+      std::memcpy(out + lin, storage + off, size_t(len) * sizeof(T));
+    else
+      for (int64_t i = 0; i < len; ++i)
+        out[lin + i] = storage[off + i * stride];
+  });
+}
+
+/// The tile's elements of `storage` = in[0, P*F), as they are.
+template <class T> void copyIn(const TileView &v, T *storage, const T *in) {
+  forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+    if (stride == 1)
+      std::memcpy(storage + off, in + lin, size_t(len) * sizeof(T));
+    else
+      for (int64_t i = 0; i < len; ++i)
+        storage[off + i * stride] = in[lin + i];
+  });
+}
+
+/// out = the [P, F] tile `in` transposed to [F, P].
+template <class T> void transposeTile(const std::vector<T> &in, int64_t P, int64_t F, std::vector<T> &out) {
+  out.resize(in.size());
+  for (int64_t r = 0; r < P; ++r)
+    for (int64_t c = 0; c < F; ++c)
+      out[size_t(c * P + r)] = in[size_t(r * F + c)];
+}
 } // namespace
 
 #if defined(OPENBLAS_VERSION)
@@ -26,7 +56,8 @@ NumericExecutor::OneBlasThread::~OneBlasThread() = default;
 #endif
 
 NumericExecutor::NumericExecutor(const Program &P, unsigned threads)
-    : P(P), ten(P.tensors.size()), buf(P.buffers.size()), tasks(threads) {
+    : P(P), ten(P.tensors.size()), buf(P.buffers.size()), tenWrites(P.tensors.size()),
+      bufWrites(P.buffers.size()), tasks(threads) {
   scratch.resize(tasks.threads());
   auto zeroed = [](Store &s, DType dtype, size_t n) {
     if (dtype == DType::BF16)
@@ -98,6 +129,7 @@ int64_t NumericExecutor::firstUnwritten(const TileView &v) const {
 }
 
 void NumericExecutor::setWritten(const TileView &v) {
+  ++generation(v);
   if (isInput(v))
     return; // inputs count as written throughout and keep no flags
   uint8_t *init = store(v).init.data();
@@ -123,14 +155,7 @@ void NumericExecutor::gather(const TileView &v, float *out) const {
     });
     return;
   }
-  const float *src = s.f32.data();
-  forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
-    if (stride == 1)
-      std::memcpy(out + lin, src + off, size_t(len) * sizeof(float));
-    else
-      for (int64_t i = 0; i < len; ++i)
-        out[lin + i] = src[off + i * stride];
-  });
+  copyOut(v, s.f32.data(), out);
 }
 
 void NumericExecutor::scatter(const TileView &v, const float *in) {
@@ -145,22 +170,8 @@ void NumericExecutor::scatter(const TileView &v, const float *in) {
           dst[off + i * stride] = floatToBF16Bits(in[lin + i]);
     });
   } else {
-    float *dst = s.f32.data();
-    forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
-      if (stride == 1)
-        std::memcpy(dst + off, in + lin, size_t(len) * sizeof(float));
-      else
-        for (int64_t i = 0; i < len; ++i)
-          dst[off + i * stride] = in[lin + i];
-    });
+    copyIn(v, s.f32.data(), in);
   }
-}
-
-void NumericExecutor::transposeTile(const std::vector<float> &in, int64_t P, int64_t F, std::vector<float> &out) {
-  out.resize(in.size());
-  for (int64_t r = 0; r < P; ++r)
-    for (int64_t c = 0; c < F; ++c)
-      out[size_t(c * P + r)] = in[size_t(r * F + c)];
 }
 
 void NumericExecutor::dma(const TileView &dst, const TileView &src, bool transpose) {
@@ -168,39 +179,49 @@ void NumericExecutor::dma(const TileView &dst, const TileView &src, bool transpo
   Touch touches[] = {reads(src), writes(dst)};
   tasks.submit(touches, [this, dst, src, transpose](unsigned thread) {
     Scratch &s = scratch[thread];
-    gather(src, s.a);
-    if (transpose) {
-      transposeTile(s.a, src.P, src.F, s.b);
-      scatter(dst, s.b.data());
-    } else {
-      scatter(dst, s.a.data());
+    const Store &from = store(src);
+    Store &to = store(dst);
+    if (!from.bf16.empty() && !to.bf16.empty()) { // bf16 to bf16: the bits as they are
+      s.bits.resize(size_t(src.P * src.F));
+      copyOut(src, from.bf16.data(), s.bits.data());
+      if (transpose)
+        transposeTile(s.bits, src.P, src.F, s.bitsT);
+      copyIn(dst, to.bf16.data(), (transpose ? s.bitsT : s.bits).data());
+      return;
     }
+    gather(src, s.a);
+    if (transpose)
+      transposeTile(s.a, src.P, src.F, s.b);
+    scatter(dst, (transpose ? s.b : s.a).data());
   });
 }
 
 void NumericExecutor::transpose(const TileView &dst, const TileView &src) { dma(dst, src, true); }
 
-const float *NumericExecutor::matrixOperand(const TileView &v, std::vector<float> &tmp, int &ld) const {
+const float *NumericExecutor::matrixOperand(const TileView &v, uint64_t gen, TileCache &cache, int &ld) const {
   const Store &s = store(v);
   if (s.bf16.empty() && isMatrix(v) && v.pStride >= v.F) {
     ld = int(v.pStride);
     return s.f32.data() + v.base;
   }
-  gather(v, tmp);
   ld = int(v.F);
-  return tmp.data();
+  return cache.get(v, gen, [&](float *out) { gather(v, out); });
 }
 
 void NumericExecutor::matmul(const TileView &dst, const TileView &st, const TileView &mv, bool reset) {
+  std::array<uint64_t, 2> gens = {generation(st), generation(mv)};
   setWritten(dst);
   Touch touches[] = {reads(st), reads(mv), writes(dst)};
-  tasks.submit(touches, [this, dst, st, mv, reset](unsigned thread) { runMatmul(dst, st, mv, reset, scratch[thread]); });
+  tasks.submit(touches, [this, dst, st, mv, gens, reset](unsigned thread) {
+    runMatmul(dst, st, mv, gens.data(), reset, scratch[thread]);
+  });
 }
 
-void NumericExecutor::runMatmul(const TileView &dst, const TileView &st, const TileView &mv, bool reset, Scratch &s) {
+void NumericExecutor::runMatmul(const TileView &dst, const TileView &st, const TileView &mv, const uint64_t *gens,
+                                bool reset, Scratch &s) {
   const int64_t K = st.P, M = st.F, N = mv.F;
   int lda, ldb;
-  const float *a = matrixOperand(st, s.a, lda), *b = matrixOperand(mv, s.b, ldb);
+  const float *a = matrixOperand(st, gens[0], s.operands, lda), *b = matrixOperand(mv, gens[1], s.operands, ldb);
   const float beta = reset ? 0.0f : 1.0f;
   // The product goes straight into a PSUM tile with contiguous rows, else
   // through a gathered copy of the destination.

@@ -22,6 +22,7 @@
 #include "runtime/Program.h"
 #include "runtime/Simulator.h"
 #include "runtime/TaskGraph.h"
+#include "runtime/TileCache.h"
 #include "runtime/TileView.h"
 
 #include <cstdint>
@@ -72,6 +73,8 @@ private:
   /// Float32 tiles of one thread.
   struct Scratch {
     std::vector<float> a, b, c;
+    std::vector<uint16_t> bits, bitsT;
+    TileCache operands; ///< matmul operands converted to float32
   };
 
   /// OpenBLAS on one thread while the executor lives (a tile product is at
@@ -86,6 +89,8 @@ private:
   const Program &P;
   OneBlasThread blasThreads;
   std::vector<Store> ten, buf;
+  /// Per tensor and buffer: instructions submitted that write it (TileCache's generation).
+  std::vector<uint64_t> tenWrites, bufWrites;
   std::vector<Scratch> scratch; ///< per thread
   TaskGraph tasks;              ///< declared last: destroyed (its tasks finished) first
 
@@ -101,13 +106,15 @@ private:
   /// Stores in[0, P*F) into the tile's elements (bf16: rounded to nearest even).
   void scatter(const TileView &v, const float *in);
   void setWritten(const TileView &v);
-  /// `v` as a float32 matrix for BLAS, with its leading dimension: in place
-  /// when the storage is float32 with contiguous rows, else gathered into `tmp`.
-  const float *matrixOperand(const TileView &v, std::vector<float> &tmp, int &ld) const;
-  void runMatmul(const TileView &dst, const TileView &st, const TileView &mv, bool reset, Scratch &s);
+  uint64_t &generation(const TileView &v) { return v.isBuffer ? bufWrites[v.id] : tenWrites[v.id]; }
+  /// `v` (at write generation `gen`) as a float32 matrix for BLAS, with its
+  /// leading dimension: in place when the storage is float32 with contiguous
+  /// rows, else a converted copy from `cache`.
+  const float *matrixOperand(const TileView &v, uint64_t gen, TileCache &cache, int &ld) const;
+  /// The arithmetic of matmul; gens[0], gens[1]: st's and mv's write generations.
+  void runMatmul(const TileView &dst, const TileView &st, const TileView &mv, const uint64_t *gens, bool reset,
+                 Scratch &s);
   void runElementwise(const Instr &in, const TileView &dst, const TileView *srcs, Scratch &s);
-  /// out = the [P, F] tile `in` transposed to [F, P].
-  static void transposeTile(const std::vector<float> &in, int64_t P, int64_t F, std::vector<float> &out);
 };
 
 } // namespace tessel::runtime
