@@ -1,10 +1,11 @@
 //===- runtime/BF16.h - bfloat16 rounding ------------------------*- C++ -*-===//
 //
-// bf16 values are held in float32 storage that only ever contains
-// bf16-representable values: every store into a bf16 buffer or tensor goes
-// through roundToBF16 (round to nearest, ties to even, as the hardware's
-// fp32 -> bf16 conversion). NaN stays NaN (quietened), +-Inf stays Inf,
-// finite values that round past the largest bf16 become +-Inf.
+// The numeric executor holds bf16 buffers and tensors as bf16 bit patterns;
+// every store into one goes through floatToBF16Bits (round to nearest, ties
+// to even, as the hardware's fp32 -> bf16 conversion), and a tile computes
+// in float32 after bf16BitsToFloat. NaN stays NaN (quietened), +-Inf stays
+// Inf, finite values that round past the largest bf16 become +-Inf.
+// roundToBF16 gives the same value as a float32 (inputs, the API).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_BF16_H

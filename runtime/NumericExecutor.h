@@ -20,7 +20,6 @@
 #define TESSEL_RUNTIME_NUMERICEXECUTOR_H
 
 #include "runtime/Program.h"
-#include "runtime/Simulator.h"
 #include "runtime/TaskGraph.h"
 #include "runtime/TileCache.h"
 #include "runtime/TileView.h"

@@ -7,8 +7,10 @@
 //   SimOptions opts; opts.seed = 7;
 //   auto result = simulate(*prog, *target, opts);      // Report + tensors
 //
-// Functional mode executes the numbers (bf16 stores rounded to nearest even,
-// fp32 PSUM accumulation, tile products through cblas_sgemm) and times the
+// Functional mode executes the numbers (bf16 data stored as 2-byte bit
+// patterns, stores rounded to nearest even, fp32 PSUM accumulation, tile
+// products through cblas_sgemm, independent instructions on
+// SimOptions::threads threads with the same bits for any count) and times the
 // program; timingOnly skips the numbers and the never-written checks.
 // Any run-time error (out-of-bounds access, read of never-written SBUF/PSUM,
 // PSUM bank overflow, matmul shape limits, capacity exceeded, bad inputs) is
