@@ -14,6 +14,7 @@
 #include "runtime/FastForward.h"
 #include "runtime/Npy.h"
 #include "runtime/NumericExecutor.h"
+#include "runtime/RandomValues.h"
 #include "runtime/TimingScheduler.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -28,7 +29,6 @@
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <random>
 
 using namespace llvm;
 
@@ -52,32 +52,8 @@ Error writeTensorNpy(StringRef path, const TensorData &t) {
   return t.bf16.empty() ? writeNpy(path, t.shape, t.data) : writeNpyFromBF16(path, t.shape, t.bf16);
 }
 
-namespace {
-
-/// The random values of randomTensorValues, each stored as convert(value).
-template <class T, class Convert>
-std::vector<T> randomElements(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth, Convert convert) {
-  // FNV-1a of the name, mixed with the seed: stable across platforms and runs.
-  uint64_t h = 1469598103934665603ull;
-  for (char c : t.name) {
-    h ^= uint8_t(c);
-    h *= 1099511628211ull;
-  }
-  std::mt19937_64 rng(h ^ (seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull));
-  double s = halfWidth ? *halfWidth : std::sqrt(3.0 / double(t.shape.empty() ? 1 : t.shape[0]));
-  std::vector<T> v(size_t(t.numElements()));
-  for (T &x : v) {
-    double u = double(rng() >> 11) * (1.0 / 9007199254740992.0); // [0, 1)
-    x = convert(float((2.0 * u - 1.0) * s));
-  }
-  return v;
-}
-
-} // namespace
-
 std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth) {
-  bool bf16 = t.dtype == DType::BF16;
-  return randomElements<float>(t, seed, halfWidth, [bf16](float f) { return bf16 ? roundToBF16(f) : f; });
+  return randomFloats(t, seed, halfWidth);
 }
 
 namespace {
@@ -237,9 +213,9 @@ bool Machine::loadInputs() {
       // Drawn as a task: the inputs' values are drawn in parallel.
       num->fillInput(uint32_t(i), [&t, hw, seed = O.seed](std::vector<float> &f32, std::vector<uint16_t> &bf16) {
         if (t.dtype == DType::BF16)
-          bf16 = randomElements<uint16_t>(t, seed, hw, floatToBF16Bits);
+          bf16 = randomBF16Bits(t, seed, hw);
         else
-          f32 = randomElements<float>(t, seed, hw, [](float f) { return f; });
+          f32 = randomFloats(t, seed, hw);
       });
       continue;
     }
