@@ -12,10 +12,10 @@ namespace tessel::driver {
 namespace {
 
 /// The number of Inf/NaN values of `data` and the index of the first.
-std::pair<size_t, size_t> countNonFinite(const std::vector<float> &data) {
+std::pair<size_t, size_t> countNonFinite(const runtime::TensorData &t) {
   size_t count = 0, first = 0;
-  for (size_t i = 0; i < data.size(); ++i)
-    if (!std::isfinite(data[i]) && count++ == 0)
+  for (size_t i = 0, n = t.size(); i < n; ++i)
+    if (!std::isfinite(t.at(i)) && count++ == 0)
       first = i;
   return {count, first};
 }
@@ -38,12 +38,13 @@ bool checkAgainstReference(const ast::Kernel &kernel, const runtime::SimResult &
   check["method"] = kCheckMethod;
   std::map<std::string, HostTensor> inputs;
   for (const runtime::TensorData &t : result.inputs) {
-    auto [count, first] = countNonFinite(t.data);
+    auto [count, first] = countNonFinite(t);
     if (count)
       return failWith(check, llvm::formatv("input '{0}' holds {1} Inf/NaN values (the first at {2}); "
                                            "the comparison needs finite inputs",
                                            t.name, count, position(t.shape, first)));
-    inputs[t.name] = HostTensor{t.shape, t.data, {}};
+    // Read in place: the reference makes no copy of the inputs.
+    inputs[t.name] = HostTensor{t.shape, {}, {}, t.data, t.bf16};
   }
   auto reference = evaluateReference(kernel, inputs);
   const runtime::TensorData *out = result.output(outputName);
@@ -51,20 +52,20 @@ bool checkAgainstReference(const ast::Kernel &kernel, const runtime::SimResult &
     return failWith(check, reference ? "the program has no output '" + outputName + "'"
                                      : llvm::toString(reference.takeError()));
   const HostTensor &ref = reference->at(kReferenceResultKey);
-  if (ref.data.size() != out->data.size())
-    return failWith(check, "output has " + std::to_string(out->data.size()) + " elements, reference " +
+  if (ref.data.size() != out->size())
+    return failWith(check, "output has " + std::to_string(out->size()) + " elements, reference " +
                                std::to_string(ref.data.size()));
   double maxAbsErr = 0, maxRef = 0, worst = 0;
   size_t worstAt = 0, nonFinite = 0, firstNonFinite = 0;
   for (size_t i = 0; i < ref.data.size(); ++i) {
-    float o = out->data[i], r = ref.data[i];
+    float o = out->at(i), r = ref.data[i];
     if (!std::isfinite(o) || !std::isfinite(r)) {
       // Overflow where the reference overflows too is a match.
       if (!(o == r || (std::isnan(o) && std::isnan(r))) && nonFinite++ == 0)
         firstNonFinite = i;
       continue;
     }
-    double diff = std::fabs(double(out->data[i]) - double(ref.data[i]));
+    double diff = std::fabs(double(o) - double(r));
     maxAbsErr = std::max(maxAbsErr, diff);
     maxRef = std::max(maxRef, std::fabs(double(ref.data[i])));
     // The smallest normal float: an exact zero may come out as a flushed subnormal.
@@ -83,11 +84,11 @@ bool checkAgainstReference(const ast::Kernel &kernel, const runtime::SimResult &
     return failWith(check, llvm::formatv("{0} output values are Inf/NaN where the reference is not, "
                                          "or the other way round (the first at {1}: {2} against {3})",
                                          nonFinite, position(ref.shape, firstNonFinite),
-                                         out->data[firstNonFinite], ref.data[firstNonFinite]));
+                                         out->at(firstNonFinite), ref.data[firstNonFinite]));
   check["max_err_over_bound"] = worst;
   if (!passed)
     check["worst_element"] = llvm::formatv("{0}: {1} against {2} (allowed +-{3})",
-                                           position(ref.shape, worstAt), out->data[worstAt],
+                                           position(ref.shape, worstAt), out->at(worstAt),
                                            ref.data[worstAt],
                                            kErrorBoundFactor * double(ref.error[worstAt]))
                                  .str();

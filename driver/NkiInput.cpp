@@ -224,7 +224,7 @@ bool checkNkiKernel(const NkiSource &src, const runtime::Target &target, const r
   for (llvm::StringRef sub : {"in", "out"})
     llvm::sys::fs::create_directory(dir + "/" + sub);
   auto write = [&](llvm::StringRef sub, const runtime::TensorData &t) {
-    if (llvm::Error err = runtime::writeNpy((dir + "/" + sub + "/" + t.name + ".npy").str(), t.shape, t.data)) {
+    if (llvm::Error err = runtime::writeTensorNpy((dir + "/" + sub + "/" + t.name + ".npy").str(), t)) {
       check["error"] = llvm::toString(std::move(err));
       return false;
     }

@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <memory>
@@ -43,39 +44,67 @@ void addStoreRounding(HostTensor &t) {
     t.error[i] = float(double(t.error[i]) + ErrorModel::kStoreRoundoff * std::fabs(double(t.data[i])));
 }
 
-/// C = A @ B (row-major, fp32).
-void gemm(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, a, int(k), b,
-              int(n), 0.0f, c, int(n));
+/// What a product takes of each element of an operand.
+enum class Term { Value, Square, ErrorSquare };
+
+float termAt(const HostTensor &t, Term term, size_t i) {
+  float v = term == Term::ErrorSquare ? t.error[i] : t.at(i);
+  return term == Term::Value ? v : v * v;
 }
 
-std::vector<float> squares(const std::vector<float> &v) {
-  std::vector<float> out(v.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    out[i] = v[i] * v[i];
-  return out;
+/// Rows [r0, r0 + rows) and columns [c0, c0 + cols) of `term` of t, row-major.
+void blockOf(const HostTensor &t, Term term, int64_t r0, int64_t rows, int64_t c0, int64_t cols,
+             std::vector<float> &out) {
+  out.resize(size_t(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[size_t(r * cols + c)] = termAt(t, term, size_t((r0 + r) * t.shape[1] + c0 + c));
+}
+
+/// C = fx(X) @ fy(Y). Operands that are not float32 values in memory (bf16
+/// inputs, squares) are made a panel at a time -- row blocks of X, column
+/// blocks of Y, about 16 MiB each -- so no whole copy of an input is made;
+/// every element of C still comes from one product over the full k.
+void gemmOf(const HostTensor &x, Term fx, const HostTensor &y, Term fy, float *c) {
+  const int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
+  const float *xv = fx == Term::Value ? x.floats() : nullptr, *yv = fy == Term::Value ? y.floats() : nullptr;
+  const int64_t panel = std::max<int64_t>(64, (int64_t(1) << 22) / std::max<int64_t>(k, 1));
+  const int64_t mStep = xv ? m : panel, nStep = yv ? n : panel;
+  std::vector<float> xp, yp;
+  for (int64_t n0 = 0; n0 < n; n0 += nStep) {
+    const int64_t nn = std::min(nStep, n - n0);
+    if (!yv)
+      blockOf(y, fy, 0, k, n0, nn, yp);
+    for (int64_t m0 = 0; m0 < m; m0 += mStep) {
+      const int64_t mm = std::min(mStep, m - m0);
+      if (!xv)
+        blockOf(x, fx, m0, mm, 0, k, xp);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(mm), int(nn), int(k), 1.0f,
+                  xv ? xv + m0 * k : xp.data(), int(k), yv ? yv + n0 : yp.data(), yv ? int(n) : int(nn), 0.0f,
+                  c + m0 * n + n0, int(n));
+    }
+  }
 }
 
 /// The error estimate of C = X @ Y (ErrorModel): the operands' errors through
 /// the products, and the fp32 accumulation over k terms, as root sums of
 /// squares, then C's own rounding.
 void matmulError(const HostTensor &x, const HostTensor &y, HostTensor &c) {
-  int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
-  std::vector<float> x2 = squares(x.data), y2 = squares(y.data);
+  int64_t k = x.shape[1];
   std::vector<float> sum(c.data.size()), term(c.data.size());
   // Accumulation: each of the k additions rounds a partial sum no larger
   // than sqrt(k) times the products' root sum of squares.
-  gemm(x2.data(), y2.data(), sum.data(), m, k, n);
+  gemmOf(x, Term::Square, y, Term::Square, sum.data());
   double accum = ErrorModel::kAccumRoundoff * double(k);
   for (float &v : sum)
     v = float(accum * accum * double(v));
   if (!x.error.empty()) {
-    gemm(squares(x.error).data(), y2.data(), term.data(), m, k, n);
+    gemmOf(x, Term::ErrorSquare, y, Term::Square, term.data());
     for (size_t i = 0; i < sum.size(); ++i)
       sum[i] += term[i];
   }
   if (!y.error.empty()) {
-    gemm(x2.data(), squares(y.error).data(), term.data(), m, k, n);
+    gemmOf(x, Term::Square, y, Term::ErrorSquare, term.data());
     for (size_t i = 0; i < sum.size(); ++i)
       sum[i] += term[i];
   }
@@ -111,7 +140,7 @@ public:
       auto out = std::make_shared<HostTensor>(zeros(c, r));
       for (int64_t i = 0; i < r; ++i)
         for (int64_t j = 0; j < c; ++j) {
-          out->data[size_t(j * r + i)] = x.data[size_t(i * c + j)];
+          out->data[size_t(j * r + i)] = x.at(size_t(i * c + j));
           out->error[size_t(j * r + i)] = float(errorAt(x, size_t(i * c + j)));
         }
       return Value(out);
@@ -144,7 +173,7 @@ private:
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
       return fail("reference: matrix too large for BLAS");
     auto out = std::make_shared<HostTensor>(zeros(m, n));
-    gemm(x.data.data(), y.data.data(), out->data.data(), m, k, n);
+    gemmOf(x, Term::Value, y, Term::Value, out->data.data());
     matmulError(x, y, *out);
     return Value(out);
   }
@@ -160,10 +189,11 @@ private:
     auto out = std::make_shared<HostTensor>(zeros(x.shape[0], x.shape[1]));
     bool mul = e.binOp == BinaryOp::Mul;
     for (size_t i = 0; i < out->data.size(); ++i) {
-      out->data[i] = mul ? x.data[i] * y.data[i] : x.data[i] + y.data[i];
+      float xi = x.at(i), yi = y.at(i);
+      out->data[i] = mul ? xi * yi : xi + yi;
       // First order: d(xy) = y dx + x dy, d(x + y) = dx + dy.
-      double ex = errorAt(x, i) * (mul ? std::fabs(double(y.data[i])) : 1.0);
-      double ey = errorAt(y, i) * (mul ? std::fabs(double(x.data[i])) : 1.0);
+      double ex = errorAt(x, i) * (mul ? std::fabs(double(yi)) : 1.0);
+      double ey = errorAt(y, i) * (mul ? std::fabs(double(xi)) : 1.0);
       out->error[i] = float(std::sqrt(ex * ex + ey * ey));
     }
     addStoreRounding(*out);
@@ -177,7 +207,7 @@ private:
     const HostTensor &x = **a;
     auto out = std::make_shared<HostTensor>(zeros(x.shape[0], x.shape[1]));
     for (size_t i = 0; i < out->data.size(); ++i) {
-      double v = double(x.data[i]), fv = applyActFn(e.unaryFn, v);
+      double v = double(x.at(i)), fv = applyActFn(e.unaryFn, v);
       out->data[i] = float(fv);
       // How far f moves over the operand's error interval.
       double ev = errorAt(x, i);
@@ -203,9 +233,10 @@ evaluateReference(const Kernel &kernel, const std::map<std::string, HostTensor> 
     if (t.shape != want)
       return fail(fmt::format("reference: input '{}' has shape {}, but the parameter is {}", p.name,
                               shapeText(t.shape), formatType(p.type)));
-    if (t.data.size() != size_t(p.type.rows * p.type.cols))
-      return fail(fmt::format("reference: input '{}' has {} values, its shape {} needs {}", p.name,
-                              t.data.size(), shapeText(t.shape), p.type.rows * p.type.cols));
+    size_t values = !t.bf16.empty() ? t.bf16.size() : !t.f32.empty() ? t.f32.size() : t.data.size();
+    if (values != size_t(p.type.rows * p.type.cols))
+      return fail(fmt::format("reference: input '{}' has {} values, its shape {} needs {}", p.name, values,
+                              shapeText(t.shape), p.type.rows * p.type.cols));
     // Non-owning: the caller's inputs outlive the evaluation, and weights are big.
     ev.env[p.name] = Value(&t, [](const HostTensor *) {});
   }

@@ -7,7 +7,9 @@
 // stores every intermediate in bf16 (and accumulates in fp32) may be from it,
 // element by element (see ErrorModel below).
 //
-//   @          cblas_sgemm (OpenBLAS), fp32 accumulation
+//   @          cblas_sgemm (OpenBLAS), fp32 accumulation; an operand held as
+//              bf16 is converted a panel (rows of the left, columns of the
+//              right operand) at a time
 //   * +        elementwise in fp32
 //   silu, ...  applyActFn: the formula in support/Activations.def, the same
 //              definition the simulator's scalar engine evaluates
@@ -18,6 +20,9 @@
 #define TESSEL_DRIVER_REFERENCE_H
 
 #include "frontend/AST.h"
+#include "runtime/BF16.h"
+
+#include "llvm/ADT/ArrayRef.h"
 
 #include "llvm/Support/Error.h"
 
@@ -29,11 +34,19 @@
 namespace tessel::driver {
 
 /// A row-major host matrix: shape is {rows, cols}, data has rows*cols floats.
+/// An input may instead be read in place (no copy): its float32 values in
+/// `f32`, or its bf16 bit patterns in `bf16` (non-owning), with `data` empty.
 struct HostTensor {
   std::vector<int64_t> shape;
   std::vector<float> data;
   /// Per element, the error estimate of `data` (empty: exact, as inputs are).
   std::vector<float> error;
+  llvm::ArrayRef<float> f32 = {};
+  llvm::ArrayRef<uint16_t> bf16 = {};
+
+  /// The float32 values, or null when they are bf16 bit patterns.
+  const float *floats() const { return !data.empty() ? data.data() : !f32.empty() ? f32.data() : nullptr; }
+  float at(size_t i) const { return !bf16.empty() ? runtime::bf16BitsToFloat(bf16[i]) : floats()[i]; }
 };
 
 /// The error estimate of the reference. Each operation's result is rounded

@@ -31,6 +31,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -140,6 +141,12 @@ int runRunCommand(int argc, char **argv) {
       cl::desc("Refuse, before simulating, a program that would execute more dynamic instructions than N "
                "(0: no limit; default 4000000000, about 30 minutes timing-only)"),
       cl::value_desc("N"), cl::init(SimOptions::DefaultMaxInstructions), cl::cat(toolCategory()));
+  cl::opt<unsigned> jobs("jobs",
+                         cl::desc("Threads of the functional simulation (tile products, random inputs; "
+                                  "default: the number of hardware threads). The numbers are the same "
+                                  "for any N"),
+                         cl::value_desc("N"), cl::init(llvm::hardware_concurrency().compute_thread_count()),
+                         cl::cat(toolCategory()));
   cl::opt<bool> timingOnly("timing-only",
                            cl::desc("Skip the numerics (no inputs read, no outputs, no never-written "
                                     "checks): only the timing model and the bounds/shape checks run"),
@@ -391,6 +398,11 @@ int runRunCommand(int argc, char **argv) {
   s.sim.tracePath = tracePath;
   s.format = format;
   s.reportPath = output;
+  if (jobs == 0) {
+    reportError("--jobs 0: at least one thread is needed");
+    return 1;
+  }
+  s.sim.threads = jobs;
   if (checkFlag && timingOnly) {
     reportError("--check needs the numerics; drop --timing-only");
     return 1;
@@ -412,6 +424,8 @@ int runRunCommand(int argc, char **argv) {
     run.outputName = outputName;
     return runTensorParallel(run);
   }
+  // The report and --check read bf16 results in the simulator's own storage.
+  s.sim.bf16Results = true;
   if (!checkFlag)
     return runProgram(*prog, s);
   return runProgram(*prog, s, [&](const SimResult &result, llvm::json::Object &check) {

@@ -150,9 +150,9 @@ int runTensorParallel(const TensorParallelRun &run) {
       if (!partial)
         return fail("the program has no output '" + run.outputName + "'"), 1;
       if (sum.empty())
-        sum.assign(partial->data.size(), 0.0f);
+        sum.assign(partial->size(), 0.0f);
       for (size_t i = 0; i < sum.size(); ++i)
-        sum[i] += partial->data[i];
+        sum[i] += partial->at(i);
     }
     if (c == 0)
       first = std::move(*res);

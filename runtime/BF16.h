@@ -1,15 +1,17 @@
 //===- runtime/BF16.h - bfloat16 rounding ------------------------*- C++ -*-===//
 //
-// bf16 values are held in float32 storage that only ever contains
-// bf16-representable values: every store into a bf16 buffer or tensor goes
-// through roundToBF16 (round to nearest, ties to even, as the hardware's
-// fp32 -> bf16 conversion). NaN stays NaN (quietened), +-Inf stays Inf,
-// finite values that round past the largest bf16 become +-Inf.
+// The numeric executor holds bf16 buffers and tensors as bf16 bit patterns;
+// every store into one goes through floatToBF16Bits (round to nearest, ties
+// to even, as the hardware's fp32 -> bf16 conversion), and a tile computes
+// in float32 after bf16BitsToFloat. NaN stays NaN (quietened), +-Inf stays
+// Inf, finite values that round past the largest bf16 become +-Inf.
+// roundToBF16 gives the same value as a float32 (inputs, the API).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_BF16_H
 #define TESSEL_RUNTIME_BF16_H
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -37,6 +39,20 @@ inline uint16_t floatToBF16Bits(float f) {
 }
 
 inline float bf16BitsToFloat(uint16_t b) { return bitsFloat(uint32_t(b) << 16); }
+
+/// floatToBF16Bits and bf16BitsToFloat over arrays, written without branches
+/// so that the compiler vectorizes them (tiles convert on every access).
+inline void floatsToBF16Bits(const float *in, uint16_t *out, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t u = floatBits(in[i]);
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16, quietNaN = (u >> 16) | 0x0040u;
+    out[i] = uint16_t((u & 0x7fffffffu) > 0x7f800000u ? quietNaN : rounded);
+  }
+}
+inline void bf16BitsToFloats(const uint16_t *in, float *out, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    out[i] = bitsFloat(uint32_t(in[i]) << 16);
+}
 
 /// Rounds an fp32 value to the nearest bf16 value (ties to even).
 inline float roundToBF16(float f) { return bf16BitsToFloat(floatToBF16Bits(f)); }

@@ -3,11 +3,13 @@
 
 #include "runtime/BF16.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace llvm;
@@ -146,7 +148,10 @@ Expected<NpyArray> readNpy(StringRef path) {
   return parseNpy((*buf)->getBuffer(), path);
 }
 
-std::string serializeNpy(ArrayRef<int64_t> shape, ArrayRef<float> data) {
+namespace {
+
+/// The .npy v1.0 header of a float32 array of `shape`.
+std::string npyHeader(ArrayRef<int64_t> shape) {
   std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < shape.size(); ++i)
     dict += (i ? ", " : "") + std::to_string(shape[i]);
@@ -158,28 +163,52 @@ std::string serializeNpy(ArrayRef<int64_t> shape, ArrayRef<float> data) {
   size_t padded = (total + 63) / 64 * 64;
   dict.append(padded - total, ' ');
   dict += '\n';
-  std::string out;
-  out.reserve(10 + dict.size() + data.size() * 4);
-  out.append("\x93NUMPY", 6);
+  std::string out("\x93NUMPY", 6);
   out.push_back(1);
   out.push_back(0);
   out.push_back(char(dict.size() & 0xff));
   out.push_back(char((dict.size() >> 8) & 0xff));
-  out += dict;
+  return out + dict;
+}
+
+/// Opens `path`, lets `body` write the array's bytes after the header, closes.
+Error writeNpyFile(StringRef path, ArrayRef<int64_t> shape, function_ref<void(raw_ostream &)> body) {
+  std::error_code ec;
+  raw_fd_ostream os(path, ec, sys::fs::OF_None);
+  if (ec)
+    return createStringError(ec, "%s: cannot write: %s", path.str().c_str(), ec.message().c_str());
+  os << npyHeader(shape);
+  body(os);
+  os.close();
+  if (os.has_error())
+    return createStringError(os.error(), "%s: write failed", path.str().c_str());
+  return Error::success();
+}
+
+} // namespace
+
+std::string serializeNpy(ArrayRef<int64_t> shape, ArrayRef<float> data) {
+  std::string out = npyHeader(shape);
   out.append(reinterpret_cast<const char *>(data.data()), data.size() * 4);
   return out;
 }
 
 Error writeNpy(StringRef path, ArrayRef<int64_t> shape, ArrayRef<float> data) {
-  std::error_code ec;
-  raw_fd_ostream os(path, ec, sys::fs::OF_None);
-  if (ec)
-    return createStringError(ec, "%s: cannot write: %s", path.str().c_str(), ec.message().c_str());
-  os << serializeNpy(shape, data);
-  os.close();
-  if (os.has_error())
-    return createStringError(os.error(), "%s: write failed", path.str().c_str());
-  return Error::success();
+  return writeNpyFile(path, shape, [&](raw_ostream &os) {
+    os.write(reinterpret_cast<const char *>(data.data()), data.size() * 4);
+  });
+}
+
+Error writeNpyFromBF16(StringRef path, ArrayRef<int64_t> shape, ArrayRef<uint16_t> bf16) {
+  return writeNpyFile(path, shape, [&](raw_ostream &os) {
+    float chunk[4096];
+    for (size_t i = 0; i < bf16.size(); i += 4096) {
+      size_t n = std::min<size_t>(4096, bf16.size() - i);
+      for (size_t j = 0; j < n; ++j)
+        chunk[j] = bf16BitsToFloat(bf16[i + j]);
+      os.write(reinterpret_cast<const char *>(chunk), n * 4);
+    }
+  });
 }
 
 } // namespace tessel::runtime

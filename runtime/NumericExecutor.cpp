@@ -6,45 +6,110 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <array>
+#include <climits>
 #include <cstring>
 
 namespace tessel::runtime {
 
-NumericExecutor::NumericExecutor(const Program &P) : P(P) {
-  tenData.resize(P.tensors.size());
-  tenInit.resize(P.tensors.size());
-  for (size_t i = 0; i < P.tensors.size(); ++i) {
-    if (P.tensors[i].role == TensorRole::Input)
-      continue; // setInput
-    size_t n = size_t(P.tensors[i].numElements());
-    tenData[i].assign(n, 0.0f);
-    tenInit[i].assign(n, 0);
-  }
-  bufData.resize(P.buffers.size());
-  bufInit.resize(P.buffers.size());
-  for (size_t b = 0; b < P.buffers.size(); ++b) {
-    size_t n = size_t(P.buffers[b].bufs * P.buffers[b].partitions() * P.buffers[b].freeElems());
-    bufData[b].assign(n, 0.0f);
-    bufInit[b].assign(n, 0);
-  }
+namespace {
+Touch reads(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, false}; }
+Touch writes(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, true}; }
+
+/// out[0, P*F) = the tile's elements of `storage`, row-major, as they are.
+template <class T> void copyOut(const TileView &v, const T *storage, T *out) {
+  forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+    if (stride == 1)
+      std::memcpy(out + lin, storage + off, size_t(len) * sizeof(T));
+    else
+      for (int64_t i = 0; i < len; ++i)
+        out[lin + i] = storage[off + i * stride];
+  });
 }
 
-void NumericExecutor::setInput(uint32_t id, std::vector<float> values) { tenData[id] = std::move(values); }
+/// The tile's elements of `storage` = in[0, P*F), as they are.
+template <class T> void copyIn(const TileView &v, T *storage, const T *in) {
+  forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+    if (stride == 1)
+      std::memcpy(storage + off, in + lin, size_t(len) * sizeof(T));
+    else
+      for (int64_t i = 0; i < len; ++i)
+        storage[off + i * stride] = in[lin + i];
+  });
+}
+
+/// out = the [P, F] tile `in` transposed to [F, P].
+template <class T> void transposeTile(const std::vector<T> &in, int64_t P, int64_t F, std::vector<T> &out) {
+  out.resize(in.size());
+  for (int64_t r = 0; r < P; ++r)
+    for (int64_t c = 0; c < F; ++c)
+      out[size_t(c * P + r)] = in[size_t(r * F + c)];
+}
+} // namespace
+
+#if defined(OPENBLAS_VERSION)
+NumericExecutor::OneBlasThread::OneBlasThread() : saved(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+NumericExecutor::OneBlasThread::~OneBlasThread() { openblas_set_num_threads(saved); }
+#else
+NumericExecutor::OneBlasThread::OneBlasThread() = default;
+NumericExecutor::OneBlasThread::~OneBlasThread() = default;
+#endif
+
+NumericExecutor::NumericExecutor(const Program &P, unsigned threads)
+    : P(P), ten(P.tensors.size()), buf(P.buffers.size()), tenWrites(P.tensors.size()),
+      bufWrites(P.buffers.size()), tasks(threads) {
+  scratch.resize(tasks.threads());
+  auto zeroed = [](Store &s, DType dtype, size_t n) {
+    if (dtype == DType::BF16)
+      s.bf16.assign(n, 0);
+    else
+      s.f32.assign(n, 0.0f);
+    s.init.assign(n, 0);
+  };
+  for (size_t i = 0; i < P.tensors.size(); ++i)
+    if (P.tensors[i].role != TensorRole::Input) // setInput
+      zeroed(ten[i], P.tensors[i].dtype, size_t(P.tensors[i].numElements()));
+  for (size_t b = 0; b < P.buffers.size(); ++b)
+    zeroed(buf[b], P.buffers[b].dtype,
+           size_t(P.buffers[b].bufs * P.buffers[b].partitions() * P.buffers[b].freeElems()));
+}
+
+void NumericExecutor::fillInput(uint32_t id,
+                                std::function<void(std::vector<float> &, std::vector<uint16_t> &)> fill) {
+  Touch whole{false, id, Rect{0, INT64_MAX, 0, INT64_MAX}, true};
+  tasks.submit(whole, [this, id, fill = std::move(fill)](unsigned) { fill(ten[id].f32, ten[id].bf16); });
+}
+
+std::vector<float> NumericExecutor::takeTensor(uint32_t id) {
+  tasks.finish();
+  Store &s = ten[id];
+  if (s.bf16.empty())
+    return std::move(s.f32);
+  std::vector<float> values(s.bf16.size());
+  bf16BitsToFloats(s.bf16.data(), values.data(), values.size());
+  s.bf16 = {};
+  return values;
+}
+
+std::vector<uint16_t> NumericExecutor::takeBits(uint32_t id) {
+  tasks.finish();
+  return std::move(ten[id].bf16);
+}
 
 size_t NumericExecutor::unwrittenElements(uint32_t id) const {
-  return size_t(std::count(tenInit[id].begin(), tenInit[id].end(), uint8_t(0)));
+  return size_t(std::count(ten[id].init.begin(), ten[id].init.end(), uint8_t(0)));
 }
 
 void NumericExecutor::allocate(uint32_t id, int64_t slot) {
   const BufferDecl &b = P.buffers[id];
   size_t n = size_t(b.partitions() * b.freeElems());
-  std::fill_n(bufInit[id].begin() + size_t(slot) * n, n, 0);
+  std::fill_n(buf[id].init.begin() + size_t(slot) * n, n, 0);
 }
 
 int64_t NumericExecutor::firstUnwritten(const TileView &v) const {
-  if (!v.isBuffer && P.tensors[v.id].role == TensorRole::Input)
+  if (isInput(v))
     return -1;
-  const uint8_t *init = v.isBuffer ? bufInit[v.id].data() : tenInit[v.id].data();
+  const uint8_t *init = store(v).init.data();
   int64_t bad = -1;
   forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
     if (bad >= 0)
@@ -64,9 +129,10 @@ int64_t NumericExecutor::firstUnwritten(const TileView &v) const {
 }
 
 void NumericExecutor::setWritten(const TileView &v) {
-  if (!v.isBuffer && P.tensors[v.id].role == TensorRole::Input)
+  ++generation(v);
+  if (isInput(v))
     return; // inputs count as written throughout and keep no flags
-  uint8_t *init = v.isBuffer ? bufInit[v.id].data() : tenInit[v.id].data();
+  uint8_t *init = store(v).init.data();
   forEachRun(v, [&](int64_t off, int64_t, int64_t len, int64_t stride) {
     if (stride == 1)
       std::memset(init + off, 1, size_t(len));
@@ -76,133 +142,151 @@ void NumericExecutor::setWritten(const TileView &v) {
   });
 }
 
-void NumericExecutor::gather(const TileView &v, std::vector<float> &out) {
-  out.resize(size_t(v.P * v.F));
-  const float *src = storage(v);
-  float *o = out.data();
-  forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
-    if (stride == 1)
-      std::memcpy(o + lin, src + off, size_t(len) * sizeof(float));
-    else
-      for (int64_t i = 0; i < len; ++i)
-        o[lin + i] = src[off + i * stride];
-  });
+void NumericExecutor::gather(const TileView &v, float *out) const {
+  const Store &s = store(v);
+  if (!s.bf16.empty()) {
+    const uint16_t *src = s.bf16.data();
+    forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+      if (stride == 1)
+        bf16BitsToFloats(src + off, out + lin, size_t(len));
+      else
+        for (int64_t i = 0; i < len; ++i)
+          out[lin + i] = bf16BitsToFloat(src[off + i * stride]);
+    });
+    return;
+  }
+  copyOut(v, s.f32.data(), out);
 }
 
 void NumericExecutor::scatter(const TileView &v, const float *in) {
-  float *dst = storage(v);
-  bool bf16 = dtypeOf(v) == DType::BF16;
-  forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
-    if (bf16)
-      for (int64_t i = 0; i < len; ++i)
-        dst[off + i * stride] = roundToBF16(in[lin + i]);
-    else if (stride == 1)
-      std::memcpy(dst + off, in + lin, size_t(len) * sizeof(float));
-    else
-      for (int64_t i = 0; i < len; ++i)
-        dst[off + i * stride] = in[lin + i];
-  });
-  setWritten(v);
-}
-
-void NumericExecutor::transposeTile(const std::vector<float> &in, int64_t P, int64_t F, std::vector<float> &out) {
-  out.resize(in.size());
-  for (int64_t r = 0; r < P; ++r)
-    for (int64_t c = 0; c < F; ++c)
-      out[size_t(c * P + r)] = in[size_t(r * F + c)];
+  Store &s = store(v);
+  if (!s.bf16.empty()) {
+    uint16_t *dst = s.bf16.data();
+    forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+      if (stride == 1)
+        floatsToBF16Bits(in + lin, dst + off, size_t(len));
+      else
+        for (int64_t i = 0; i < len; ++i)
+          dst[off + i * stride] = floatToBF16Bits(in[lin + i]);
+    });
+  } else {
+    copyIn(v, s.f32.data(), in);
+  }
 }
 
 void NumericExecutor::dma(const TileView &dst, const TileView &src, bool transpose) {
-  gather(src, tA);
-  if (transpose) {
-    transposeTile(tA, src.P, src.F, tB);
-    scatter(dst, tB.data());
-  } else {
-    scatter(dst, tA.data());
-  }
+  setWritten(dst);
+  Touch touches[] = {reads(src), writes(dst)};
+  tasks.submit(touches, [this, dst, src, transpose](unsigned thread) {
+    Scratch &s = scratch[thread];
+    const Store &from = store(src);
+    Store &to = store(dst);
+    if (!from.bf16.empty() && !to.bf16.empty()) { // bf16 to bf16: the bits as they are
+      s.bits.resize(size_t(src.P * src.F));
+      copyOut(src, from.bf16.data(), s.bits.data());
+      if (transpose)
+        transposeTile(s.bits, src.P, src.F, s.bitsT);
+      copyIn(dst, to.bf16.data(), (transpose ? s.bitsT : s.bits).data());
+      return;
+    }
+    gather(src, s.a);
+    if (transpose)
+      transposeTile(s.a, src.P, src.F, s.b);
+    scatter(dst, (transpose ? s.b : s.a).data());
+  });
 }
 
 void NumericExecutor::transpose(const TileView &dst, const TileView &src) { dma(dst, src, true); }
 
+const float *NumericExecutor::matrixOperand(const TileView &v, uint64_t gen, TileCache &cache, int &ld) const {
+  const Store &s = store(v);
+  if (s.bf16.empty() && isMatrix(v) && v.pStride >= v.F) {
+    ld = int(v.pStride);
+    return s.f32.data() + v.base;
+  }
+  ld = int(v.F);
+  return cache.get(v, gen, [&](float *out) { gather(v, out); });
+}
+
 void NumericExecutor::matmul(const TileView &dst, const TileView &st, const TileView &mv, bool reset) {
-  int64_t K = st.P, M = st.F, N = mv.F;
-  // Operands whose rows are contiguous go to BLAS in place (leading
-  // dimension = partition stride); others are gathered first.
-  const float *a = nullptr, *b = nullptr;
-  int lda = int(M), ldb = int(N);
-  if (isMatrix(st)) {
-    a = storage(st) + st.base;
-    lda = int(st.pStride);
-  } else {
-    gather(st, tA);
-    a = tA.data();
-  }
-  if (isMatrix(mv)) {
-    b = storage(mv) + mv.base;
-    ldb = int(mv.pStride);
-  } else {
-    gather(mv, tB);
-    b = tB.data();
-  }
-  float beta = reset ? 0.0f : 1.0f;
-  if (isMatrix(dst) && lda >= M && ldb >= N && dst.pStride >= N) {
-    float *c = storage(dst) + dst.base;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(M), int(N), int(K), 1.0f, a, lda, b, ldb, beta, c,
-                int(dst.pStride));
-    setWritten(dst);
+  std::array<uint64_t, 2> gens = {generation(st), generation(mv)};
+  setWritten(dst);
+  Touch touches[] = {reads(st), reads(mv), writes(dst)};
+  tasks.submit(touches, [this, dst, st, mv, gens, reset](unsigned thread) {
+    runMatmul(dst, st, mv, gens.data(), reset, scratch[thread]);
+  });
+}
+
+void NumericExecutor::runMatmul(const TileView &dst, const TileView &st, const TileView &mv, const uint64_t *gens,
+                                bool reset, Scratch &s) {
+  const int64_t K = st.P, M = st.F, N = mv.F;
+  int lda, ldb;
+  const float *a = matrixOperand(st, gens[0], s.operands, lda), *b = matrixOperand(mv, gens[1], s.operands, ldb);
+  const float beta = reset ? 0.0f : 1.0f;
+  // The product goes straight into a PSUM tile with contiguous rows, else
+  // through a gathered copy of the destination.
+  if (isMatrix(dst) && dst.pStride >= N) {
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(M), int(N), int(K), 1.0f, a, lda, b, ldb, beta,
+                store(dst).f32.data() + dst.base, int(dst.pStride));
     return;
   }
   if (reset)
-    tC.assign(size_t(M * N), 0.0f);
+    s.c.assign(size_t(M * N), 0.0f);
   else
-    gather(dst, tC);
-  if (lda < M || ldb < N) { // degenerate single-column views: gather both
-    gather(st, tA);
-    gather(mv, tB);
-    a = tA.data();
-    b = tB.data();
-    lda = int(M);
-    ldb = int(N);
-  }
+    gather(dst, s.c);
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(M), int(N), int(K), 1.0f, a, lda, b, ldb, beta,
-              tC.data(), int(N));
-  scatter(dst, tC.data());
+              s.c.data(), int(N));
+  scatter(dst, s.c.data());
 }
 
 void NumericExecutor::elementwise(const Instr &in, const TileView &dst, const TileView *srcs) {
-  size_t n = size_t(dst.P * dst.F);
+  if (in.op != Opcode::Activation && in.op != Opcode::TensorTensor && in.op != Opcode::TensorScalar &&
+      in.op != Opcode::Copy && in.op != Opcode::Memset)
+    return;
+  setWritten(dst);
+  const unsigned nsrc = unsigned(in.srcs.size());
+  Touch touches[] = {writes(dst), nsrc > 0 ? reads(srcs[0]) : Touch{}, nsrc > 1 ? reads(srcs[1]) : Touch{}};
+  std::array<TileView, 2> src;
+  std::copy(srcs, srcs + nsrc, src.begin());
+  tasks.submit(llvm::makeArrayRef(touches, 1 + nsrc),
+               [this, &in, dst, src](unsigned thread) { runElementwise(in, dst, src.data(), scratch[thread]); });
+}
+
+void NumericExecutor::runElementwise(const Instr &in, const TileView &dst, const TileView *srcs, Scratch &s) {
+  const size_t n = size_t(dst.P * dst.F);
+  std::vector<float> &a = s.a, &b = s.b;
   switch (in.op) {
   case Opcode::Activation: {
-    gather(srcs[0], tA);
+    gather(srcs[0], a);
     ActFn f = in.actFn();
     float sc = float(in.scale), bi = float(in.bias);
     for (size_t i = 0; i < n; ++i)
-      tA[i] = float(applyActFn(f, double(tA[i] * sc + bi)));
+      a[i] = float(applyActFn(f, double(a[i] * sc + bi)));
     break;
   }
   case Opcode::TensorTensor:
-    gather(srcs[0], tA);
-    gather(srcs[1], tB);
+    gather(srcs[0], a);
+    gather(srcs[1], b);
     for (size_t i = 0; i < n; ++i)
-      tA[i] = applyAluOp(in.aluOp(), tA[i], tB[i]);
+      a[i] = applyAluOp(in.aluOp(), a[i], b[i]);
     break;
   case Opcode::TensorScalar: {
-    gather(srcs[0], tA);
+    gather(srcs[0], a);
     float imm = float(in.imm);
     for (size_t i = 0; i < n; ++i)
-      tA[i] = applyAluOp(in.aluOp(), tA[i], imm);
+      a[i] = applyAluOp(in.aluOp(), a[i], imm);
     break;
   }
   case Opcode::Copy:
-    gather(srcs[0], tA);
+    gather(srcs[0], a);
     break;
   case Opcode::Memset:
-    tA.assign(n, float(in.imm));
+    a.assign(n, float(in.imm));
     break;
   default:
     return;
   }
-  scatter(dst, tA.data());
+  scatter(dst, a.data());
 }
 
 } // namespace tessel::runtime

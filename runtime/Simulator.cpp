@@ -14,6 +14,7 @@
 #include "runtime/FastForward.h"
 #include "runtime/Npy.h"
 #include "runtime/NumericExecutor.h"
+#include "runtime/RandomValues.h"
 #include "runtime/TimingScheduler.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -28,7 +29,6 @@
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <random>
 
 using namespace llvm;
 
@@ -48,22 +48,12 @@ const TensorData *SimResult::input(StringRef name) const {
   return nullptr;
 }
 
+Error writeTensorNpy(StringRef path, const TensorData &t) {
+  return t.bf16.empty() ? writeNpy(path, t.shape, t.data) : writeNpyFromBF16(path, t.shape, t.bf16);
+}
+
 std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth) {
-  // FNV-1a of the name, mixed with the seed: stable across platforms and runs.
-  uint64_t h = 1469598103934665603ull;
-  for (char c : t.name) {
-    h ^= uint8_t(c);
-    h *= 1099511628211ull;
-  }
-  std::mt19937_64 rng(h ^ (seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull));
-  double s = halfWidth ? *halfWidth : std::sqrt(3.0 / double(t.shape.empty() ? 1 : t.shape[0]));
-  std::vector<float> v(size_t(t.numElements()));
-  for (float &x : v) {
-    double u = double(rng() >> 11) * (1.0 / 9007199254740992.0); // [0, 1)
-    float f = float((2.0 * u - 1.0) * s);
-    x = t.dtype == DType::BF16 ? roundToBF16(f) : f;
-  }
-  return v;
+  return randomFloats(t, seed, halfWidth);
 }
 
 namespace {
@@ -128,7 +118,8 @@ private:
 
   // ---- setup ----
   bool checkStatic();
-  bool loadInputs(SimResult &res);
+  bool loadInputs();
+  void takeTensors(SimResult &res);
 
   // ---- execution ----
   bool execBody(const std::vector<Stmt> &body);
@@ -171,7 +162,7 @@ bool Machine::checkStatic() {
   return true;
 }
 
-bool Machine::loadInputs(SimResult &res) {
+bool Machine::loadInputs() {
   auto inputNames = [&] {
     std::string s;
     for (const TensorDecl &t : P.tensors)
@@ -216,17 +207,49 @@ bool Machine::loadInputs(SimResult &res) {
                             formatShape(t.shape), dtypeName(t.dtype), formatShape(arr->shape)));
       v = std::move(arr->data);
     } else {
-      v = randomTensorValues(t, O.seed, O.randomHalfWidth.count(t.name)
-                                            ? std::optional<double>(O.randomHalfWidth.at(t.name))
-                                            : std::nullopt);
+      std::optional<double> hw;
+      if (auto it = O.randomHalfWidth.find(t.name); it != O.randomHalfWidth.end())
+        hw = it->second;
+      // Drawn as a task: the inputs' values are drawn in parallel.
+      num->fillInput(uint32_t(i), [&t, hw, seed = O.seed](std::vector<float> &f32, std::vector<uint16_t> &bf16) {
+        if (t.dtype == DType::BF16)
+          bf16 = randomBF16Bits(t, seed, hw);
+        else
+          f32 = randomFloats(t, seed, hw);
+      });
+      continue;
     }
-    if (t.dtype == DType::BF16)
-      for (float &x : v)
-        x = roundToBF16(x);
-    num->setInput(uint32_t(i), v);
-    res.inputs.push_back(TensorData{t.name, t.dtype, t.shape, std::move(v)});
+    if (t.dtype != DType::BF16) {
+      num->setInput(uint32_t(i), std::move(v));
+      continue;
+    }
+    std::vector<uint16_t> bits(v.size());
+    floatsToBF16Bits(v.data(), bits.data(), v.size());
+    num->setInputBits(uint32_t(i), std::move(bits));
   }
   return true;
+}
+
+/// Moves the inputs used and the outputs out of the executor (no copies,
+/// unless float32 results are asked for).
+void Machine::takeTensors(SimResult &res) {
+  for (size_t i = 0; i < P.tensors.size(); ++i) {
+    const TensorDecl &t = P.tensors[i];
+    if (t.role == TensorRole::Output) {
+      if (size_t unwritten = num->unwrittenElements(uint32_t(i)))
+        warnings.push_back(formatv("output %{0}: {1} of {2} elements were never written (they read as 0)",
+                                   t.name, unwritten, t.numElements())
+                               .str());
+    } else if (t.role != TensorRole::Input) {
+      continue;
+    }
+    std::vector<TensorData> &into = t.role == TensorRole::Input ? res.inputs : res.outputs;
+    into.push_back(TensorData{t.name, t.dtype, t.shape, {}, {}});
+    if (t.dtype == DType::BF16 && O.bf16Results)
+      into.back().bf16 = num->takeBits(uint32_t(i));
+    else
+      into.back().data = num->takeTensor(uint32_t(i));
+  }
 }
 
 bool Machine::makeView(const Access &a, TileView &v, const char *role) {
@@ -519,30 +542,19 @@ Expected<SimResult> Machine::run() {
   allocCount.assign(P.buffers.size(), 0);
   sched.emplace(P, T, !O.tracePath.empty() || O.recordTimeline, O.recordTimeline, O.traceMaxEvents);
   if (functional)
-    num.emplace(P);
+    num.emplace(P, O.threads);
   // Fast-forward skips instructions: only when nothing needs every one of
   // them (numbers, a trace, the timeline).
   if (O.fastForward && !functional && O.tracePath.empty() && !O.recordTimeline)
     loopShapes.emplace(P);
-  bool ok = loadInputs(res) && execBody(P.body);
+  bool ok = loadInputs() && execBody(P.body);
   if (O.progress)
     O.progress(totalInstrs, totalInstrs); // the end: a progress line is cleared
   if (!ok)
     return createStringError(inconvertibleErrorCode(), errMsg);
   cur = nullptr;
-  if (functional) {
-    for (size_t i = 0; i < P.tensors.size(); ++i) {
-      const TensorDecl &t = P.tensors[i];
-      if (t.role != TensorRole::Output)
-        continue;
-      size_t unwritten = num->unwrittenElements(uint32_t(i));
-      if (unwritten)
-        warnings.push_back(formatv("output %{0}: {1} of {2} elements were never written (they read as 0)",
-                                       t.name, unwritten, t.numElements())
-                                   .str());
-      res.outputs.push_back(TensorData{t.name, t.dtype, t.shape, num->takeTensor(uint32_t(i))});
-    }
-  }
+  if (functional)
+    takeTensors(res);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   finishReport(res, secs);
   if (functional && !O.outputDir.empty()) {
@@ -552,7 +564,7 @@ Expected<SimResult> Machine::run() {
     for (const TensorData &t : res.outputs) {
       SmallString<256> path(O.outputDir);
       sys::path::append(path, t.name + ".npy");
-      if (Error e = writeNpy(path, t.shape, t.data))
+      if (Error e = writeTensorNpy(path, t))
         return e;
     }
   }
@@ -575,18 +587,6 @@ Expected<SimResult> Machine::run() {
 
 Expected<SimResult> simulate(const Program &prog, const Target &target, const SimOptions &opts) {
   Machine m(prog, target, opts);
-#if defined(OPENBLAS_VERSION)
-  // Tile products are small (at most 128 x 128 x 512): OpenBLAS's threads only
-  // spin and yield on them, so the functional simulation runs BLAS on one
-  // thread and restores the caller's setting afterwards.
-  if (!opts.timingOnly) {
-    int saved = openblas_get_num_threads();
-    openblas_set_num_threads(1);
-    Expected<SimResult> r = m.run();
-    openblas_set_num_threads(saved);
-    return r;
-  }
-#endif
   return m.run();
 }
 

@@ -7,8 +7,10 @@
 //   SimOptions opts; opts.seed = 7;
 //   auto result = simulate(*prog, *target, opts);      // Report + tensors
 //
-// Functional mode executes the numbers (bf16 stores rounded to nearest even,
-// fp32 PSUM accumulation, tile products through cblas_sgemm) and times the
+// Functional mode executes the numbers (bf16 data stored as 2-byte bit
+// patterns, stores rounded to nearest even, fp32 PSUM accumulation, tile
+// products through cblas_sgemm, independent instructions on
+// SimOptions::threads threads with the same bits for any count) and times the
 // program; timingOnly skips the numbers and the never-written checks.
 // Any run-time error (out-of-bounds access, read of never-written SBUF/PSUM,
 // PSUM bank overflow, matmul shape limits, capacity exceeded, bad inputs) is
@@ -19,6 +21,7 @@
 #ifndef TESSEL_RUNTIME_SIMULATOR_H
 #define TESSEL_RUNTIME_SIMULATOR_H
 
+#include "runtime/BF16.h"
 #include "runtime/Launch.h"
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -65,15 +68,30 @@ struct SimOptions {
   bool fastForward = false;
   /// which latency the report predicts: adds the target's launch term for it
   LatencyKind latency = LatencyKind::Device;
+  /// threads of a functional run's tile products and input generation
+  /// (0: the machine's hardware threads); the numbers do not depend on it
+  unsigned threads = 0;
+  /// the bf16 tensors of the result keep the simulator's own 2-byte storage
+  /// (TensorData::bf16) instead of float32 copies of it (TensorData::data)
+  bool bf16Results = false;
 };
 
-/// A tensor's values (row-major, float32 holding bf16 values for bf16 tensors).
+/// A tensor's values, row-major: float32 in `data` (bf16 values for bf16
+/// tensors), or, under SimOptions::bf16Results, a bf16 tensor's bit patterns
+/// in `bf16` (and `data` empty).
 struct TensorData {
   std::string name;
   DType dtype = DType::BF16;
   std::vector<int64_t> shape;
   std::vector<float> data;
+  std::vector<uint16_t> bf16 = {};
+
+  size_t size() const { return bf16.empty() ? data.size() : bf16.size(); }
+  float at(size_t i) const { return bf16.empty() ? data[i] : bf16BitsToFloat(bf16[i]); }
 };
+
+/// Writes `t` as a float32 .npy file.
+llvm::Error writeTensorNpy(llvm::StringRef path, const TensorData &t);
 
 /// One dynamic instruction on the timeline.
 struct TraceEvent {
