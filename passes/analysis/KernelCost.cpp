@@ -144,6 +144,15 @@ public:
     return sequentialNs;
   }
 
+  /// The busiest queue group's estimated time (transferEstimateNs) spread
+  /// over its queues.
+  double dmaEstimateNs() const {
+    double busiestGroup = 0;
+    for (double ns : estimateGroupNs)
+      busiestGroup = std::max(busiestGroup, ns);
+    return std::max(busiestGroup / double(queueSpan()), sharedEstimateNs);
+  }
+
   double dmaQueueNs() const {
     double busiestGroup = 0;
     for (double ns : groupNs)
@@ -193,12 +202,44 @@ private:
     groupNs.resize(groups, 0.0);
     nestGroupNs.resize(groups, 0.0);
     nestGroupNs[dmaStatements % groups] += statementNs;
+    estimateGroupNs.resize(groups, 0.0);
+    double estimateNs = transferEstimateNs(dma, load, extents, elemBytes);
+    estimateGroupNs[dmaStatements % groups] += estimateNs;
     groupNs[dmaStatements++ % groups] += statementNs;
     allStatementsNs += statementNs;
     if (dma.tag == DmaTag::SpillSave)
       cost.spillSaveBytes += bytes;
     else if (dma.tag == DmaTag::SpillReload)
       cost.spillReloadBytes += bytes;
+  }
+
+  /// Σ over a statement's executions of what the simulator charges its
+  /// queue: the fixed cost, then the bytes at the rate a transfer of that
+  /// size, partition count and contiguous run reaches (runtime::DmaModel).
+  double transferEstimateNs(const DmaOp &dma, bool load, llvm::ArrayRef<const IndexExpr *> hbmExtents,
+                            int64_t elemBytes) {
+    const Access &onChip = load ? dma.dst : dma.src;
+    auto chipExtents = rangeExtents(onChip);
+    if (hbmExtents.size() != 2 || chipExtents.size() != 2)
+      return 0;
+    int64_t hbmRow = dma.transpose ? 0 : 1; // the HBM side's contiguous dimension
+    llvm::SmallVector<const IndexExpr *, 4> all{hbmExtents[0], hbmExtents[1], chipExtents[0], chipExtents[1]};
+    auto costAt = [&](llvm::ArrayRef<int64_t> env) {
+      int64_t bytes = hbmExtents[0]->eval(env) * hbmExtents[1]->eval(env) * elemBytes;
+      int64_t partitions = chipExtents[0]->eval(env);
+      int64_t chunk = std::min(hbmExtents[hbmRow]->eval(env), chipExtents[1]->eval(env)) * elemBytes;
+      return std::make_pair(bytes, model.dma(bytes, partitions, chunk, dma.transpose));
+    };
+    ExecutionSum executions(loops, all, kernel.numValues());
+    // The shared bandwidth each transfer holds exclusively (the simulator
+    // reserves it in turn for every queue).
+    sharedEstimateNs += 1e-3 * double(executions.sum([&](llvm::ArrayRef<int64_t> env) {
+      return int64_t(1e3 * costAt(env).second.occupancy);
+    }));
+    return 1e-3 * double(executions.sum([&](llvm::ArrayRef<int64_t> env) {
+      auto [bytes, c] = costAt(env);
+      return int64_t(1e3 * (target.dma_fixed_latency_ns + double(bytes) / c.rate));
+    }));
   }
 
   void countMatmul(const MatmulOp &mm) {
@@ -239,6 +280,8 @@ private:
 
   std::vector<double> groupNs; ///< per queue group: its statements' transfer time
   std::vector<double> nestGroupNs; ///< the same, for the current top-level nest
+  std::vector<double> estimateGroupNs; ///< per queue group: transferEstimateNs
+  double sharedEstimateNs = 0; ///< Σ of every transfer's exclusive shared-bandwidth time
   size_t dmaStatements = 0;
   double allStatementsNs = 0;
 };
@@ -313,6 +356,7 @@ KernelCost analyzeKernel(const Kernel &kernel, const runtime::Target &target) {
   CostWalker walker(kernel, target, cost);
   cost.sequentialNestsNs = walker.walkNests(kernel.body);
   cost.dmaQueueNs = walker.dmaQueueNs();
+  cost.dmaEstimateNs = walker.dmaEstimateNs();
   // computeLiveRanges only reads the kernel; its ranges point at mutable ops.
   std::vector<LiveRange> ranges = computeLiveRanges(const_cast<Kernel &>(kernel));
   cost.sbufPeakBytesPerPartition = onChipPeak(ranges, MemSpace::SBUF);

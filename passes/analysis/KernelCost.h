@@ -44,6 +44,12 @@ struct KernelCost {
   /// through HBM). An estimate, not a bound -- independent nests overlap --
   /// and the tuner's predicted latency.
   double sequentialNestsNs = 0;
+  /// The busiest DMA queue as the simulator charges it: each transfer's
+  /// fixed cost and its bytes at the rate its size, partitions and
+  /// contiguous run reach (not the best rate, as dmaQueueNs), or the shared
+  /// bandwidth's time held by all transfers, whichever is longer. An
+  /// estimate, not a bound, and part of predictedUs.
+  double dmaEstimateNs = 0;
 
   uint64_t hbmBytes() const { return hbmReadBytes + hbmWriteBytes; }
   /// flops / HBM bytes (flop per byte); 0 when the kernel moves nothing.
@@ -55,9 +61,10 @@ struct KernelCost {
   /// lower bound on the simulated latency (each term is work one in-order
   /// unit or the shared HBM must do).
   double boundUs(const runtime::Target &target) const;
-  /// The model's latency estimate: max(bound, nests one after another), us.
+  /// The model's latency estimate: max(bound, nests one after another, the
+  /// DMA queues at their transfers' rates), us.
   double predictedUs(const runtime::Target &target) const {
-    return std::max(boundUs(target), sequentialNestsNs * 1e-3);
+    return std::max({boundUs(target), sequentialNestsNs * 1e-3, dmaEstimateNs * 1e-3});
   }
 };
 
