@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
       return 1;
     std::map<std::string, driver::HostTensor> inputs;
     for (const auto &t : sim->inputs)
-      inputs[t.name] = driver::HostTensor{t.shape, t.data};
+      inputs[t.name] = driver::HostTensor{t.shape, t.data, {}};
     double blasSec = 0;
     auto ref = timed([&] { return driver::evaluateReference(*c.fe.kernel, inputs); }, blasSec);
     if (!ref)

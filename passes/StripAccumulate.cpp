@@ -156,7 +156,8 @@ bool foldAccumulator(Block &block, AllocOp &accAlloc, SiteMap &sites,
         !sameShape(in->dst.base->type, at) || (strip && strip != in->dst.base))
       return false;
     strip = in->dst.base;
-    evacuations.push_back({OpSite{tileAlloc, s.block}, OpSite{out, s.block}, OpSite{in, s.block}});
+    evacuations.push_back(
+        {OpSite{tileAlloc, s.block, {}}, OpSite{out, s.block, {}}, OpSite{in, s.block, {}}});
   }
   if (!strip || roundings == 0)
     return false;
