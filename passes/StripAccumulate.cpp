@@ -35,10 +35,10 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Casting.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <array>
+#include <string>
 
 namespace tessel::passes {
 namespace {
@@ -162,10 +162,10 @@ bool foldAccumulator(Block &block, AllocOp &accAlloc, SiteMap &sites,
   if (!strip || roundings == 0)
     return false;
   if (roundings > policy::kMaxStripRoundings) {
-    notes.push_back(llvm::formatv("[strip-accumulate] %{0} keeps its fp32 accumulator %{1}: {2} K "
-                                  "blocks, over the {3} roundings of the running sum allowed",
-                                  strip->name, acc->name, roundings, policy::kMaxStripRoundings)
-                        .str());
+    notes.push_back("[strip-accumulate] %" + strip->name + " keeps its fp32 accumulator %" +
+                    acc->name + ": " + std::to_string(roundings) + " K blocks, over the " +
+                    std::to_string(policy::kMaxStripRoundings) +
+                    " roundings of the running sum allowed");
     return false;
   }
   // The strip is allocated before the accumulator in the same block, written

@@ -181,9 +181,8 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     for (const Candidate *c : strips)
       note(llvm::formatv("{0} m = {1}{2}: {3}", c == pick ? "*" : " ", c->built.blocks.lookup(M),
                          c->built.blocks.has(K) && !given.has(K)
-                             ? llvm::formatv(" (K-blocked: k = {0}, n = {1})", c->built.blocks.lookup(K),
-                                             c->built.blocks.lookup(N))
-                                   .str()
+                             ? " (K-blocked: k = " + std::to_string(c->built.blocks.lookup(K)) +
+                                   ", n = " + std::to_string(c->built.blocks.lookup(N)) + ")"
                              : std::string(),
                          describeCost(c->built.cost, t)));
     if (!shape.chainDims.empty()) {
