@@ -10,8 +10,10 @@ namespace tessel::runtime {
 namespace {
 
 /// The first element of the sorted range [from, to) whose key is not less
-/// than `k`.
+/// than `k`. Keys past the last one (a tile sweep's next tile) are common.
 template <class It, class Key> It seek(It from, It to, const Key &k) {
+  if (from == to || std::prev(to)->first < k)
+    return to;
   return std::lower_bound(from, to, k, [](const auto &e, const Key &key) { return e.first < key; });
 }
 
