@@ -1,23 +1,34 @@
 //===- runtime/RegionTracker.cpp - Hazard records indexed by position ------===//
 #include "runtime/RegionTracker.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 
 namespace tessel::runtime {
 
 namespace {
 
-/// Visits the keys (c0, r0) of `m` with c0 in [cLo, cHi] and r0 in [rLo, rHi],
-/// seeking past the keys of each column whose rows fall outside; fn(it)
-/// returns the iterator to continue from.
-template <class Map, class Fn> void forKeysIn(Map &m, int64_t cLo, int64_t cHi, int64_t rLo, int64_t rHi, Fn fn) {
-  auto it = m.lower_bound({cLo, rLo});
+/// The first element of the sorted range [from, to) whose key is not less
+/// than `k`. Keys past the last one (a tile sweep's next tile) are common.
+template <class It, class Key> It seek(It from, It to, const Key &k) {
+  if (from == to || std::prev(to)->first < k)
+    return to;
+  return std::lower_bound(from, to, k, [](const auto &e, const Key &key) { return e.first < key; });
+}
+
+/// Visits the keys (c0, r0) of the sorted vector `m` with c0 in [cLo, cHi]
+/// and r0 in [rLo, rHi], seeking past the keys of each column whose rows fall
+/// outside; fn(it) returns the iterator to continue from.
+template <class Vec, class Fn> void forKeysIn(Vec &m, int64_t cLo, int64_t cHi, int64_t rLo, int64_t rHi, Fn fn) {
+  using Key = typename Vec::value_type::first_type;
+  auto it = seek(m.begin(), m.end(), Key{cLo, rLo});
   while (it != m.end() && it->first.first <= cHi) {
     int64_t c = it->first.first, r = it->first.second;
     if (r < rLo)
-      it = m.lower_bound({c, rLo});
+      it = seek(it, m.end(), Key{c, rLo});
     else if (r > rHi)
-      it = m.lower_bound({c + 1, rLo});
+      it = seek(it, m.end(), Key{c + 1, rLo});
     else
       it = fn(it);
   }
@@ -50,11 +61,11 @@ uint32_t RegionTracker::groupFor(const Rect &r) {
   return uint32_t(groups.size() - 1);
 }
 
-RegionTracker::Rec &RegionTracker::insert(const Rect &r) {
-  uint32_t g = groupFor(r);
-  Rec &x = groups[g].recs[{r.c0, r.r0}];
+RegionTracker::Rec &RegionTracker::insert(Group &g, std::vector<std::pair<Key, Rec>>::iterator pos,
+                                          const Rect &r) {
+  ++count;
+  Rec &x = g.recs.insert(pos, {Key{r.c0, r.r0}, Rec()})->second;
   x.seq = nextSeq++;
-  order.emplace(x.seq, std::make_pair(g, Key{r.c0, r.r0}));
   return x;
 }
 
@@ -88,22 +99,19 @@ bool RegionTracker::writtenBy(const Rect &r, int unit, double t) const {
 void RegionTracker::recordRead(const Rect &r, double end, int unit) {
   // The first record of region r in creation order takes the read: the box,
   // being the oldest, comes first.
-  Rec *x = nullptr;
-  if (box && boxRect == r) {
-    x = &boxRec;
-  } else {
-    Group &g = groups[groupFor(r)];
-    g.maxR = std::max(g.maxR, end);
-    auto it = g.recs.find({r.c0, r.r0});
-    if (it != g.recs.end())
-      x = &it->second;
-  }
-  if (x) {
-    x->rUnit = mergeUnit(x->rUnit, unit);
-    x->rEnd = std::max(x->rEnd, end);
-    return;
-  }
-  Rec &n = insert(r);
+  auto merge = [&](Rec &x) {
+    x.rUnit = mergeUnit(x.rUnit, unit);
+    x.rEnd = std::max(x.rEnd, end);
+  };
+  if (box && boxRect == r)
+    return merge(boxRec);
+  Group &g = groups[groupFor(r)];
+  g.maxR = std::max(g.maxR, end);
+  Key k{r.c0, r.r0};
+  auto it = seek(g.recs.begin(), g.recs.end(), k);
+  if (it != g.recs.end() && it->first == k)
+    return merge(it->second);
+  Rec &n = insert(g, it, r);
   n.rEnd = end;
   n.rUnit = unit;
   if (size() > MaxRecords)
@@ -117,47 +125,56 @@ void RegionTracker::recordWrite(const Rect &r, double end, int unit) {
     if (g.rows > r.r1 - r.r0 || g.cols > r.c1 - r.c0)
       continue;
     forKeysIn(g.recs, r.c0, r.c1 - g.cols, r.r0, r.r1 - g.rows, [&](auto it) {
-      order.erase(it->second.seq);
+      --count;
       return g.recs.erase(it);
     });
   }
-  Rec &n = insert(r);
+  Group &g = groups[groupFor(r)];
+  Rec &n = insert(g, seek(g.recs.begin(), g.recs.end(), Key{r.c0, r.r0}), r);
   n.wEnd = end;
   n.wUnit = unit;
-  Group &g = groups[groupFor(r)];
   g.maxW = std::max(g.maxW, end);
   if (size() > MaxRecords)
     compact();
 }
 
-// Merges the oldest records into the box, oldest first, until half remain.
+// Merges the oldest records into the box until half remain (the box then
+// counting as one). Merging is order-free (maxima, bounding box, units), so
+// the oldest records are found by their creation numbers alone.
 void RegionTracker::compact() {
-  auto takeOldest = [&](Rect &rect, Rec &rec) {
-    auto [seq, where] = *order.begin();
-    Group &g = groups[where.first];
-    auto it = g.recs.find(where.second);
-    rect = {where.second.second, where.second.second + g.rows, where.second.first, where.second.first + g.cols};
-    rec = it->second;
-    g.recs.erase(it);
-    order.erase(order.begin());
-  };
-  while (size() > MaxRecords / 2) {
-    if (!box) {
-      takeOldest(boxRect, boxRec);
-      box = true;
-    }
-    Rect r;
-    Rec b;
-    takeOldest(r, b);
-    boxRect.r0 = std::min(boxRect.r0, r.r0);
-    boxRect.r1 = std::max(boxRect.r1, r.r1);
-    boxRect.c0 = std::min(boxRect.c0, r.c0);
-    boxRect.c1 = std::max(boxRect.c1, r.c1);
-    boxRec.wUnit = mergeUnit(boxRec.wUnit, b.wUnit);
-    boxRec.rUnit = mergeUnit(boxRec.rUnit, b.rUnit);
-    boxRec.wEnd = std::max(boxRec.wEnd, b.wEnd);
-    boxRec.rEnd = std::max(boxRec.rEnd, b.rEnd);
-  }
+  if (size() <= MaxRecords / 2)
+    return;
+  size_t take = count - (MaxRecords / 2 - 1);
+  std::vector<uint64_t> seqs;
+  seqs.reserve(count);
+  for (const Group &g : groups)
+    for (const auto &e : g.recs)
+      seqs.push_back(e.second.seq);
+  std::nth_element(seqs.begin(), seqs.begin() + long(take - 1), seqs.end());
+  const uint64_t newest = seqs[take - 1]; // the newest record merged
+  for (Group &g : groups)
+    llvm::erase_if(g.recs, [&](const std::pair<Key, Rec> &e) {
+      if (e.second.seq > newest)
+        return false;
+      const Rec &b = e.second;
+      Rect r{e.first.second, e.first.second + g.rows, e.first.first, e.first.first + g.cols};
+      if (!box) {
+        boxRect = r;
+        boxRec = b;
+        box = true;
+        return true;
+      }
+      boxRect.r0 = std::min(boxRect.r0, r.r0);
+      boxRect.r1 = std::max(boxRect.r1, r.r1);
+      boxRect.c0 = std::min(boxRect.c0, r.c0);
+      boxRect.c1 = std::max(boxRect.c1, r.c1);
+      boxRec.wUnit = mergeUnit(boxRec.wUnit, b.wUnit);
+      boxRec.rUnit = mergeUnit(boxRec.rUnit, b.rUnit);
+      boxRec.wEnd = std::max(boxRec.wEnd, b.wEnd);
+      boxRec.rEnd = std::max(boxRec.rEnd, b.rEnd);
+      return true;
+    });
+  count -= take;
 }
 
 } // namespace tessel::runtime

@@ -4,10 +4,11 @@
 // model (Timing.h): for every region accessed, when its last write becomes
 // visible and when its last reads end, and by which unit.
 //
-// Records are grouped by shape (rows x columns) and kept in an ordered map by
-// position, so an access visits only the records whose position can overlap
-// it: O(groups x log n) per access for a program's regular tiles, where
-// scanning every record was O(n).
+// Records are grouped by shape (rows x columns) and kept sorted by position
+// (a flat vector: a group holds at most MaxRecords, so moving them on an
+// insertion costs less than a tree node's allocation), so an access visits
+// only the records whose position can overlap it: O(groups x log n) per
+// access for a program's regular tiles, where scanning every record was O(n).
 //
 // The record count stays bounded as before: past MaxRecords, the oldest
 // records are merged into one bounding box (later accesses may then wait
@@ -21,7 +22,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <utility>
 #include <vector>
 
@@ -53,7 +53,7 @@ public:
   /// A write of `r` by `unit` whose data is visible at `end`. Records of
   /// regions it covers are dropped: the writer waited for them.
   void recordWrite(const Rect &r, double end, int unit);
-  size_t size() const { return order.size() + (box ? 1 : 0); }
+  size_t size() const { return count + (box ? 1 : 0); }
   /// Loop fast-forward: every write or read end at or after `cut` moves
   /// later by `d` (the records stay where they are).
   void shiftFrom(double cut, double d);
@@ -69,14 +69,13 @@ private:
   /// Records of one shape, keyed by position.
   struct Group {
     int64_t rows, cols;
-    std::map<Key, Rec> recs;
+    std::vector<std::pair<Key, Rec>> recs; ///< sorted by key
     /// Bounds on the records' wEnd and rEnd: a query whose answer is
     /// already this late skips the group.
     double maxW = 0, maxR = 0;
   };
   std::vector<Group> groups;
-  /// Creation order of the records in groups: seq -> (group, key).
-  std::map<uint64_t, std::pair<uint32_t, Key>> order;
+  size_t count = 0; ///< records in groups
   uint64_t nextSeq = 0;
   /// The oldest record once compaction has merged records into it; it is
   /// always older than every record in groups.
@@ -85,7 +84,8 @@ private:
   Rec boxRec;
 
   uint32_t groupFor(const Rect &r);
-  Rec &insert(const Rect &r);
+  /// A new record of `r` in group `g` at `pos`, the place of its key.
+  Rec &insert(Group &g, std::vector<std::pair<Key, Rec>>::iterator pos, const Rect &r);
   /// Calls fn(rec) for every record whose region overlaps `r`, skipping the
   /// groups for which skip(group) holds.
   template <class Skip, class Fn> void forOverlapping(const Rect &r, Skip skip, Fn fn) const;

@@ -122,6 +122,13 @@ private:
   void takeTensors(SimResult &res);
 
   // ---- execution ----
+  /// Per tensor and buffer, what makeView derives from its declaration.
+  struct Layout {
+    int64_t stride[MaxDims] = {}; ///< row-major, in elements
+    int64_t slotElems = 0, eltBytes = 0, slotBytes = 0; ///< buffers only
+  };
+  std::vector<Layout> tensorLayout, bufferLayout;
+  void computeLayouts();
   bool execBody(const std::vector<Stmt> &body);
   bool exec(const Instr &in, uint32_t id);
   bool makeView(const Access &a, TileView &v, const char *role);
@@ -252,17 +259,33 @@ void Machine::takeTensors(SimResult &res) {
   }
 }
 
+void Machine::computeLayouts() {
+  auto layoutOf = [](const std::vector<int64_t> &shape) {
+    Layout l;
+    int64_t s = 1;
+    for (int d = std::min(int(shape.size()), MaxDims) - 1; d >= 0; --d) {
+      l.stride[d] = s;
+      s *= shape[d];
+    }
+    return l;
+  };
+  for (const TensorDecl &t : P.tensors)
+    tensorLayout.push_back(layoutOf(t.shape));
+  for (const BufferDecl &b : P.buffers) {
+    bufferLayout.push_back(layoutOf(b.shape));
+    bufferLayout.back().slotElems = b.partitions() * b.freeElems();
+    bufferLayout.back().eltBytes = dtypeBytes(b.dtype);
+    bufferLayout.back().slotBytes = b.slotBytes();
+  }
+}
+
 bool Machine::makeView(const Access &a, TileView &v, const char *role) {
   const std::vector<int64_t> &shape = a.isTensor() ? P.tensors[a.id].shape : P.buffers[a.id].shape;
   int rank = int(shape.size());
   if (rank > MaxDims)
     return fail(formatv("%{0} has {1} dimensions; at most {2} are supported", P.accessName(a), rank, MaxDims));
-  int64_t stride[MaxDims];
-  int64_t s = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    stride[d] = s;
-    s *= shape[d];
-  }
+  const Layout &layout = a.isTensor() ? tensorLayout[a.id] : bufferLayout[a.id];
+  const int64_t *stride = layout.stride;
   v.isBuffer = a.isBuffer();
   v.id = a.id;
   v.base = 0;
@@ -321,9 +344,9 @@ bool Machine::makeView(const Access &a, TileView &v, const char *role) {
   if (a.isBuffer()) {
     const BufferDecl &b = P.buffers[a.id];
     int64_t slot = curSlot[a.id];
-    v.base += slot * b.partitions() * b.freeElems();
-    int64_t eb = dtypeBytes(b.dtype);
-    int64_t slotAddr = b.address + slot * b.slotBytes();
+    v.base += slot * layout.slotElems;
+    int64_t eb = layout.eltBytes;
+    int64_t slotAddr = b.address + slot * layout.slotBytes;
     v.rect = {row0, row0 + rows, slotAddr + innerMin * eb, slotAddr + (innerMax + 1) * eb};
     v.obj = sched->slotObject(a.id, slot);
   } else {
@@ -538,6 +561,7 @@ Expected<SimResult> Machine::run() {
                                (unsigned long long)kMaxFunctionalElems);
   }
   vars.assign(P.vars.size(), 0);
+  computeLayouts();
   curSlot.assign(P.buffers.size(), 0);
   allocCount.assign(P.buffers.size(), 0);
   sched.emplace(P, T, !O.tracePath.empty() || O.recordTimeline, O.recordTimeline, O.traceMaxEvents);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <map>
 
 namespace tessel::runtime {
 
@@ -73,14 +74,17 @@ void BandwidthCalendar::repeatPeriods(double cut, double period, uint64_t k, dou
 
 void IntervalUnion::shiftFrom(double cut, double d, double grown) {
   double before = length();
-  auto it = open.lower_bound(cut);
-  if (it != open.begin() && std::prev(it)->second >= cut)
+  // As a map keyed by start: the first of equal starts is kept.
+  std::map<double, double> all(open.begin(), open.end());
+  auto it = all.lower_bound(cut);
+  if (it != all.begin() && std::prev(it)->second >= cut)
     --it;
   std::map<double, double> moved;
-  for (auto j = it; j != open.end(); ++j)
+  for (auto j = it; j != all.end(); ++j)
     moved.emplace(j->first < cut ? j->first : j->first + d, j->second + d);
-  open.erase(it, open.end());
-  open.insert(moved.begin(), moved.end());
+  all.erase(it, all.end());
+  all.insert(moved.begin(), moved.end());
+  open.assign(all.begin(), all.end());
   openLength = 0;
   for (const auto &iv : open)
     openLength += std::max(0.0, iv.second - iv.first);

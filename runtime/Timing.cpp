@@ -10,25 +10,30 @@ namespace tessel::runtime {
 void IntervalUnion::add(double start, double end) {
   // Components touching [start, end]: from the last one starting at or before
   // start to the last one starting at or before end.
-  auto it = open.upper_bound(start);
+  Iter it = firstAfter(start);
   if (it != open.begin() && std::prev(it)->second >= start)
     --it;
-  while (it != open.end() && it->first <= end) {
-    start = std::min(start, it->first);
-    end = std::max(end, it->second);
-    openLength -= std::max(0.0, it->second - it->first);
-    it = open.erase(it);
+  Iter last = it;
+  for (; last != open.end() && last->first <= end; ++last) {
+    start = std::min(start, last->first);
+    end = std::max(end, last->second);
+    openLength -= std::max(0.0, last->second - last->first);
   }
-  open.emplace(start, end);
+  it = open.erase(it, last);
   openLength += std::max(0.0, end - start);
+  if (it != open.begin() && std::prev(it)->first == start)
+    return; // a component with this start remains (as a map keyed by start would keep it)
+  open.insert(it, {start, end});
 }
 
 void IntervalUnion::forget(double horizon) {
-  for (auto it = open.begin(); it != open.end() && it->second < horizon; it = open.erase(it))
+  Iter it = open.begin();
+  for (; it != open.end() && it->second < horizon; ++it)
     if (it->second > it->first) {
       closed += it->second - it->first;
       openLength -= it->second - it->first;
     }
+  open.erase(open.begin(), it);
 }
 
 double IntervalUnion::length() const {

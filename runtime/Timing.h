@@ -27,6 +27,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -74,7 +75,13 @@ public:
   void shiftFrom(double cut, double d, double grown);
 
 private:
-  std::map<double, double> open; ///< start -> end, disjoint and not touching
+  /// (start, end) sorted by start, disjoint and not touching: few, as
+  /// forget() closes the old ones, so a vector beats a tree.
+  std::vector<std::pair<double, double>> open;
+  using Iter = std::vector<std::pair<double, double>>::iterator;
+  Iter firstAfter(double t) {
+    return std::upper_bound(open.begin(), open.end(), t, [](double x, const auto &iv) { return x < iv.first; });
+  }
   double closed = 0, openLength = 0;
 };
 
