@@ -28,6 +28,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Casting.h"
 #include "llvm/Support/SMLoc.h"
 
 #include <functional>
@@ -241,6 +242,12 @@ struct MemsetOp : Op {
   Access *write() override { return &dst; }
   static bool classof(const Op *op) { return op->kind == OpKind::Memset; }
 };
+
+/// The op at position `i` of `b` when it is a T (a pattern matcher's step),
+/// else null.
+template <typename T> T *opAt(Block &b, size_t i) {
+  return i < b.ops.size() ? llvm::dyn_cast<T>(b.ops[i].get()) : nullptr;
+}
 
 class Kernel {
 public:

@@ -53,10 +53,6 @@ llvm::DenseMap<const Value *, unsigned> countUses(Kernel &kernel) {
 /// The same region of the same buffer.
 bool sameAccess(const Access &a, const Access &b) { return a.base == b.base && sameIndices(a, b); }
 
-template <typename T> T *opAt(Block &b, size_t i) {
-  return i < b.ops.size() ? llvm::dyn_cast<T>(b.ops[i].get()) : nullptr;
-}
-
 // ---- 1. load + tensor-engine transpose + copy -> transposing DMA ----------
 
 bool foldLoadTransposes(Block &block, llvm::DenseMap<const Value *, unsigned> &uses) {

@@ -9,10 +9,6 @@ namespace {
 
 using namespace ir;
 
-template <typename T> T *opAt(Block &b, size_t i) {
-  return i < b.ops.size() ? llvm::dyn_cast<T>(b.ops[i].get()) : nullptr;
-}
-
 /// The one op of kind T in `root` (recursively), or null when there is
 /// none or more than one.
 template <typename T> T *onlyOp(Op &root, llvm::function_ref<bool(T &)> pred) {
