@@ -184,6 +184,24 @@ private:
     return x;
   }
 
+  /// The number of `partitions`-row groups an extent covers, when every
+  /// value it can take is a whole number of them.
+  static std::optional<rt::Extent> groupExtent(const rt::Extent &e, int64_t partitions) {
+    auto size = divideExact(e.size, partitions);
+    if (!size)
+      return std::nullopt;
+    rt::Extent out;
+    out.size = *size;
+    if (e.hasMin) {
+      auto bound = divideExact(e.bound, partitions);
+      if (!bound)
+        return std::nullopt;
+      out.hasMin = true;
+      out.bound = *bound;
+    }
+    return out;
+  }
+
   /// Divides an affine expression by `d`, which must divide every term.
   static std::optional<rt::AffineExpr> divideExact(rt::AffineExpr e, int64_t d) {
     if (e.constant % d != 0)
@@ -224,6 +242,21 @@ private:
         auto ext = extent(*idx.extent);
         if (!ext)
           return ext.takeError();
+        if (ext->size.isConstant() && ext->size.constant > partitions) {
+          // A DMA over whole groups (the verifier allows no other access to
+          // span groups): all partitions of a range of folds.
+          auto groups = groupExtent(*ext, partitions);
+          if (!groups)
+            return fail("access " + accessText(a) + " spans partition groups but its extent is "
+                        "not a whole number of " + llvm::Twine(partitions) + "-partition groups");
+          part.extent.size = rt::AffineExpr::constantExpr(partitions);
+          out.dims.push_back(part);
+          rt::DimAccess foldRange;
+          foldRange.start = *fold;
+          foldRange.extent = *groups;
+          out.dims.push_back(foldRange);
+          continue;
+        }
         part.extent = *ext;
         out.dims.push_back(part);
         rt::DimAccess foldIdx;

@@ -57,6 +57,7 @@ struct DynCheck {
   bool isRange = false;    // Bounds
   int64_t size = 0;        // Bounds: dimension size; Limit: maximum
   bool folded = false;     // Bounds: on a partition-folded dimension
+  bool wholeGroups = false; // Bounds, folded: may also span whole partition groups (a DMA)
   bool failed = false;
 };
 
@@ -512,6 +513,10 @@ private:
       c.isRange = idx.isRange();
       c.size = t.dims[i].size;
       c.folded = i == 0 && isOnChip(t.space) && t.dims[0].size > k.geometry.partitions;
+      // One DMA transfer may fill or drain several whole partition groups
+      // (tensor rows fold onto partitions group by group: docs/tile-ir.md).
+      auto *dma = llvm::dyn_cast<DmaOp>(&op);
+      c.wholeGroups = c.folded && dma && !dma->transpose;
       checks.push_back(c);
     }
   }
@@ -725,13 +730,18 @@ private:
         return;
       }
       const int64_t partitions = k.geometry.partitions;
-      if (c.folded && (start / partitions != (endPos - 1) / partitions)) {
+      bool groupAligned = c.wholeGroups && start % partitions == 0 && extent % partitions == 0;
+      if (c.folded && !groupAligned && (start / partitions != (endPos - 1) / partitions)) {
         c.failed = true;
         error(c.loc, &op, "range [" + llvm::Twine(start) + ", " + llvm::Twine(endPos) +
                               ") on partition-folded " + c.what + " crosses a " +
                               llvm::Twine(partitions) + "-partition group; start at a multiple of " +
                               llvm::Twine(partitions) + " and take at most " +
-                              llvm::Twine(partitions) + at());
+                              llvm::Twine(partitions) +
+                              (c.wholeGroups ? " (or, in a dma, whole groups: a multiple of " +
+                                                   std::to_string(partitions) + ")"
+                                             : std::string()) +
+                              at());
       }
       return;
     }
@@ -749,6 +759,14 @@ private:
       }
       return;
     }
+  }
+
+  /// True when `e` (an extent: affine, or min of two affine) is a multiple of
+  /// the partition count at every iteration.
+  bool multipleAtEveryIteration(const IndexExpr &e, LoopNestBounds &nest) const {
+    if (e.kind() == IndexExpr::Kind::Min)
+      return multipleAtEveryIteration(e.lhs(), nest) && multipleAtEveryIteration(e.rhs(), nest);
+    return e.isAffine() && nest.residue(e, k.geometry.partitions) == 0;
   }
 
   /// True when `c` holds at every iteration, shown from the extremes of its
@@ -774,7 +792,9 @@ private:
       // iteration; the range must fit in what is left of the group.
       auto offset = nest.residue(c.a, k.geometry.partitions);
       auto extent = nest.max(c.b);
-      return offset && extent && *offset + extent->value <= k.geometry.partitions;
+      if (offset && extent && *offset + extent->value <= k.geometry.partitions)
+        return true;
+      return c.wholeGroups && offset == 0 && multipleAtEveryIteration(c.b, nest);
     }
     case DynCheck::Equal: return nest.equal(c.a, c.b);
     case DynCheck::Limit: {

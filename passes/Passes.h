@@ -25,6 +25,7 @@ std::unique_ptr<Pass> createSchedulePass();
 std::unique_ptr<Pass> createSelectBlocksPass();
 std::unique_ptr<Pass> createStripCachePass();
 std::unique_ptr<Pass> createStripAccumulatePass();
+std::unique_ptr<Pass> createWidenLoadsPass();
 
 } // namespace tessel::passes
 

@@ -53,6 +53,12 @@ constexpr int64_t kFirstBlockTiles = 4;
 /// that cannot all be moving.
 constexpr int64_t kMaxPrefetch = ir::kDmaQueuesPerStatement;
 
+/// widen-loads merges a streamed tile's loads into transfers of g partition
+/// groups, with g the smallest that sustains this share of the DMA
+/// throughput of one transfer for the whole loop (the target's DMA model):
+/// beyond it, wider tiles cost SBUF for little bandwidth.
+constexpr double kWideLoadShare = 0.9;
+
 /// The largest block `tessel tune`'s default space tries for a parameter:
 /// the paper's sweeps stop there (Table 3), and past it a strip no longer
 /// fits SBUF on trn1; --space may name larger values.

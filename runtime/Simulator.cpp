@@ -432,8 +432,12 @@ bool Machine::exec(const Instr &in, uint32_t id) {
       if (s.P != vDst.F || s.F != vDst.P)
         return fail(formatv("a transposing dma turns a {0} tile into [{2}, {1}], but the destination is {3}",
                             tileStr(s), s.P, s.F, tileStr(vDst)));
-    } else if (!sameShape(vDst, s, "the source"))
-      return false;
+    } else if (!(vDst.P == s.P && vDst.F == s.F)) {
+      TileView &tensorSide = vDst.isBuffer ? vSrc[0] : vDst;
+      if (!foldRowsOntoPartitions(tensorSide, vDst.isBuffer ? vDst : vSrc[0]) &&
+          !sameShape(vDst, s, "the source"))
+        return false;
+    }
     bool load = vDst.isBuffer;
     if (functional) {
       if (!checkInit(s, "the dma"))

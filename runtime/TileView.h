@@ -71,6 +71,30 @@ template <class Fn> inline void forEachRun(const TileView &v, Fn fn) {
 /// matrix with leading dimension pStride): BLAS can use it in place.
 inline bool isMatrix(const TileView &v) { return v.nf == 0 || (v.nf == 1 && v.fStride[0] == 1); }
 
+/// A DMA may move a [g*P, F] region of a tensor to or from a [P, g*F] buffer
+/// tile (several partition groups of a folded buffer in one transfer): tensor
+/// row r is partition r mod P, group r div P (docs/tasm.md). Rewrites the
+/// tensor view `t` as the equivalent [P, g, F] view and returns true when
+/// the shapes are of that form (the region, `rect`, is unchanged).
+inline bool foldRowsOntoPartitions(TileView &t, const TileView &buffer) {
+  const int64_t P = buffer.P;
+  if (P <= 0 || t.P <= P || t.P % P != 0 || t.nf + 1 > MaxDims)
+    return false;
+  const int64_t groups = t.P / P;
+  if (buffer.F != groups * t.F)
+    return false;
+  for (int d = t.nf; d > 0; --d) {
+    t.fSize[d] = t.fSize[d - 1];
+    t.fStride[d] = t.fStride[d - 1];
+  }
+  t.fSize[0] = groups;
+  t.fStride[0] = P * t.pStride;
+  ++t.nf;
+  t.P = P;
+  t.F *= groups;
+  return true;
+}
+
 } // namespace tessel::runtime
 
 #endif

@@ -226,7 +226,9 @@ private:
     llvm::SmallVector<const IndexExpr *, 4> all{hbmExtents[0], hbmExtents[1], chipExtents[0], chipExtents[1]};
     auto costAt = [&](llvm::ArrayRef<int64_t> env) {
       int64_t bytes = hbmExtents[0]->eval(env) * hbmExtents[1]->eval(env) * elemBytes;
-      int64_t partitions = chipExtents[0]->eval(env);
+      // A transfer over several partition groups (widen-loads) still spans
+      // the partitions once.
+      int64_t partitions = std::min(chipExtents[0]->eval(env), kernel.geometry.partitions);
       int64_t chunk = std::min(hbmExtents[hbmRow]->eval(env), chipExtents[1]->eval(env)) * elemBytes;
       return std::make_pair(bytes, model.dma(bytes, partitions, chunk, dma.transpose));
     };

@@ -353,3 +353,50 @@ TEST(Functional, TimingOnlySkipsNumbersButKeepsTiming) {
 }
 
 } // namespace
+
+// One DMA may move a [g*128, F] tensor region to or from g partition groups
+// of a folded buffer: tensor row r is partition r mod 128, group r div 128.
+// A wide load then per-group stores (and the reverse) copy the tensor exactly.
+TEST(Functional, DmaOverSeveralPartitionGroups) {
+  Program p = parseOrFail(R"(
+kernel groups
+target trn1
+tensor %W : bf16[768, 64] input
+tensor %A : bf16[768, 64] output
+tensor %B : bf16[768, 64] output
+buffer %t : sbuf bf16[128, 3, 64] bufs=1 addr=0
+buffer %u : sbuf bf16[128, 3, 64] bufs=1 addr=512
+for %h = 0 to 2 {
+  dma %t[0:128, 0:3, 0:64] <- %W[%h*384 : 384, 0:64] queue=0
+  for %g = 0 to 3 {
+    dma %A[%h*384 + %g*128 : 128, 0:64] <- %t[0:128, %g, 0:64] queue=1
+    dma %u[0:128, %g, 0:64] <- %W[%h*384 + %g*128 : 128, 0:64] queue=2
+  }
+  dma %B[%h*384 : 384, 0:64] <- %u[0:128, 0:3, 0:64] queue=3
+}
+)");
+  SimResult r = runOrFail(p);
+  const TensorData *W = r.input("W"), *A = r.output("A"), *B = r.output("B");
+  ASSERT_TRUE(W && A && B);
+  EXPECT_EQ(A->data, W->data);
+  EXPECT_EQ(B->data, W->data);
+  // 2 wide loads + 6 narrow stores + 6 narrow loads + 2 wide stores.
+  uint64_t transfers = 0;
+  for (const QueueReport &q : r.report.queues)
+    transfers += q.transfers;
+  EXPECT_EQ(transfers, 16u);
+}
+
+TEST(Functional, DmaGroupsMustMatchTheTensorRows) {
+  Program p = parseOrFail(R"(
+kernel groups
+target trn1
+tensor %W : bf16[256, 64] input
+tensor %A : bf16[256, 64] output
+buffer %t : sbuf bf16[128, 3, 64] bufs=1 addr=0
+dma %t[0:128, 0:3, 0:64] <- %W[0:256, 0:64] queue=0
+dma %A[0:128, 0:64] <- %t[0:128, 0, 0:64] queue=1
+)");
+  std::string err = runError(p);
+  EXPECT_NE(err.find("tile shapes differ"), std::string::npos) << err;
+}

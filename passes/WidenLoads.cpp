@@ -1,0 +1,344 @@
+//===- passes/WidenLoads.cpp - Several partition groups per DMA transfer --===//
+//
+// `widen-loads` makes the tiles a loop streams in from HBM arrive in fewer,
+// larger transfers. TileGen's loops walk a contraction one partition group
+// (128 rows) at a time and load each operand tile as they go:
+//
+//   for %k = 0 to K step 128 {
+//     %W_tile = alloc sbuf<bf16, [K:128, R:512]>
+//     dma %W_tile[0 +: 128, 0 +: 512] <- %W[%k +: 128, %n +: 512]
+//     ... uses of %W_tile[0 +: 128, ...] ...
+//   }
+//
+// Every transfer pays a fixed cost on each DMA engine it runs on
+// (dma_transfer_overhead_ns: descriptor processing and completion), so a
+// [128, 512] bf16 tile, 8 KiB per engine, moves at ~0.7 of the engines'
+// rate on trn1 (runtime/DmaModel.h). The pass strip-mines the loop by g and
+// loads g groups at once into a partition-folded tile (one transfer: tensor
+// row r lands in partition r mod 128, fold r div 128, docs/tile-ir.md):
+//
+//   for %ko = 0 to K step 128 g {
+//     %W_tile = alloc sbuf<bf16, [K:128 g, R:512]>
+//     dma %W_tile[0 +: 128 g, 0 +: 512] <- %W[%ko +: 128 g, %n +: 512]
+//     for %ki = 0 to 128 g step 128 {
+//       ... the body, %k = %ko + %ki, uses of %W_tile[%ki +: 128, ...] ...
+//     }
+//   }
+//
+// This is the block shape of AWS's optimized NKI matmul (a K block of several
+// tiles per load). A fill loop, whose only op loads successive groups of a
+// folded buffer allocated outside it (the K-blocked form's block of B), has
+// its transfers merged in place by stepping g groups at a time. g is the smallest divisor of the loop's trip count whose
+// transfers reach policy::kWideLoadShare of the DMA throughput of loading the
+// whole loop at once (the target's DMA model decides, no byte threshold of
+// its own), and only while the kernel still fits SBUF with the block
+// planner's headroom (the wider tiles keep their buffer counts). Each
+// iteration's work and order are unchanged; only the transfers are merged.
+//
+//===----------------------------------------------------------------------===//
+#include "ir/Clone.h"
+#include "passes/Passes.h"
+#include "passes/Policy.h"
+#include "passes/analysis/BlockPlanner.h"
+#include "passes/analysis/KernelCost.h"
+#include "runtime/Timing.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Casting.h"
+
+namespace tessel::passes {
+namespace {
+
+using namespace ir;
+
+/// A tile the loop allocates and fills from HBM once per iteration.
+struct StreamedTile {
+  AllocOp *alloc;
+  DmaOp *load;
+};
+
+/// True when `e` is `%iv + c` with `c` free of `iv`.
+bool advancesWith(const IndexExpr &e, const Value *iv) {
+  int64_t constant = 0;
+  llvm::SmallVector<std::pair<const Value *, int64_t>, 4> terms;
+  if (!e.linearForm(constant, terms))
+    return false;
+  return llvm::count_if(terms, [&](auto &t) { return t.first == iv && t.second == 1; }) == 1 &&
+         llvm::none_of(terms, [&](auto &t) { return t.first == iv && t.second != 1; });
+}
+
+bool isConst(const std::optional<IndexExpr> &e, int64_t v) { return e && e->isConst() && e->constValue() == v; }
+
+/// The tiles `loop` streams: an SBUF alloc of one partition group at the top
+/// of its body, written only by one plain load from HBM (also at the top of
+/// the body) whose rows advance with the loop and whose columns do not.
+llvm::SmallVector<StreamedTile, 4> streamedTiles(ForOp &loop, int64_t partitions) {
+  llvm::SmallVector<StreamedTile, 4> tiles;
+  for (auto &op : loop.body.ops) {
+    auto *alloc = llvm::dyn_cast<AllocOp>(op.get());
+    if (!alloc || alloc->result->type.space != MemSpace::SBUF ||
+        alloc->result->type.dims.empty() || alloc->result->type.dims[0].size != partitions)
+      continue;
+    Value *tile = alloc->result;
+    DmaOp *load = nullptr;
+    int writers = 0;
+    walk(loop.body, [&](Op &o, llvm::ArrayRef<ForOp *>) {
+      if (Access *w = o.write(); w && w->base == tile) {
+        ++writers;
+        load = llvm::dyn_cast<DmaOp>(&o);
+      }
+    });
+    if (writers != 1 || !load || load->transpose || load->tag != DmaTag::None ||
+        load->src.base->type.space != MemSpace::HBM ||
+        llvm::none_of(loop.body.ops, [&](auto &o) { return o.get() == load; }))
+      continue;
+    const Index &row = load->src.indices[0], &dstRow = load->dst.indices[0];
+    if (!isConst(row.extent, partitions) || !dstRow.start.isConst() || dstRow.start.constValue() != 0 ||
+        !isConst(dstRow.extent, partitions) || !advancesWith(row.start, loop.iv))
+      continue;
+    bool columnsFixed = llvm::all_of(llvm::drop_begin(load->src.indices), [&](const Index &i) {
+      return !i.start.mentions(loop.iv) && (!i.extent || !i.extent->mentions(loop.iv));
+    });
+    if (columnsFixed)
+      tiles.push_back({alloc, load});
+  }
+  return tiles;
+}
+
+/// Bytes per ns a stream of back-to-back loads of `groups` partition groups
+/// of rows of `rowBytes` sustains: each transfer holds the shared DMA
+/// bandwidth for its occupancy.
+double throughput(const runtime::CostModel &model, int64_t rowBytes, int64_t groups, int64_t partitions) {
+  int64_t bytes = rowBytes * partitions * groups;
+  auto c = model.dma(bytes, partitions, rowBytes, false);
+  return double(bytes) / std::max(c.occupancy, double(bytes) / c.rate);
+}
+
+/// The smallest divisor g of `trips` whose transfers of g groups reach
+/// policy::kWideLoadShare of the throughput of one transfer for all trips.
+int64_t groupsFor(const runtime::CostModel &model, int64_t rowBytes, int64_t trips, int64_t partitions) {
+  double best = throughput(model, rowBytes, trips, partitions);
+  int64_t g = 1;
+  while (g < trips &&
+         (trips % g != 0 || throughput(model, rowBytes, g, partitions) < policy::kWideLoadShare * best))
+    ++g;
+  return g;
+}
+
+/// A fill loop: one load per iteration into successive partition groups of
+/// a folded buffer allocated outside the loop (a K block of B's strip):
+///   for %k = 0 to L step 128 { dma %T[%k + a +: 128, C] <- %W[%k + b +: 128, C'] }
+/// Its transfers merge in place: `for %ko = 0 to L step 128 g` with
+/// `dma %T[%ko + a +: 128 g, C] <- %W[%ko + b +: 128 g, C']`.
+DmaOp *fillLoad(ForOp &loop, int64_t partitions) {
+  auto *load = loop.body.ops.size() == 1 ? opAt<DmaOp>(loop.body, 0) : nullptr;
+  if (!load || load->transpose || load->tag != DmaTag::None || load->src.base->type.space != MemSpace::HBM ||
+      load->dst.base->type.dims[0].size <= partitions)
+    return nullptr;
+  const Index &src = load->src.indices[0], &dst = load->dst.indices[0];
+  if (!isConst(src.extent, partitions) || !isConst(dst.extent, partitions) ||
+      !advancesWith(src.start, loop.iv) || !advancesWith(dst.start, loop.iv))
+    return nullptr;
+  auto fixed = [&](const Access &a) {
+    return llvm::all_of(llvm::drop_begin(a.indices), [&](const Index &i) {
+      return !i.start.mentions(loop.iv) && (!i.extent || !i.extent->mentions(loop.iv));
+    });
+  };
+  return fixed(load->src) && fixed(load->dst) ? load : nullptr;
+}
+
+class WidenLoadsPass : public Pass {
+public:
+  llvm::StringRef name() const override { return "widen-loads"; }
+  llvm::StringRef description() const override {
+    return "load several partition groups of a streamed tile in one DMA transfer (a loop over the "
+           "contraction strip-mined so each load moves g tiles)";
+  }
+
+  PassResult run(Kernel &kernel, PassContext &ctx) override {
+    llvm::SmallVector<std::pair<Block *, ForOp *>, 8> loops;
+    collectLoops(kernel.body, loops);
+    bool changed = false;
+    runtime::CostModel model(ctx.target);
+    for (auto [parent, loop] : loops)
+      changed |= widen(kernel, ctx, model, *parent, *loop);
+    return changed ? PassResult::Changed : PassResult::Unchanged;
+  }
+
+private:
+  static void collectLoops(Block &block, llvm::SmallVectorImpl<std::pair<Block *, ForOp *>> &out) {
+    for (auto &op : block.ops)
+      if (auto *loop = llvm::dyn_cast<ForOp>(op.get())) {
+        collectLoops(loop->body, out);
+        out.push_back({&block, loop});
+      }
+  }
+
+  /// The group count for `tiles` in a loop of `trips` iterations (1: leave it).
+  static int64_t chooseGroups(const runtime::CostModel &model, llvm::ArrayRef<StreamedTile> tiles, int64_t trips,
+                              int64_t partitions) {
+    int64_t groups = 1;
+    for (const StreamedTile &t : tiles)
+      groups = std::max(
+          groups, groupsFor(model, t.alloc->result->type.bytesPerPartition(partitions), trips, partitions));
+    return groups;
+  }
+
+  /// Merges the transfers of a fill loop (fillLoad) in place.
+  static bool widenFill(Kernel &kernel, const runtime::CostModel &model, ForOp &loop, int64_t trips) {
+    const int64_t partitions = kernel.geometry.partitions;
+    DmaOp *load = fillLoad(loop, partitions);
+    if (!load)
+      return false;
+    int64_t rowBytes = dtypeBytes(load->src.base->type.dtype);
+    for (const Index &i : llvm::drop_begin(load->src.indices))
+      if (i.extent) {
+        if (!i.extent->isConst())
+          return false;
+        rowBytes *= i.extent->constValue();
+      }
+    int64_t groups = groupsFor(model, rowBytes, trips, partitions);
+    if (groups <= 1)
+      return false;
+    loop.step = partitions * groups;
+    load->src.indices[0].extent = IndexExpr(loop.step);
+    load->dst.indices[0].extent = IndexExpr(loop.step);
+    return true;
+  }
+
+  bool widen(Kernel &kernel, PassContext &ctx, const runtime::CostModel &model, Block &parent, ForOp &loop) {
+    const int64_t partitions = kernel.geometry.partitions;
+    if (!loop.lo.isConst() || !loop.hi.isConst() || loop.step != partitions)
+      return false;
+    int64_t span = loop.hi.constValue() - loop.lo.constValue();
+    int64_t trips = loop.constTripCount();
+    if (trips < 2 || span % partitions != 0)
+      return false;
+    auto tiles = streamedTiles(loop, partitions);
+    if (tiles.empty())
+      return widenFill(kernel, model, loop, trips);
+    int64_t groups = chooseGroups(model, tiles, trips, partitions);
+    // The wider tiles must leave the kernel within the planner's SBUF limit.
+    int64_t peak = analysis::analyzeKernel(kernel, ctx.target).sbufPeakBytesPerPartition;
+    auto extraBytes = [&](int64_t g) {
+      int64_t extra = 0;
+      for (const StreamedTile &t : tiles)
+        extra += (g - 1) * t.alloc->result->type.bytesPerPartition(partitions) * t.alloc->bufs;
+      return extra;
+    };
+    while (groups > 1 && (trips % groups != 0 || peak + extraBytes(groups) > analysis::plannerSbufLimit(ctx.target)))
+      --groups;
+    if (groups <= 1)
+      return false;
+    rewrite(kernel, parent, loop, tiles, groups);
+    return true;
+  }
+
+  /// Replaces `loop` in `parent` by the strip-mined nest with wide loads.
+  static void rewrite(Kernel &kernel, Block &parent, ForOp &loop, llvm::ArrayRef<StreamedTile> tiles,
+                      int64_t groups) {
+    const int64_t partitions = kernel.geometry.partitions;
+    const int64_t rows = partitions * groups;
+    auto outer = std::make_unique<ForOp>();
+    outer->loc = loop.loc;
+    outer->lo = loop.lo;
+    outer->hi = loop.hi;
+    outer->step = rows;
+    outer->parallel = loop.parallel;
+    outer->block = loop.block;
+    outer->iv = kernel.newValue(ValueKind::LoopVar, kernel.uniqueName(loop.iv->name + "o"));
+    outer->iv->def = outer.get();
+    outer->iv->loc = loop.iv->loc;
+
+    auto inner = std::make_unique<ForOp>();
+    inner->loc = loop.loc;
+    inner->lo = 0;
+    inner->hi = rows;
+    inner->step = partitions;
+    inner->parallel = loop.parallel;
+    inner->iv = kernel.newValue(ValueKind::LoopVar, kernel.uniqueName(loop.iv->name + "i"));
+    inner->iv->def = inner.get();
+    inner->iv->loc = loop.iv->loc;
+    const IndexExpr ko = IndexExpr::var(outer->iv), ki = IndexExpr::var(inner->iv);
+
+    // The wide tiles and their loads, at the top of the outer loop.
+    llvm::DenseMap<const Value *, Value *> wide;
+    for (const StreamedTile &t : tiles) {
+      Value *old = t.alloc->result;
+      Value *w = kernel.newValue(ValueKind::Buffer, kernel.uniqueName(old->name));
+      w->type = old->type;
+      w->type.dims[0].size = rows;
+      w->role = old->role;
+      w->loc = old->loc;
+      auto alloc = std::make_unique<AllocOp>();
+      alloc->loc = t.alloc->loc;
+      alloc->result = w;
+      alloc->bufs = t.alloc->bufs;
+      w->def = alloc.get();
+      outer->body.ops.push_back(std::move(alloc));
+      wide[old] = w;
+    }
+    for (const StreamedTile &t : tiles) {
+      auto load = std::make_unique<DmaOp>();
+      load->loc = t.load->loc;
+      load->dst = t.load->dst;
+      load->dst.base = wide[t.load->dst.base];
+      load->dst.indices[0].extent = IndexExpr(rows);
+      load->src = t.load->src;
+      load->src.indices[0].start = t.load->src.indices[0].start.substitute(loop.iv, ko).simplified();
+      load->src.indices[0].extent = IndexExpr(rows);
+      outer->body.ops.push_back(std::move(load));
+    }
+
+    // The rest of the body, once per group: %k = %ko + %ki, tile rows at %ki.
+    const IndexExpr k = ko + ki;
+    for (auto &op : loop.body.ops) {
+      bool moved = llvm::any_of(tiles, [&](const StreamedTile &t) {
+        return op.get() == t.alloc || op.get() == t.load;
+      });
+      if (moved)
+        continue;
+      walkOp(*op, [&](Op &o) {
+        if (auto *l = llvm::dyn_cast<ForOp>(&o)) {
+          l->lo = l->lo.substitute(loop.iv, k).simplified();
+          l->hi = l->hi.substitute(loop.iv, k).simplified();
+          return;
+        }
+        if (auto *mm = llvm::dyn_cast<MatmulOp>(&o)) {
+          auto at = llvm::find(mm->resetOn, loop.iv);
+          if (at != mm->resetOn.end()) {
+            *at = outer->iv;
+            mm->resetOn.insert(at + 1, inner->iv);
+          }
+        }
+        llvm::SmallVector<Access *, 4> accesses = o.reads();
+        if (Access *w = o.write())
+          accesses.push_back(w);
+        for (Access *a : accesses) {
+          for (Index &i : a->indices) {
+            i.start = i.start.substitute(loop.iv, k).simplified();
+            if (i.extent)
+              i.extent = i.extent->substitute(loop.iv, k).simplified();
+          }
+          if (auto it = wide.find(a->base); it != wide.end()) {
+            a->base = it->second;
+            a->indices[0].start = (a->indices[0].start + ki).simplified();
+          }
+        }
+      });
+      inner->body.ops.push_back(std::move(op));
+    }
+    outer->body.ops.push_back(std::move(inner));
+    for (auto &op : parent.ops)
+      if (op.get() == &loop) {
+        op = std::move(outer);
+        break;
+      }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createWidenLoadsPass() { return std::make_unique<WidenLoadsPass>(); }
+
+} // namespace tessel::passes
