@@ -8,13 +8,15 @@ of paper eq. 4-5, as `tessel factorize` chooses it), each M in
 {1, 32, 128, 1024, 4096, 16384} and each target (trn1, trn2):
 latency at -O0 and -O2, the roofline bound (max of useful FLOPs / peak and
 minimal traffic / bandwidth, minimal traffic = X + weights + output once, bf16),
--O2 / bound, MFU at -O2, HBM traffic by purpose at -O2, SBUF peak, and the
-summary lines against the issue's targets:
+-O2 / bound, MFU at -O2, HBM traffic by purpose at -O2, SBUF peak, the cost
+model's estimate of the -O2 kernel (what select-blocks and the tuner rank by)
+beside the simulated latency, and the summary lines against the issue's targets:
   * -O2 within 1.15x of the bound on every shape with M >= 1024, 1.3x for M <= 128;
   * -O2 at least 2x faster than -O0 on trn1, averaged over the M >= 1024 shapes;
   * no intermediate HBM traffic at -O2 but the transposed hand-off of the
     two-kernel form ("kernels": 1 when nothing goes through HBM, 2 when exactly
     h^T is written and read once, "unfused" otherwise);
+  * the cost model within 10% of the simulator on every shape;
   * per model, one MLP layer dense vs factorised at -O2.
 Kernels are generated into a temporary directory. Writes bench/mlp_table.json
 and bench/mlp_table.md. `--quick` runs one model at M in {1, 1024} on trn1.
@@ -101,6 +103,17 @@ def simulate(tessel, path, m, opt, target):
     return json.loads(out.stdout)
 
 
+def predicted(tessel, path, m, target):
+    """The cost model's latency estimate of the -O2 kernel: what select-blocks
+    ranks by (its '[select-blocks] chosen: ... predicted X us' note)."""
+    cmd = [tessel, "compile", path, "-D", f"M={m}", "-O2", "--emit=tir", f"--target={target}"]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        if line.startswith("// [select-blocks] chosen:") and "predicted " in line:
+            return float(line.rsplit("predicted ", 1)[1].split()[0])
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tessel", default=os.path.join(ROOT, "build", "bin", "tessel"))
@@ -123,14 +136,21 @@ def main():
                 for target in targets:
                     for m in rows:
                         cases.append((name, h, i, variant, rank, path, target, m))
-        jobs = [(c, opt) for c in cases for opt in (0, 2)]
+        jobs = [(c, opt) for c in cases for opt in (0, 2, "model")]
+
+        def run(job):
+            c, opt = job
+            if opt == "model":
+                return predicted(args.tessel, c[5], c[7], c[6])
+            return simulate(args.tessel, c[5], c[7], opt, c[6])
+
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            results = list(pool.map(lambda j: simulate(args.tessel, j[0][5], j[0][7], j[1], j[0][6]), jobs))
+            results = list(pool.map(run, jobs))
     by = {(c, opt): r for (c, opt), r in zip(jobs, results)}
 
     rows_out, lines = [], []
     head = ("| target | model | weights | M | -O0 us | -O2 us | bound us | O2/bound | O0/O2 | MFU | "
-            "interm. MB | spill MB | SBUF KiB | kernels |")
+            "interm. MB | spill MB | SBUF KiB | kernels | model us | model/sim |")
     lines += [head, "|" + "---|" * (head.count("|") - 1)]
     for c in cases:
         name, h, i, variant, rank, _, target, m = c
@@ -146,12 +166,15 @@ def main():
                "rank": rank, "M": m, "o0_us": o0["latency_us"], "o2_us": o2["latency_us"],
                "bound_us": bound, "mfu": flops / (o2["peak_flops"] * o2["latency_us"] * 1e-6),
                "traffic": o2["traffic"], "sbuf_peak_kib": o2["sbuf_peak_bytes_per_partition"] / 1024,
-               "kernels": kernels_of(o2["traffic"]["intermediates"], m, i)}
+               "kernels": kernels_of(o2["traffic"]["intermediates"], m, i),
+               "model_us": by[(c, "model")]}
         rows_out.append(row)
+        model = (f"{row['model_us']:.1f} | {row['model_us'] / row['o2_us']:.2f}" if row["model_us"]
+                 else "- | -")
         lines.append(f"| {target} | {name} | {variant} | {m} | {row['o0_us']:.1f} | {row['o2_us']:.1f} | "
                      f"{bound:.1f} | {row['o2_us'] / bound:.2f} | {row['o0_us'] / row['o2_us']:.2f} | "
                      f"{100 * row['mfu']:.0f}% | {o2['traffic']['intermediates'] / 1e6:.1f} | "
-                     f"{o2['traffic']['spill'] / 1e6:.1f} | {row['sbuf_peak_kib']:.0f} | {row['kernels']} |")
+                     f"{o2['traffic']['spill'] / 1e6:.1f} | {row['sbuf_peak_kib']:.0f} | {row['kernels']} | {model} |")
 
     ok = [r for r in rows_out if "error" not in r]
     big = [r for r in ok if r["M"] >= 1024]
@@ -171,6 +194,11 @@ def main():
         f"one-kernel / two-kernel form at -O2: {len(ok) - two} / {two} shapes",
         f"errors: {len(rows_out) - len(ok)}",
     ]
+    modelled = [r for r in ok if r["model_us"]]
+    if modelled:
+        err = [abs(r["model_us"] / r["o2_us"] - 1) for r in modelled]
+        summary.insert(-1, f"cost model (select-blocks' estimate) within 10% of the simulator: "
+                           f"{sum(e <= 0.10 for e in err)} of {len(modelled)} shapes; worst {100 * max(err):.0f}%")
     per_model = ["", "| target | model | M | dense -O2 us | " + " | ".join(f"ratio {r} -O2 us" for r in RATIOS) + " |",
                  "|---|---|---|---|" + "---|" * len(RATIOS)]
     for target in targets:

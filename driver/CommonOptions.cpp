@@ -89,7 +89,7 @@ bool PipelineOptions::resolvePasses(std::vector<std::string> &out,
     if (!names)
       return reportError(llvm::toString(names.takeError()));
     out = std::move(*names);
-    return true;
+    return applyMlpForm(out);
   }
   // The blocks `tessel tune` found are those of its default pipeline.
   std::string name = pipeline.getNumOccurrences() ? pipeline.getValue()
@@ -104,6 +104,20 @@ bool PipelineOptions::resolvePasses(std::vector<std::string> &out,
   if (!names)
     return reportError(llvm::toString(names.takeError()));
   out = std::move(*names);
+  return applyMlpForm(out);
+}
+
+bool PipelineOptions::applyMlpForm(std::vector<std::string> &names) const {
+  if (mlpForm == MlpForm::Auto)
+    return true;
+  auto handoff = llvm::find(names, "fuse-handoff");
+  if (handoff == names.end())
+    return reportError("--mlp-form=" + std::string(mlpForm == MlpForm::OneKernel ? "one-kernel" : "two-kernel") +
+                       " chooses between the MLP kernel's forms, which the fusing passes build: "
+                       "use -O2 (its pipeline has fuse-handoff)");
+  // The two-kernel form is the pipeline without fuse-handoff.
+  if (mlpForm == MlpForm::TwoKernel)
+    names.erase(handoff);
   return true;
 }
 

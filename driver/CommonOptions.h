@@ -44,6 +44,9 @@ struct SourceOptions {
   bool collectDefines(std::vector<Define> &out) const;
 };
 
+/// How an MLP block's gated result reaches its down projection (--mlp-form).
+enum class MlpForm { Auto, OneKernel, TwoKernel };
+
 /// The pass pipeline and its instrumentation (docs/passes.md), shared by
 /// `tessel compile`, `tessel run` and `tessel opt`.
 struct PipelineOptions {
@@ -66,6 +69,21 @@ struct PipelineOptions {
                      "n = output column block, k = contraction block (K-blocked accumulation); multiples of the target's partitions, 128 on trn1 "
                      "(docs/passes.md)"),
       llvm::cl::value_desc("NAME=INT,..."), llvm::cl::CommaSeparated, llvm::cl::cat(toolCategory())};
+  llvm::cl::opt<MlpForm> mlpForm{
+      "mlp-form",
+      llvm::cl::desc("How an MLP block's gated result reaches its down projection (docs/passes.md, "
+                     "\"The MLP kernel\")"),
+      llvm::cl::values(
+          clEnumValN(MlpForm::Auto, "auto",
+                     "the cost model chooses (the default; the select-blocks notes show each "
+                     "strip's estimate and form)"),
+          clEnumValN(MlpForm::OneKernel, "one-kernel",
+                     "each row strip of the result stays in SBUF and the down projection runs in "
+                     "the same kernel; an error when no strip fits"),
+          clEnumValN(MlpForm::TwoKernel, "two-kernel",
+                     "the paper's UpGate + Down: the transposed result goes through HBM (the "
+                     "pipeline without fuse-handoff)")),
+      llvm::cl::init(MlpForm::Auto), llvm::cl::cat(toolCategory())};
   llvm::cl::opt<bool> tuned{
       "tuned",
       llvm::cl::desc("Use the block parameters `tessel tune` found for this kernel, its shapes and "
@@ -114,6 +132,10 @@ struct PipelineOptions {
 
   /// Also shows LLVM's own -stats flag (the passes' statistics, to stderr).
   PipelineOptions();
+
+  /// --mlp-form's edit of a pass list: two-kernel drops fuse-handoff; a
+  /// forced form needs fuse-handoff in the list. Reports and returns false.
+  bool applyMlpForm(std::vector<std::string> &names) const;
 
   /// The passes to run: --passes, else --pipeline, else -O, else
   /// `defaultPipeline` (O2 under --tuned). Reports conflicting flags or

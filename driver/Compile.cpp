@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 
 namespace tessel::driver {
 namespace {
@@ -115,6 +116,56 @@ void chainShape(const ast::Kernel &kernel, passes::analysis::PlanShape &shape) {
   shape.elementBytes = e.type.dtype == ast::DType::BF16 ? 2 : 4;
 }
 
+/// True when the kernel is an MLP block with a down projection: a matmul
+/// whose left operand is an elementwise combination (activation, product,
+/// sum) of matmuls, through assignments and transposes.
+bool hasMlpHandoff(const ast::Kernel &kernel) {
+  std::function<const ast::Expr *(const ast::Expr *)> resolve = [&](const ast::Expr *e) {
+    while (e->kind == ast::ExprKind::Transpose)
+      e = e->lhs.get();
+    if (e->kind == ast::ExprKind::Ref)
+      for (const ast::Stmt &s : kernel.body)
+        if (s.name == e->name)
+          return resolve(s.value.get());
+    return e;
+  };
+  std::function<bool(const ast::Expr *)> hasMatmul = [&](const ast::Expr *e) {
+    e = resolve(e);
+    return e->kind == ast::ExprKind::MatMul || (e->lhs && hasMatmul(e->lhs.get())) ||
+           (e->rhs && hasMatmul(e->rhs.get()));
+  };
+  std::function<bool(const ast::Expr *)> search = [&](const ast::Expr *e) {
+    e = resolve(e);
+    if (e->kind == ast::ExprKind::MatMul) {
+      const ast::Expr *lhs = resolve(e->lhs.get());
+      if ((lhs->kind == ast::ExprKind::Binary || lhs->kind == ast::ExprKind::Unary) && hasMatmul(lhs))
+        return true;
+    }
+    return (e->lhs && search(e->lhs.get())) || (e->rhs && search(e->rhs.get()));
+  };
+  return search(kernel.returnStmt().value.get());
+}
+
+/// `names` without fuse-handoff: the MLP's two-kernel form.
+std::vector<std::string> withoutHandoff(llvm::ArrayRef<std::string> names) {
+  std::vector<std::string> out;
+  for (const std::string &name : names)
+    if (name != "fuse-handoff")
+      out.push_back(name);
+  return out;
+}
+
+/// --mlp-form=one-kernel on a built kernel: the hand-off left in HBM (the
+/// strip did not fit, so TileGen K-blocked the down projection), or null.
+const ir::AllocOp *hbmHandoff(const ir::Kernel &kernel) {
+  for (const auto &op : kernel.body.ops)
+    if (const auto *alloc = llvm::dyn_cast<ir::AllocOp>(op.get());
+        alloc && alloc->result->type.space == ir::MemSpace::HBM &&
+        alloc->result->role == ir::TensorRole::Scratch)
+      return alloc;
+  return nullptr;
+}
+
 /// The planner's step: every candidate is built through `passes` up to
 /// `allocate` (which would place or spill it) and measured by the cost
 /// model; its trial builds report nothing.
@@ -122,23 +173,33 @@ llvm::Expected<passes::analysis::BlockPlan> planBlocks(Frontend &fe,
                                                        const ir::BlockConfig &given,
                                                        llvm::ArrayRef<std::string> passes,
                                                        const runtime::Target &target,
-                                                       unsigned &builds) {
+                                                       unsigned &builds, bool oneKernel) {
   auto allocate = llvm::find(passes, "allocate");
   llvm::ArrayRef<std::string> upToAllocate(passes.begin(), allocate);
   passes::InstrumentationOptions trial;
   trial.verifyEach = false;
+  std::vector<std::string> twoKernel = withoutHandoff(upToAllocate);
   auto buildAndMeasure =
-      [&](const ir::BlockConfig &blocks) -> std::optional<passes::analysis::BuiltCandidate> {
+      [&](const ir::BlockConfig &request) -> std::optional<passes::analysis::BuiltCandidate> {
     ++builds;
+    ir::BlockConfig blocks = request;
+    bool two = blocks.has(passes::analysis::kTwoKernelKey);
+    blocks.erase(passes::analysis::kTwoKernelKey);
     DiagnosticEngine quiet = DiagnosticEngine::quiet(fe.sourceMgr);
-    auto kernel = buildKernel(fe, blocks, upToAllocate, target, quiet, trial);
+    auto kernel = buildKernel(fe, blocks, two ? llvm::ArrayRef<std::string>(twoKernel) : upToAllocate,
+                              target, quiet, trial);
     if (!kernel)
       return std::nullopt;
-    return passes::analysis::BuiltCandidate{kernel->blockParams,
-                                            passes::analysis::analyzeKernel(*kernel, target)};
+    passes::analysis::BuiltCandidate built{kernel->blockParams,
+                                           passes::analysis::analyzeKernel(*kernel, target)};
+    if (two)
+      built.blocks.set(passes::analysis::kTwoKernelKey, 1);
+    return built;
   };
   passes::analysis::PlanShape shape{resultRows(*fe.kernel), resultColumns(*fe.kernel)};
   chainShape(*fe.kernel, shape);
+  shape.oneKernel = oneKernel;
+  shape.splittable = !oneKernel && twoKernel.size() < upToAllocate.size() && hasMlpHandoff(*fe.kernel);
   return passes::analysis::planBlocks(given, shape, target, buildAndMeasure);
 }
 
@@ -192,6 +253,7 @@ bool resolveCompileOptions(Frontend &fe, const PipelineOptions &options,
   if (!options.resolvePasses(out.passes) || !options.instrumentation(out.instrumentation) ||
       !options.blockOverrides(out.blocks))
     return false;
+  out.mlpForm = options.mlpForm;
   return !options.tuned || tunedBlocks(fe, options, target, out.blocks);
 }
 
@@ -208,6 +270,12 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
                                                     resultRows(*fe.kernel), target))
     return fail(llvm::toString(std::move(err)));
 
+  const char *form = options.mlpForm == MlpForm::OneKernel ? "one-kernel" : "two-kernel";
+  if (options.mlpForm != MlpForm::Auto && !hasMlpHandoff(*fe.kernel))
+    return fail(llvm::Twine("--mlp-form=") + form + ": kernel @" + fe.kernel->name +
+                " has no down projection to fuse or split: its matmuls read no elementwise "
+                "result of matmuls (an MLP block is h = silu(X @ Wg) * (X @ Wu); return h @ Wd)");
+
   // 2. The passes; a leading select-blocks is the planner's step, taken here.
   llvm::ArrayRef<std::string> passes = options.passes;
   bool plan = !passes.empty() && passes.front() == kPlannerStep;
@@ -221,10 +289,11 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
   // 3. The other blocks: planned from the cost model, or TileGen's defaults.
   ir::BlockConfig blocks = options.blocks;
   std::vector<std::string> notes;
+  std::vector<std::string> twoKernelPasses; // the planner chose an MLP's two-kernel form
   if (plan) {
     unsigned builds = 0;
     auto start = std::chrono::steady_clock::now();
-    auto planned = planBlocks(fe, blocks, passes, target, builds);
+    auto planned = planBlocks(fe, blocks, passes, target, builds, options.mlpForm == MlpForm::OneKernel);
     if (options.instrumentation.timePasses)
       llvm::errs() << llvm::formatv(
           "// select-blocks (the block planner, before TileGen): {0:F3} ms, {1} configurations "
@@ -242,6 +311,10 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
     }
     blocks = planned->blocks;
     notes = std::move(planned->notes);
+    if (planned->twoKernel) {
+      twoKernelPasses = withoutHandoff(passes);
+      passes = twoKernelPasses;
+    }
   }
 
   // 4. TileGen with those blocks, then the passes.
@@ -251,6 +324,22 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
   kernel->notes = std::move(notes);
   if (!runPasses(*kernel, passes, target, diags, options.instrumentation))
     return nullptr;
+  if (options.mlpForm == MlpForm::OneKernel)
+    if (const ir::AllocOp *handoff = hbmHandoff(*kernel)) {
+      const ir::TensorType &t = handoff->result->type;
+      int64_t m = kernel->blockParams.lookup(ir::BlockConfig::kRowStrip);
+      int64_t groups = (t.dims[0].size + kernel->geometry.partitions - 1) / kernel->geometry.partitions;
+      int64_t bytes = groups * m * ir::dtypeBytes(t.dtype);
+      bool smallest = m <= kernel->geometry.partitions;
+      return fail(llvm::formatv("--mlp-form=one-kernel: the strip of %{0} ([{1}, {2}] {3} at m = "
+                                "{2}) needs {4} bytes per partition, which does not fit SBUF ({5} "
+                                "bytes per partition on target '{6}') beside the kernel's other "
+                                "buffers, so it stays in HBM; use {7}--mlp-form=two-kernel",
+                                handoff->result->name, t.dims[0].size, m, ir::dtypeName(t.dtype),
+                                bytes, target.sbuf_bytes_per_partition, target.name,
+                                smallest ? "" : "a smaller --block m or ")
+                      .str());
+    }
   return kernel;
 }
 

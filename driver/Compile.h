@@ -63,6 +63,9 @@ struct CompileOptions {
   /// are planned or TileGen's defaults.
   ir::BlockConfig blocks;
   passes::InstrumentationOptions instrumentation;
+  /// --mlp-form: a forced form is checked against the kernel (an MLP block
+  /// with a down projection) and, for one-kernel, the planner's strips.
+  MlpForm mlpForm = MlpForm::Auto;
 };
 
 /// The command line's compile options: the passes (-O, --pipeline,

@@ -176,9 +176,12 @@ private:
   }
 
   /// How far above the lowest estimate a configuration is still simulated: a
-  /// policy -- the estimate ranks configurations well but is not exact (the
-  /// bench's tuner-quality table measures that the best survives).
-  static constexpr double kEstimateMargin = 0.05;
+  /// policy -- the estimate ranks configurations well but is not exact. It
+  /// covers the estimate's measured error (at most 7% from the simulator on
+  /// bench/mlp_table.py's 216 MLP shapes), so a configuration the model ranks
+  /// behind by less than its own error is still simulated (the bench's
+  /// tuner-quality table measures that the best survives and how many run).
+  static constexpr double kEstimateMargin = 0.08;
 
   /// One worker of step 2: takes the next configuration in estimate order.
   void simulateInOrder() {

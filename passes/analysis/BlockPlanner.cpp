@@ -39,8 +39,8 @@ struct Candidate {
 /// in is found again under the blocks it was built with.
 class CandidateCache {
 public:
-  CandidateCache(BuildAndMeasureFn build, const runtime::Target &t)
-      : build(build), target(t), sbufLimit(plannerSbufLimit(t)) {}
+  CandidateCache(BuildAndMeasureFn build, const runtime::Target &t, bool oneKernel)
+      : build(build), target(t), sbufLimit(plannerSbufLimit(t)), oneKernel(oneKernel) {}
 
   const Candidate *get(const BlockConfig &blocks) {
     if (auto it = cache.find(blocks); it != cache.end())
@@ -49,7 +49,8 @@ public:
     if (std::optional<BuiltCandidate> built = build(blocks)) {
       c = Candidate{std::move(*built), false};
       c->fits = c->built.cost.sbufPeakBytesPerPartition <= sbufLimit &&
-                c->built.cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition;
+                c->built.cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition &&
+                !(oneKernel && c->built.cost.scratchBytes > 0);
       cache.emplace(c->built.blocks, c);
     }
     auto &slot = cache[blocks];
@@ -61,6 +62,7 @@ private:
   BuildAndMeasureFn build;
   const runtime::Target &target;
   int64_t sbufLimit;
+  bool oneKernel;
   std::map<BlockConfig, std::optional<Candidate>> cache;
 };
 
@@ -71,13 +73,18 @@ int64_t plannerSbufLimit(const runtime::Target &t) {
 }
 
 std::string describeCost(const KernelCost &cost, const runtime::Target &t) {
-  return llvm::formatv("AI {0:f1} flop/B, SBUF peak {1} ({2:f0}%), PSUM peak {3}, roofline "
-                       "{4:f1} us, engine bound {5:f1} us, predicted {6:f1} us",
-                       cost.arithmeticIntensity(), kib(cost.sbufPeakBytesPerPartition),
-                       100.0 * cost.sbufPeakBytesPerPartition / t.sbuf_bytes_per_partition,
-                       kib(cost.psumPeakBytesPerPartition), cost.rooflineUs(t), cost.boundUs(t),
-                       cost.predictedUs(t))
-      .str();
+  std::string text = llvm::formatv("AI {0:f1} flop/B, SBUF peak {1} ({2:f0}%), PSUM peak {3}, roofline "
+                                   "{4:f1} us, engine bound {5:f1} us, predicted {6:f1} us",
+                                   cost.arithmeticIntensity(), kib(cost.sbufPeakBytesPerPartition),
+                                   100.0 * cost.sbufPeakBytesPerPartition / t.sbuf_bytes_per_partition,
+                                   kib(cost.psumPeakBytesPerPartition), cost.rooflineUs(t), cost.boundUs(t),
+                                   cost.predictedUs(t))
+                         .str();
+  // The form an MLP candidate takes: an intermediate handed through HBM
+  // means two kernels (docs/passes.md, "The MLP kernel").
+  if (cost.scratchBytes > 0)
+    text += llvm::formatv(", two kernels ({0:f1} MiB handed off through HBM)", cost.scratchBytes / 1048576.0).str();
+  return text;
 }
 
 llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
@@ -86,7 +93,7 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
                         K = BlockConfig::kContraction;
   const int64_t tile = geometryFor(t).partitions;
   double ridge = t.ridgeFlopsPerByte();
-  CandidateCache candidates(buildAndMeasure, t);
+  CandidateCache candidates(buildAndMeasure, t, shape.oneKernel);
   BlockPlan plan;
   auto note = [&](const llvm::Twine &text) { plan.notes.push_back(("[select-blocks] " + text).str()); };
   note(llvm::formatv("target {0}: ridge point {1:f1} flop/B; SBUF limit {2} per partition "
@@ -130,6 +137,15 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     return serial;
   };
 
+  // Failing both, an MLP's two-kernel form: the gated strip goes through
+  // HBM, leaving SBUF to the operand strips.
+  auto twoKernelFit = [&](BlockConfig b) -> const Candidate * {
+    if (!shape.splittable || b.has(kTwoKernelKey))
+      return nullptr;
+    b.set(kTwoKernelKey, 1);
+    return fitting(b);
+  };
+
   BlockConfig chosen = given;
   // 1. The row strip.
   if (!given.has(M)) {
@@ -148,6 +164,8 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
         const Candidate *f = fitting(blocks);
         if (!f)
           f = kBlockedFit(blocks);
+        if (!f)
+          f = twoKernelFit(blocks);
         if (f && (!lastFit || f->built.cost.predictedUs(t) <= lastFit->built.cost.predictedUs(t)))
           c = f;
       }
@@ -202,6 +220,8 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     chosen.set(M, m);
     if (pick->built.blocks.has(K) && !given.has(K))
       chosen.set(K, pick->built.blocks.lookup(K));
+    if (pick->built.blocks.has(kTwoKernelKey))
+      chosen.set(kTwoKernelKey, 1);
     const Candidate *largestFit = nullptr;
     for (const Candidate *c : strips)
       if (c->fits)
@@ -244,17 +264,23 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     // No column block fits the strip (given, or the least-bad spilling
     // one): K-blocked, it may.
     final = candidates.get(chosen);
-    if (final && !final->fits)
+    if (final && !final->fits) {
       if (const Candidate *f = kBlockedFit(chosen)) {
         note(llvm::formatv("m = {0} fits only K-blocked: k = {1}", f->built.blocks.lookup(M),
                            f->built.blocks.lookup(K)));
         final = f;
+      } else if (const Candidate *f = twoKernelFit(chosen)) {
+        note(llvm::formatv("m = {0} fits only as two kernels", f->built.blocks.lookup(M)));
+        final = f;
       }
+    }
   }
   if (!final)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the kernel could not be built with " + chosen.str());
   plan.blocks = final->built.blocks;
+  plan.twoKernel = plan.blocks.has(kTwoKernelKey);
+  plan.blocks.erase(kTwoKernelKey);
   note("chosen: " + plan.blocks.str() + ": " + describeCost(final->built.cost, t));
   if (!shape.chainDims.empty()) {
     int64_t bytes = ChainModel::eq11SbufBytes(shape.chainDims, plan.blocks.lookup(M),

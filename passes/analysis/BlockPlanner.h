@@ -71,10 +71,25 @@ struct PlanShape {
   /// The contraction the K block `k` splits (a chain's first matmul), 0 when
   /// the planner should not K-block.
   int64_t contraction = 0;
+  /// --mlp-form=one-kernel: a candidate that hands an intermediate between
+  /// nests through HBM (KernelCost::scratchBytes) counts as not fitting.
+  bool oneKernel = false;
+  /// An MLP whose form the planner may choose: a strip that does not fit
+  /// as one kernel is also tried as two (the pipeline without
+  /// fuse-handoff, asked for with kTwoKernelKey in the blocks).
+  bool splittable = false;
 };
+
+/// The planner's request to build a candidate as two kernels: a key of the
+/// blocks it passes to BuildAndMeasureFn (never a block parameter of the
+/// kernel; BlockPlan::blocks does not carry it).
+constexpr llvm::StringLiteral kTwoKernelKey = "two-kernel";
 
 struct BlockPlan {
   ir::BlockConfig blocks;
+  /// The chosen candidate is an MLP's two-kernel form: build the final
+  /// kernel without fuse-handoff.
+  bool twoKernel = false;
   /// "[select-blocks] ..." lines for the kernel's notes.
   std::vector<std::string> notes;
 };

@@ -129,7 +129,11 @@ public:
     for (const auto &op : body.ops) {
       KernelCost before = cost;
       std::fill(nestGroupNs.begin(), nestGroupNs.end(), 0.0);
-      walkOne(*op);
+      const auto *loop = llvm::dyn_cast<ForOp>(op.get());
+      if (loop)
+        walkPhases(*loop);
+      else
+        walkOne(*op);
       KernelCost nest;
       nest.flops = cost.flops - before.flops;
       nest.hbmReadBytes = cost.hbmReadBytes - before.hbmReadBytes;
@@ -142,6 +146,29 @@ public:
       sequentialNs += nest.boundUs(target) * 1e3;
     }
     return sequentialNs;
+  }
+
+  /// Walks a top-level loop whose body is a sequence of phases (its ops: an
+  /// operand strip's fill, the producer's nest, the consumer's nest, ...)
+  /// and adds to KernelCost::phasedNs each phase's own estimate, over all
+  /// iterations: the longer of its tensor-engine time and its DMA time at
+  /// the transfers' rates. Within one iteration a phase waits for the
+  /// strip the phase before it writes, so one phase's DMA overlaps another
+  /// phase's compute only across iterations (through the buffers' copies).
+  void walkPhases(const ForOp &loop) {
+    loops.push_back(&loop);
+    for (const auto &op : loop.body.ops) {
+      double tensorBefore = cost.tensorBusyNs, sharedBefore = sharedEstimateNs;
+      std::vector<double> groupsBefore = estimateGroupNs;
+      walkOne(*op);
+      double busiestGroup = 0;
+      for (size_t g = 0; g < estimateGroupNs.size(); ++g)
+        busiestGroup = std::max(busiestGroup,
+                                estimateGroupNs[g] - (g < groupsBefore.size() ? groupsBefore[g] : 0.0));
+      double dmaNs = std::max(busiestGroup / double(queueSpan()), sharedEstimateNs - sharedBefore);
+      cost.phasedNs += std::max(cost.tensorBusyNs - tensorBefore, dmaNs);
+    }
+    loops.pop_back();
   }
 
   /// The busiest queue group's estimated time (transferEstimateNs) spread
@@ -189,6 +216,8 @@ private:
       return elements(extents, env) * elemBytes;
     });
     (load ? cost.hbmReadBytes : cost.hbmWriteBytes) += bytes;
+    if (hbm.base->role == TensorRole::Scratch)
+      cost.scratchBytes += bytes;
     uint64_t transfers = ExecutionSum(loops, {}, kernel.numValues()).sum([](llvm::ArrayRef<int64_t>) { return 1; });
     // The best a transfer can do: all partitions' engines, no descriptor
     // overhead (a huge contiguous chunk), limited by the shared bandwidth.

@@ -26,6 +26,9 @@ struct KernelCost {
   uint64_t hbmReadBytes = 0;      ///< all DMA reads of HBM, spill reloads included
   uint64_t hbmWriteBytes = 0;     ///< all DMA writes to HBM, spill saves included
   uint64_t spillSaveBytes = 0, spillReloadBytes = 0;
+  /// DMA bytes of scratch tensors: intermediates handed between nests
+  /// through HBM (an MLP's two-kernel form writes and reads h^T).
+  uint64_t scratchBytes = 0;
   int64_t sbufPeakBytesPerPartition = 0;  ///< placed peak if allocated, else liveness peak
   int64_t psumPeakBytesPerPartition = 0;
   /// SBUF buffers refilled from HBM on every iteration of their loop with a
@@ -50,6 +53,13 @@ struct KernelCost {
   /// bandwidth's time held by all transfers, whichever is longer. An
   /// estimate, not a bound, and part of predictedUs.
   double dmaEstimateNs = 0;
+  /// Σ over the phases of the top-level loops (the ops of a loop's body: a
+  /// strip's fill, the producer's nest, the consumer's nest) of each phase's
+  /// own estimate over all iterations, max(tensor busy, DMA at the
+  /// transfers' rates): the latency when the phases of one iteration run
+  /// one after another (each waits for the strip the one before writes).
+  /// An estimate, not a bound, and part of predictedUs.
+  double phasedNs = 0;
 
   uint64_t hbmBytes() const { return hbmReadBytes + hbmWriteBytes; }
   /// flops / HBM bytes (flop per byte); 0 when the kernel moves nothing.
@@ -62,9 +72,9 @@ struct KernelCost {
   /// unit or the shared HBM must do).
   double boundUs(const runtime::Target &target) const;
   /// The model's latency estimate: max(bound, nests one after another, the
-  /// DMA queues at their transfers' rates), us.
+  /// DMA queues at their transfers' rates, phases one after another), us.
   double predictedUs(const runtime::Target &target) const {
-    return std::max({boundUs(target), sequentialNestsNs * 1e-3, dmaEstimateNs * 1e-3});
+    return std::max({boundUs(target), sequentialNestsNs * 1e-3, dmaEstimateNs * 1e-3, phasedNs * 1e-3});
   }
 };
 
