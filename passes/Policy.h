@@ -58,6 +58,13 @@ constexpr int64_t kMaxPrefetch = ir::kDmaQueuesPerStatement;
 /// fits SBUF on trn1; --space may name larger values.
 constexpr int64_t kMaxDefaultTuneBlock = 4096;
 
+/// A spill reload that walks a strip's rows one partition tile per loop
+/// iteration is widened to the whole loop's rows (one DMA instead of one per
+/// tile) when its staging tile, per copy, takes at most this share of a
+/// partition's SBUF: on trn1 a [4096, 128] bf16 slice of an up_proj strip
+/// (8 KiB of 192) is, so the rest of SBUF stays for the strip's resident part.
+constexpr double kSpillReloadSbufShare = 1.0 / 16;
+
 } // namespace tessel::passes::policy
 
 #endif
