@@ -247,7 +247,9 @@ def render(report):
                   "footprint a kernel streaming X and the weights needs; *simulated* columns are the",
                   "simulator's report after `allocate` (which spills when the strip does not fit).",
                   "*Blocks* are the ones the planner settled on for the given `m`: a strip that does",
-                  "not fit whole is K-blocked (`k`) when that makes it fit.", "",
+                  "not fit whole is K-blocked (`k`) when that makes it fit; one that does not fit even",
+                  "K-blocked (m = 4096) keeps its first columns resident and `allocate` spills the rest",
+                  "(partial residency, `docs/passes.md`).", "",
                   "| m | blocks | model AI (flop/B) | eq. 11 SBUF | model SBUF peak | simulated latency (us) | "
                   "simulated AI | SBUF used | spill save (MB) | spill reload (MB) | MFU |",
                   "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -261,6 +263,12 @@ def render(report):
                 f"{100.0 * r['sbuf_peak_bytes'] / r['sbuf_capacity_bytes']:.1f} % | "
                 f"{r['spill_save_bytes'] / 1e6:.1f} | {r['spill_reload_bytes'] / 1e6:.1f} | "
                 f"{r['mfu'] * 100:.1f} % |")
+        rows = report["table3"]
+        best = min(rows, key=lambda row: row["sim"]["latency_us"])
+        tallest = max(rows, key=lambda row: row["m"])
+        lines += ["", f"Latency at m = {tallest['m']} is "
+                  f"{tallest['sim']['latency_us'] / best['sim']['latency_us']:.2f}x the best m "
+                  f"(m = {best['m']}; target at most 1.5x, paper 12.5 / 11.0 ms = 1.14x)."]
         lines.append("")
     if report.get("tuner"):
         lines += ["## Tuner quality", "",

@@ -29,6 +29,11 @@
 //     and read in outer loops (a cached row strip: many KiB per partition
 //     for a few passes over it) and never a streaming tile, whose staging
 //     tile would be as large as itself (freed <= 0 rules it out).
+//     Partial residency: a victim that can be cut along its last dimension
+//     (passes/Spill.h, splitTail) is cut, and only its tail -- the fewest
+//     whole granules of columns that cover the overflow -- is spilled; the
+//     head stays resident. A cached strip too large by a third then keeps
+//     two thirds of its columns in SBUF instead of reloading all of them.
 //  5. A peak still over capacity (nothing worth spilling is live there, or
 //     PSUM, which is never spilled) is an error at the most crowded point,
 //     naming every buffer live there with its size and suggesting a smaller
@@ -46,6 +51,7 @@
 #include "passes/Spill.h"
 #include "passes/Statistics.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -132,9 +138,21 @@ unsigned crowdedPoint(const std::vector<Item> &items, int64_t &bytes) {
   return worstPos;
 }
 
+/// The spill staging tiles with more than two copies drop to two; true
+/// when one did.
+bool shallowerStaging(const std::vector<AllocOp *> &staging) {
+  bool changed = false;
+  for (AllocOp *a : staging)
+    if (a->bufs > 2) {
+      a->bufs = 2;
+      changed = true;
+    }
+  return changed;
+}
+
 /// What this run's spills added up to (--stats).
 struct SpillTotals {
-  int64_t buffers = 0, freedBytes = 0, stagingBytes = 0;
+  int64_t buffers = 0, splits = 0, freedBytes = 0, stagingBytes = 0;
   double trafficBytes = 0;
 };
 
@@ -151,7 +169,8 @@ private:
   bool collectItems(Kernel &kernel, MemSpace space, PassContext &ctx, std::vector<Item> &items);
   bool psumAlignment(const LiveRange &r, int64_t partitions, PassContext &ctx, int64_t &align,
                      int64_t &offset);
-  AllocOp *chooseVictim(Kernel &kernel, const std::vector<Item> &items, SpillEstimate &chosen);
+  AllocOp *chooseVictim(Kernel &kernel, const std::vector<Item> &items, const StagingDepth &depth,
+                        SpillEstimate &chosen);
   void reportOverflow(Kernel &kernel, const std::vector<Item> &items, MemSpace space,
                       int64_t peak, int64_t capacity, const SpillTotals &spills,
                       PassContext &ctx);
@@ -213,6 +232,7 @@ bool AllocatePass::psumAlignment(const LiveRange &r, int64_t partitions, PassCon
 }
 
 AllocOp *AllocatePass::chooseVictim(Kernel &kernel, const std::vector<Item> &items,
+                                    const StagingDepth &depth,
                                     SpillEstimate &chosen) {
   int64_t crowdedBytes;
   unsigned at = crowdedPoint(items, crowdedBytes);
@@ -222,7 +242,7 @@ AllocOp *AllocatePass::chooseVictim(Kernel &kernel, const std::vector<Item> &ite
   for (const Item &it : items) {
     if (!it.range.liveAt(at))
       continue;
-    SpillEstimate est = estimateSpill(kernel, *it.range.alloc, positions, at);
+    SpillEstimate est = estimateSpill(kernel, *it.range.alloc, positions, at, depth);
     if (!est.spillable || est.freedBytes <= 0)
       continue;
     // Bytes freed per byte of traffic; a buffer nothing reads or writes
@@ -287,7 +307,14 @@ void AllocatePass::reportOverflow(Kernel &kernel, const std::vector<Item> &items
 PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
   bool changed = false, ok = true;
   SpillTotals spills;
+  std::vector<AllocOp *> staging; // the staging tiles spills added
   size_t placed = 0;
+  // Staging tiles as deep as their DMAs need to keep HBM busy (schedule's
+  // rule): a spill DMA per iteration of a short loop body must not wait for
+  // the previous one's fixed cost.
+  StagingDepth depth = [&](const TensorType &t) {
+    return prefetchDepth(t, ctx.target, kernel.geometry.partitions);
+  };
   for (MemSpace space : {MemSpace::SBUF, MemSpace::PSUM}) {
     bool sbuf = space == MemSpace::SBUF;
     int64_t capacity = sbuf ? ctx.target.sbuf_bytes_per_partition : ctx.target.psum_bytes_per_partition;
@@ -300,16 +327,39 @@ PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
       peak = placeAll(items);
       if (peak <= capacity || !sbuf)
         break;
+      // Staging tiles deeper than double-buffered give their extra copies
+      // back before anything else is spilled.
+      if (shallowerStaging(staging))
+        continue;
       SpillEstimate est;
-      AllocOp *victim = chooseVictim(kernel, items, est);
+      AllocOp *victim = chooseVictim(kernel, items, depth, est);
       if (!victim)
         break;
+      // Partial residency: a victim that can be cut along its last
+      // dimension keeps its first columns in SBUF and spills only as many of
+      // the others (whole granules) as the overflow at the crowded point
+      // needs, beside the staging tiles the spill adds there.
+      if (int64_t granule = tailGranule(kernel, *victim)) {
+        const TensorType &t = victim->result->type;
+        int64_t cols = t.dims.back().size;
+        int64_t bytes = t.bytesPerPartition(kernel.geometry.partitions) * victim->bufs;
+        int64_t stagingLive = bytes - est.freedBytes;
+        int64_t need = peak - capacity + stagingLive;
+        int64_t tailCols =
+            int64_t(llvm::alignTo(llvm::divideCeil(need * cols, bytes), granule));
+        if (tailCols < cols) {
+          victim = splitTail(kernel, *victim, cols - tailCols);
+          spills.splits += 1;
+          est = estimateSpill(kernel, *victim, numberOps(kernel), 0, depth);
+        }
+      }
       spills.buffers += 1;
       spills.freedBytes +=
           victim->result->type.bytesPerPartition(kernel.geometry.partitions) * victim->bufs;
       spills.stagingBytes += est.stagingBytes;
       spills.trafficBytes += est.trafficBytes;
-      spillToHbm(kernel, *victim);
+      widenReductionReloads(kernel, *victim);
+      spillToHbm(kernel, *victim, depth, &staging);
       changed = true;
     }
     if (!collected) {
@@ -337,8 +387,14 @@ PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
       a.address = it.address;
     }
   }
+  // The staging tiles as placed (their depth may have been reduced).
+  spills.stagingBytes = 0;
+  for (AllocOp *a : staging)
+    spills.stagingBytes += a->result->type.bytesPerPartition(kernel.geometry.partitions) * a->bufs;
   noteStatistic("buffers-placed", placed, "on-chip buffers given an address");
   noteStatistic("buffers-spilled", spills.buffers, "SBUF buffers moved to HBM spill slots");
+  noteStatistic("buffers-split", spills.splits,
+                "SBUF buffers cut in two to spill only their tail (partial residency)");
   noteStatistic("spill-bytes-freed", spills.freedBytes,
                 "SBUF bytes per partition the spilled buffers took");
   noteStatistic("spill-staging-bytes", spills.stagingBytes,

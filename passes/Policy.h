@@ -64,6 +64,23 @@ constexpr double kWideLoadShare = 0.9;
 /// fits SBUF on trn1; --space may name larger values.
 constexpr int64_t kMaxDefaultTuneBlock = 4096;
 
+/// When no K block makes a row strip fit (the strip is then partly spilled
+/// by `allocate`), the planner takes the deepest K block whose SBUF peak is
+/// within this share of SBUF of the smallest K-blocked peak: every K block
+/// saves and reloads the spilled part of the strip once more, while SBUF
+/// given to a deeper X block is taken from the strip's resident part. On
+/// DeepSeek-V3 up_proj at m = 4096 (trn1) k = 1024 (+14 KiB, 7 blocks) runs
+/// 12.5 ms against 14.2 ms for k = 512 (14 blocks) and 15.0 ms for k = 2048
+/// (+94 KiB).
+constexpr double kSpillDeeperKBlockSbufShare = 1.0 / 12;
+
+/// A spill reload that walks a strip's rows one partition tile per loop
+/// iteration is widened to the whole loop's rows (one DMA instead of one per
+/// tile) when its staging tile, per copy, takes at most this share of a
+/// partition's SBUF: on trn1 a [4096, 128] bf16 slice of an up_proj strip
+/// (8 KiB of 192) is, so the rest of SBUF stays for the strip's resident part.
+constexpr double kSpillReloadSbufShare = 1.0 / 16;
+
 } // namespace tessel::passes::policy
 
 #endif

@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 #include "passes/Policy.h"
+#include "passes/Spill.h"
 #include "passes/analysis/BlockPlanner.h"
 #include "passes/analysis/KernelCost.h"
 
@@ -57,13 +58,7 @@ public:
       if (!alloc || loops.empty() || alloc->result->type.space != MemSpace::SBUF ||
           !loads.count(alloc->result) || alloc->bufs < 2)
         return;
-      const TensorType &t = alloc->result->type;
-      const int64_t partitions = kernel.geometry.partitions;
-      double bytes = double(t.bytesPerPartition(partitions)) *
-                     double(std::min<int64_t>(t.dims[0].size, partitions));
-      double transferNs = bytes / ctx.target.hbm_bandwidth_gbs;
-      int64_t depth = int64_t(std::ceil((ctx.target.dma_fixed_latency_ns + transferNs) / transferNs));
-      depth = std::min(std::max<int64_t>(depth, 2), policy::kMaxPrefetch);
+      int64_t depth = prefetchDepth(alloc->result->type, ctx.target, kernel.geometry.partitions);
       if (depth > alloc->bufs) {
         alloc->bufs = depth;
         changed = true;

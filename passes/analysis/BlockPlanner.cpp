@@ -272,6 +272,40 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
       } else if (const Candidate *f = twoKernelFit(chosen)) {
         note(llvm::formatv("m = {0} fits only as two kernels", f->built.blocks.lookup(M)));
         final = f;
+      } else if (!given.has(K) && shape.contraction > tile) {
+        // Nothing fits: K-blocked, the strip is the one large buffer, and
+        // `allocate` keeps what fits of it resident and spills the rest.
+        // The smallest SBUF peak leaves the most resident; each K block
+        // saves and reloads the spilled part once more, so the deepest
+        // block within policy::kSpillDeeperKBlockSbufShare of SBUF of that
+        // peak is taken.
+        const Candidate *least = final;
+        std::vector<const Candidate *> blocked;
+        for (int64_t k : kBlocks) {
+          BlockConfig b = chosen;
+          b.set(K, k);
+          if (const Candidate *c = candidates.get(b)) {
+            blocked.push_back(c);
+            if (c->built.cost.sbufPeakBytesPerPartition < least->built.cost.sbufPeakBytesPerPartition)
+              least = c;
+          }
+        }
+        const Candidate *pickK = least;
+        int64_t slack = int64_t(t.sbuf_bytes_per_partition * policy::kSpillDeeperKBlockSbufShare);
+        for (const Candidate *c : blocked)
+          if (least != final &&
+              c->built.cost.sbufPeakBytesPerPartition <=
+                  least->built.cost.sbufPeakBytesPerPartition + slack &&
+              c->built.blocks.lookup(K) > pickK->built.blocks.lookup(K))
+            pickK = c;
+        if (pickK != final) {
+          note(llvm::formatv("m = {0} does not fit even K-blocked; k = {1} (SBUF peak {2}, the "
+                             "smallest is {3}; allocate spills what does not fit)",
+                             pickK->built.blocks.lookup(M), pickK->built.blocks.lookup(K),
+                             kib(pickK->built.cost.sbufPeakBytesPerPartition),
+                             kib(least->built.cost.sbufPeakBytesPerPartition)));
+          final = pickK;
+        }
       }
     }
   }

@@ -178,3 +178,75 @@ TEST_F(SpillTest, ReloadsHoistOnlyOutOfLoopsThatRunAndDoNotWrite) {
                                             "alloc v_reload", "dma v_reload <- v_spill", "for i (3 ops)",
                                             "for e (5 ops)"}));
 }
+
+namespace {
+
+/// A strip %s [K:256, M:1024] zeroed whole, filled per 256-column block %c
+/// and read as a matmul's stationary operand one [128, 128] tile per
+/// contraction step %k of each 128-row tile %m.
+const char *kStrip = R"(kernel @st(%A: hbm<bf16, [K:256, M:1024]>, %B: hbm<bf16, [K:256, N:512]>) -> (%C: hbm<bf16, [M:1024, N:512]>) {
+  %s = alloc sbuf<bf16, [K:256, M:1024]>
+  for %r = 0 to 256 step 128 {
+    memset %s[%r +: 128, 0 +: 1024], 0.0
+  }
+  for %c = 0 to 1024 step 256 {
+    for %r2 = 0 to 256 step 128 {
+      dma %s[%r2 +: 128, %c +: 256] <- %A[%r2 +: 128, %c +: 256]
+    }
+  }
+  %b = alloc sbuf<bf16, [K:256, N:512]>
+  for %k0 = 0 to 256 step 128 {
+    dma %b[%k0 +: 128, 0 +: 512] <- %B[%k0 +: 128, 0 +: 512]
+  }
+  for %m = 0 to 1024 step 128 {
+    %acc = alloc psum<f32, [M:128, N:512]> bufs 2
+    for %k = 0 to 256 step 128 {
+      matmul %acc[0 +: 128, 0 +: 512] <- %s[%k +: 128, %m +: 128], %b[%k +: 128, 0 +: 512] reset(%k)
+    }
+    %o = alloc sbuf<bf16, [M:128, N:512]> bufs 2
+    copy %o[0 +: 128, 0 +: 512] <- %acc[0 +: 128, 0 +: 512]
+    dma %C[%m +: 128, 0 +: 512] <- %o[0 +: 128, 0 +: 512]
+  }
+}
+)";
+
+} // namespace
+
+TEST_F(SpillTest, TailSplitKeepsTheHeadResidentAndSplitsCrossingLoops) {
+  Kernel &k = parse(kStrip);
+  AllocOp *s = allocOf(k, "s");
+  // The loops indexing the columns step by 256 and 128: cuts at multiples of 256.
+  EXPECT_EQ(tailGranule(k, *s), 256);
+  AllocOp *tail = splitTail(k, *s, 512);
+  ASSERT_NE(tail, nullptr);
+  ASSERT_TRUE(verifyKernel(k, diags)) << errors << text(k);
+  EXPECT_EQ(s->result->type.dims[1].size, 512);
+  EXPECT_EQ(tail->result->name, "s_tail");
+  EXPECT_EQ(tail->result->type.dims[1].size, 512);
+  std::string t = text(k);
+  for (const char *want :
+       {"memset %s[%r +: 128, 0 +: 512], 0.0", "memset %s_tail[%r +: 128, 0 +: 512], 0.0",
+        "for %c = 0 to 512 step 256", "dma %s[%r2 +: 128, %c +: 256]",
+        "dma %s_tail[%r21 +: 128, %c1 - 512 +: 256]", "for %m = 0 to 512 step 128",
+        "<- %s[%k +: 128, %m +: 128]", "for %m1 = 512 to 1024 step 128",
+        "<- %s_tail[%k1 +: 128, %m1 - 512 +: 128]"})
+    EXPECT_NE(t.find(want), std::string::npos) << want << "\n" << t;
+}
+
+TEST_F(SpillTest, SpilledStationaryRowsAreReloadedFourTilesWide) {
+  Kernel &k = parse(kStrip);
+  AllocOp *s = allocOf(k, "s");
+  widenReductionReloads(k, *s);
+  spillToHbm(k, *s);
+  ASSERT_TRUE(verifyKernel(k, diags)) << errors << text(k);
+  std::string t = text(k);
+  // Four row tiles per iteration: one accumulator of four partition groups,
+  // one [128, 512] reload per contraction step, each tile a quarter of it.
+  for (const char *want :
+       {"for %m = 0 to 1024 step 512", "alloc psum<f32, [M:512, N:512]>",
+        "dma spill_reload %s_reload[0 +: 128, 0 +: 512] <- %s_spill[%k +: 128, %m +: 512]",
+        "matmul %acc1[%mt +: 128, 0 +: 512] <- %s_reload[0 +: 128, %mt +: 128], %b[%k +: 128, 0 +: 512] reset(%k)",
+        "copy %o[0 +: 128, 0 +: 512] <- %acc1[%mr +: 128, 0 +: 512]",
+        "dma %C[%m + %mr +: 128, 0 +: 512] <- %o[0 +: 128, 0 +: 512]"})
+    EXPECT_NE(t.find(want), std::string::npos) << want << "\n" << t;
+}
