@@ -118,8 +118,11 @@ double Calibration::score(ArrayRef<size_t> which, ArrayRef<Simulated> sims) cons
 double Calibration::latencyWmape(ArrayRef<size_t> which, ArrayRef<Simulated> sims) const {
   double err = 0, sum = 0;
   for (size_t k = 0; k < which.size(); ++k) {
-    err += std::fabs(sims[k].latencyUs - points[which[k]].m.latencyUs);
-    sum += points[which[k]].m.latencyUs;
+    const MeasuredPoint &m = points[which[k]].m;
+    if (!m.hasLatency())
+      continue;
+    err += std::fabs(sims[k].latencyUs - m.latencyUs);
+    sum += m.latencyUs;
   }
   return sum > 0 ? err / sum : 0.0;
 }
