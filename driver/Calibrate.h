@@ -76,7 +76,7 @@ public:
   /// latency and engine busy time the points give, over the sum of the
   /// measured values (a WMAPE over all measured quantities).
   double score(llvm::ArrayRef<size_t> which, llvm::ArrayRef<Simulated> sims) const;
-  /// WMAPE of the latencies alone.
+  /// WMAPE of the latencies alone (of the points that measure one).
   double latencyWmape(llvm::ArrayRef<size_t> which, llvm::ArrayRef<Simulated> sims) const;
 
   /// The better of two compass searches: from `start` (clamped into the

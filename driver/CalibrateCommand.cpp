@@ -13,6 +13,7 @@
 
 #include "runtime/Target.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -49,11 +50,15 @@ static void printPoints(const Calibration &c, llvm::ArrayRef<size_t> which, llvm
                       "before_us", "err", "after_us", "err");
   for (size_t k = 0; k < which.size(); ++k) {
     const MeasuredPoint &m = c.all()[which[k]].m;
-    os << llvm::formatv("{0,-34} {1,-9} {2,12:f1} {3,12:f1} {4} {5,12:f1} {6}\n",
-                        m.name + " (" + llvm::sys::path::filename(m.origin).str() + ")",
-                        latencyKindName(m.measured), m.latencyUs, before[k].latencyUs,
-                        pct(before[k].latencyUs, m.latencyUs), after[k].latencyUs,
-                        pct(after[k].latencyUs, m.latencyUs));
+    std::string label = m.name + " (" + llvm::sys::path::filename(m.origin).str() + ")";
+    if (m.hasLatency())
+      os << llvm::formatv("{0,-34} {1,-9} {2,12:f1} {3,12:f1} {4} {5,12:f1} {6}\n", label,
+                          latencyKindName(m.measured), m.latencyUs, before[k].latencyUs,
+                          pct(before[k].latencyUs, m.latencyUs), after[k].latencyUs,
+                          pct(after[k].latencyUs, m.latencyUs));
+    else
+      os << llvm::formatv("{0,-34} {1,-9} {2,12} {3,12:f1} {4,8} {5,12:f1}\n", label, "-", "-",
+                          before[k].latencyUs, "", after[k].latencyUs);
     for (const auto &[engine, us] : m.busyUs) {
       double b = before[k].busyUs.count(engine) ? before[k].busyUs.at(engine) : 0.0;
       double a = after[k].busyUs.count(engine) ? after[k].busyUs.at(engine) : 0.0;
@@ -197,9 +202,10 @@ int runCalibrateCommand(int argc, char **argv) {
   }
   printPoints(calib, all, *before, *after, llvm::outs());
   double wBefore = calib.latencyWmape(all, *before), wAfter = calib.latencyWmape(all, *after);
+  size_t timed = llvm::count_if(all, [&](size_t i) { return calib.all()[i].m.hasLatency(); });
   llvm::outs() << llvm::formatv("WMAPE before {0:f1}% after {1:f1}% over {2} points (score over every "
                                 "measured quantity: {3:f1}% -> {4:f1}%, {5} evaluations)\n",
-                                100 * wBefore, 100 * wAfter, all.size(), 100 * calib.score(all, *before),
+                                100 * wBefore, 100 * wAfter, timed, 100 * calib.score(all, *before),
                                 100 * fit->score, fit->evaluations);
 
   llvm::json::Object record{{"points", int64_t(all.size())},
@@ -207,18 +213,20 @@ int runCalibrateCommand(int argc, char **argv) {
                             {"wmape_after", wAfter},
                             {"inputs", llvm::json::Array(std::vector<std::string>(inputs.begin(), inputs.end()))}};
   if (loo && all.size() >= 2) {
-    // Each point predicted by a fit to the others, started from the full
-    // fit with a finer step (the full fit is close to each of them).
-    FitOptions looOptions = options;
-    looOptions.initialStep = options.initialStep / 4;
-    looOptions.maxEvaluations = std::max(1u, options.maxEvaluations / 3);
+    // Each point predicted by a fit to the others made exactly as the full
+    // fit is (same start, same searches): starting it from the full fit,
+    // which has seen the left-out point, would leak that point into its own
+    // prediction wherever the other points leave a parameter free.
     double err = 0, sum = 0;
+    size_t predicted = 0;
     for (size_t i : all) {
+      if (!calib.all()[i].m.hasLatency())
+        continue; // only latencies are predicted
       std::vector<size_t> rest;
       for (size_t j : all)
         if (j != i)
           rest.push_back(j);
-      llvm::Expected<FitResult> f = calib.search(fit->target, *params, rest, looOptions);
+      llvm::Expected<FitResult> f = calib.fit(*start, *params, rest, options);
       if (!f) {
         calibError(llvm::toString(f.takeError()));
         return 1;
@@ -234,9 +242,12 @@ int runCalibrateCommand(int argc, char **argv) {
                                     calib.all()[i].m.name, (*pred)[0].latencyUs, m, pct((*pred)[0].latencyUs, m));
       err += std::fabs((*pred)[0].latencyUs - m);
       sum += m;
+      ++predicted;
     }
-    llvm::outs() << llvm::formatv("leave-one-out WMAPE {0:f1}% over {1} points\n", 100 * err / sum, all.size());
-    record["wmape_leave_one_out"] = err / sum;
+    if (predicted) {
+      llvm::outs() << llvm::formatv("leave-one-out WMAPE {0:f1}% over {1} points\n", 100 * err / sum, predicted);
+      record["wmape_leave_one_out"] = err / sum;
+    }
   }
   llvm::outs() << llvm::formatv("{0,-34} {1,12} {2,12}   {3}\n", "parameter", "start", "fitted", "bounds");
   for (const FreeParam &p : *params)

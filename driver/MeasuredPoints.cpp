@@ -226,7 +226,10 @@ Expected<std::vector<MeasuredPoint>> readMeasuredPoints(StringRef csvPath) {
       if (Error e = readProfileSummary(prof, p))
         return std::move(e);
     }
-    if (!row["latency_us"].empty() || row["profile"].empty()) {
+    bool anyBusy = any_of(measuredEngines(), [&](const std::string &e) { return !row[e + "_us"].empty(); });
+    if (!row["latency_us"].empty() || (row["profile"].empty() && !anyBusy)) {
+      if (row["latency_us"].empty())
+        return rowError(origin, "no latency_us and no engine busy time (a row measures at least one)");
       Expected<double> lat = positiveNumber(origin, "latency_us", row["latency_us"]);
       if (!lat)
         return lat.takeError();

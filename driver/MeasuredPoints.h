@@ -11,6 +11,7 @@
 // `measured` is `device` (one execution's timeline, a profile's total_time)
 // or `benchmark` (an iteration of a benchmark loop), and `profile` names a
 // neuron-profile summary JSON the row's figures are read from instead.
+// `latency_us` may be left empty when the row gives an engine busy time.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_DRIVER_MEASUREDPOINTS_H
@@ -34,7 +35,10 @@ struct MeasuredPoint {
   std::string name;   ///< short label (default: the kernel file's stem)
   KernelSpec kernel;
   std::string target; ///< empty: any
+  /// 0: the row measures no latency, only engine busy times (e.g. a
+  /// profile's DMA active time of a kernel whose total was not published).
   double latencyUs = 0;
+  bool hasLatency() const { return latencyUs > 0; }
   runtime::LatencyKind measured = runtime::LatencyKind::Device;
   std::string source;
   /// engine name (tensor, vector, scalar, gpsimd, dma) -> measured busy time
@@ -47,7 +51,8 @@ const std::vector<std::string> &measuredEngines();
 
 /// Reads a measured-points CSV. Every bad row is an error naming it
 /// (file:line): a missing kernel file, an unknown kernel type, a
-/// non-positive or missing time, an unknown `measured` kind, a bad profile.
+/// non-positive time, a row with neither a latency nor a busy time, an
+/// unknown `measured` kind, a bad profile.
 llvm::Expected<std::vector<MeasuredPoint>> readMeasuredPoints(llvm::StringRef csvPath);
 
 /// Fills `p` from a neuron-profile summary JSON: total_time (s) ->

@@ -36,7 +36,7 @@ def mm_blocked(lhsT, rhs):
                                                 n * BLOCK_N + bn * TILE_N:n * BLOCK_N + (bn + 1) * TILE_N])
             for bm in nl.affine_range(TILES_M):
                 for bn in nl.affine_range(TILES_N):
-                    acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
+                    acc = nl.zeros((TILE_M, TILE_N), nl.float32, buffer=nl.psum)  # as published
                     for k in nl.affine_range(KT):
                         acc += nl.matmul(a_cols[bm, k], b_cols[bn, k], transpose_x=True)
                     out = nl.copy(acc, dtype=result.dtype)

@@ -19,16 +19,17 @@ def mm_hoisted(lhsT, rhs):
     KT = K // TILE_K
     result = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
     for m in nl.affine_range(M // TILE_M):
-        a_col = nl.ndarray((KT, nl.par_dim(TILE_K), TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
+        # As published: the lhsT column is allocated TILE_N wide (only TILE_M of it is used).
+        a_col = nl.ndarray((KT, nl.par_dim(TILE_K), TILE_N), dtype=lhsT.dtype, buffer=nl.sbuf)
         for k in nl.affine_range(KT):
-            a_col[k] = nl.load(lhsT[k * TILE_K:(k + 1) * TILE_K, m * TILE_M:(m + 1) * TILE_M])
+            a_col[k, :, 0:TILE_M] = nl.load(lhsT[k * TILE_K:(k + 1) * TILE_K, m * TILE_M:(m + 1) * TILE_M])
         for n in nl.affine_range(N // TILE_N):
             b_col = nl.ndarray((KT, nl.par_dim(TILE_K), TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
             for k in nl.affine_range(KT):
                 b_col[k] = nl.load(rhs[k * TILE_K:(k + 1) * TILE_K, n * TILE_N:(n + 1) * TILE_N])
-            acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
+            acc = nl.zeros((TILE_M, TILE_N), nl.float32, buffer=nl.psum)
             for k in nl.affine_range(KT):
-                acc += nl.matmul(a_col[k], b_col[k], transpose_x=True)
+                acc += nl.matmul(a_col[k, :, 0:TILE_M], b_col[k], transpose_x=True)
             out = nl.copy(acc, dtype=result.dtype)
             nl.store(result[m * TILE_M:(m + 1) * TILE_M, n * TILE_N:(n + 1) * TILE_N], value=out)
     return result

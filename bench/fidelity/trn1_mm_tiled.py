@@ -20,10 +20,13 @@ def mm_tiled(lhsT, rhs):
     result = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
     for m in nl.affine_range(M // TILE_M):
         for n in nl.affine_range(N // TILE_N):
-            acc = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
+            # As published: a zeroed PSUM accumulator and SBUF tiles declared per k.
+            acc = nl.zeros((TILE_M, TILE_N), nl.float32, buffer=nl.psum)
             for k in nl.affine_range(K // TILE_K):
-                a = nl.load(lhsT[k * TILE_K:(k + 1) * TILE_K, m * TILE_M:(m + 1) * TILE_M])
-                b = nl.load(rhs[k * TILE_K:(k + 1) * TILE_K, n * TILE_N:(n + 1) * TILE_N])
+                a = nl.ndarray((TILE_K, TILE_M), dtype=lhsT.dtype, buffer=nl.sbuf)
+                b = nl.ndarray((TILE_K, TILE_N), dtype=rhs.dtype, buffer=nl.sbuf)
+                a[...] = nl.load(lhsT[k * TILE_K:(k + 1) * TILE_K, m * TILE_M:(m + 1) * TILE_M])
+                b[...] = nl.load(rhs[k * TILE_K:(k + 1) * TILE_K, n * TILE_N:(n + 1) * TILE_N])
                 acc += nl.matmul(a, b, transpose_x=True)
             out = nl.copy(acc, dtype=result.dtype)
             nl.store(result[m * TILE_M:(m + 1) * TILE_M, n * TILE_N:(n + 1) * TILE_N], value=out)
