@@ -69,7 +69,7 @@ RegionTracker::Rec &RegionTracker::insert(Group &g, std::vector<std::pair<Key, R
   return x;
 }
 
-double RegionTracker::readReady(const Rect &r, int unit, double floor) const {
+double RegionTracker::scanReadReady(const Rect &r, int unit, double floor) const {
   double t = floor;
   forOverlapping(r, [&](const Group &g) { return g.maxW <= t; }, [&](const Rec &x) {
     if (x.wUnit != unit && x.wUnit != NoUnit && x.wEnd > t)
@@ -78,7 +78,7 @@ double RegionTracker::readReady(const Rect &r, int unit, double floor) const {
   return t;
 }
 
-double RegionTracker::writeReady(const Rect &r, int unit, double floor) const {
+double RegionTracker::scanWriteReady(const Rect &r, int unit, double floor) const {
   double t = floor;
   forOverlapping(r, [&](const Group &g) { return g.maxW <= t && g.maxR <= t; }, [&](const Rec &x) {
     if (x.wUnit != unit && x.wUnit != NoUnit && x.wEnd > t)
@@ -89,7 +89,7 @@ double RegionTracker::writeReady(const Rect &r, int unit, double floor) const {
   return t;
 }
 
-bool RegionTracker::writtenBy(const Rect &r, int unit, double t) const {
+bool RegionTracker::scanWrittenBy(const Rect &r, int unit, double t) const {
   bool found = false;
   forOverlapping(r, [&](const Group &g) { return found || g.maxW < t; },
                  [&](const Rec &x) { found = found || (x.wUnit == unit && x.wEnd == t); });
@@ -103,6 +103,7 @@ void RegionTracker::recordRead(const Rect &r, double end, int unit) {
     x.rUnit = mergeUnit(x.rUnit, unit);
     x.rEnd = std::max(x.rEnd, end);
   };
+  maxR = std::max(maxR, end);
   if (box && boxRect == r)
     return merge(boxRec);
   Group &g = groups[groupFor(r)];
@@ -134,6 +135,7 @@ void RegionTracker::recordWrite(const Rect &r, double end, int unit) {
   n.wEnd = end;
   n.wUnit = unit;
   g.maxW = std::max(g.maxW, end);
+  maxW = std::max(maxW, end);
   if (size() > MaxRecords)
     compact();
 }

@@ -43,15 +43,21 @@ TimingScheduler::TimingScheduler(const Program &P, const Target &T, bool recordi
   unitCount.assign(units, 0);
   queueBytes.assign(size_t(T.dma_queues), 0);
   perInstr.assign(P.instrs.size(), InstrStats());
+  dmaInstrBusy.resize(P.instrs.size());
+  for (uint32_t i = 0; i < P.instrs.size(); ++i)
+    if (P.instrs[i].op == Opcode::Dma)
+      dmaInstrs.push_back(i);
 }
 
-double TimingScheduler::ready(const TileView &v, int unit, double floor,
-                              double (RegionTracker::*query)(const Rect &, int, double) const) const {
+template <bool Write> double TimingScheduler::ready(const TileView &v, int unit, double floor) const {
   if (!tracked(v))
     return floor;
-  double t = (trackers[v.obj].*query)(v.rect, unit, floor);
+  auto query = [&](const RegionTracker &t, double after) {
+    return Write ? t.writeReady(v.rect, unit, after) : t.readReady(v.rect, unit, after);
+  };
+  double t = query(trackers[v.obj], floor);
   for (uint32_t a : aliases[v.obj])
-    t = (trackers[a].*query)(v.rect, unit, t);
+    t = query(trackers[a], t);
   return t;
 }
 
@@ -80,8 +86,8 @@ void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const
                                double busyNs, double latencyNs, float rows, float cols) {
   double start = unitFree[unit];
   for (unsigned i = 0; i < nsrc; ++i)
-    start = ready(srcs[i], unit, start, &RegionTracker::readReady);
-  start = ready(dst, unit, start, &RegionTracker::writeReady);
+    start = ready<false>(srcs[i], unit, start);
+  start = ready<true>(dst, unit, start);
   // trn1 port sharing: VectorE/ScalarE on PSUM, VectorE/GpSimdE on SBUF.
   bool usePsum = false, useSbuf = false;
   if (unit >= 1 && unit <= 3) {
@@ -140,8 +146,8 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   const TileView &src = load ? hbm : sb;
   const TileView &dst = load ? sb : hbm;
   double start = unitFree[unit];
-  start = ready(src, unit, start, &RegionTracker::readReady);
-  start = ready(dst, unit, start, &RegionTracker::writeReady);
+  start = ready<false>(src, unit, start);
+  start = ready<true>(dst, unit, start);
   double t0 = start + T.dma_fixed_latency_ns;
   double finish = shared.reserve(t0, c.occupancy);
   double end = std::max(t0 + double(bytes) / c.rate, finish);
@@ -235,9 +241,9 @@ void TimingScheduler::instructionDone(uint32_t id) {
   const double dmaHorizon = horizon.at(id, unitFree, NumComputeUnits);
   dmaBusy.forget(dmaHorizon);
   size_t live = dmaBusy.size();
-  for (auto &[instr, busy] : dmaInstrBusy) {
-    busy.forget(dmaHorizon);
-    live += busy.size();
+  for (uint32_t instr : dmaInstrs) {
+    dmaInstrBusy[instr].forget(dmaHorizon);
+    live += dmaInstrBusy[instr].size();
   }
   auto partnerFree = [&](unsigned partner) {
     return horizon.mayRun(id, partner) ? unitFree[partner] : std::numeric_limits<double>::infinity();
@@ -295,8 +301,9 @@ Report TimingScheduler::report(double launchOverheadNs) const {
   // Hotspots: the static instructions with the most busy time (a DMA
   // instruction's: the union of its transfers' intervals).
   std::vector<InstrStats> perInstr = this->perInstr;
-  for (const auto &[instr, busy] : dmaInstrBusy)
-    perInstr[instr].busyNs = busy.length();
+  for (uint32_t instr : dmaInstrs)
+    if (perInstr[instr].count)
+      perInstr[instr].busyNs = dmaInstrBusy[instr].length();
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < perInstr.size(); ++i)
     if (perInstr[i].count)

@@ -23,7 +23,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <vector>
 
 namespace tessel::runtime {
@@ -131,7 +130,9 @@ private:
   /// Per DMA instruction, the time any of its transfers is in flight: the
   /// hotspot's busy time (its transfers rotate over queues and overlap, so
   /// their sum could exceed the latency).
-  std::map<uint32_t, IntervalUnion> dmaInstrBusy;
+  /// Indexed by instruction; one holds intervals once it has run.
+  std::vector<IntervalUnion> dmaInstrBusy;
+  std::vector<uint32_t> dmaInstrs; ///< the DMA instructions' ids
   /// per compute unit, when shared ports are modelled
   PortUses psumPort[NumComputeUnits], sbufPort[NumComputeUnits];
   BandwidthCalendar shared;
@@ -180,9 +181,8 @@ private:
   }
   bool tracked(const TileView &v) const { return v.isBuffer || trackTensor[v.id]; }
   /// When `v`'s region (and every object aliasing it) is ready for `unit`
-  /// by the tracker query `query`, or `floor` if later.
-  double ready(const TileView &v, int unit, double floor,
-               double (RegionTracker::*query)(const Rect &, int, double) const) const;
+  /// to read it (`Write`: to write it), or `floor` if later.
+  template <bool Write> double ready(const TileView &v, int unit, double floor) const;
   void schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc, double busyNs,
                 double latencyNs, float rows, float cols);
   void record(uint32_t id, int unit, float rows, float cols, double start, double dur);
