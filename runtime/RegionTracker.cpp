@@ -52,6 +52,14 @@ template <class Skip, class Fn> void RegionTracker::forOverlapping(const Rect &r
       });
 }
 
+size_t RegionTracker::Group::lowerBound(const Key &k) {
+  const size_t n = recs.size();
+  auto isBound = [&](size_t i) { return i <= n && (i == n || !(recs[i].first < k)) && (i == 0 || recs[i - 1].first < k); };
+  if (!isBound(hint) && !isBound(++hint))
+    hint = size_t(seek(recs.begin(), recs.end(), k) - recs.begin());
+  return hint;
+}
+
 uint32_t RegionTracker::groupFor(const Rect &r) {
   int64_t rows = r.r1 - r.r0, cols = r.c1 - r.c0;
   for (uint32_t i = 0; i < groups.size(); ++i)
@@ -109,7 +117,7 @@ void RegionTracker::recordRead(const Rect &r, double end, int unit) {
   Group &g = groups[groupFor(r)];
   g.maxR = std::max(g.maxR, end);
   Key k{r.c0, r.r0};
-  auto it = seek(g.recs.begin(), g.recs.end(), k);
+  auto it = g.recs.begin() + long(g.lowerBound(k));
   if (it != g.recs.end() && it->first == k)
     return merge(it->second);
   Rec &n = insert(g, it, r);
@@ -122,16 +130,30 @@ void RegionTracker::recordRead(const Rect &r, double end, int unit) {
 void RegionTracker::recordWrite(const Rect &r, double end, int unit) {
   if (box && r.contains(boxRect))
     box = false;
-  for (Group &g : groups) {
-    if (g.rows > r.r1 - r.r0 || g.cols > r.c1 - r.c0)
+  const uint32_t own = groupFor(r);
+  for (uint32_t i = 0; i < groups.size(); ++i) {
+    Group &g = groups[i];
+    if (i == own || g.rows > r.r1 - r.r0 || g.cols > r.c1 - r.c0)
       continue;
     forKeysIn(g.recs, r.c0, r.c1 - g.cols, r.r0, r.r1 - g.rows, [&](auto it) {
       --count;
       return g.recs.erase(it);
     });
   }
-  Group &g = groups[groupFor(r)];
-  Rec &n = insert(g, seek(g.recs.begin(), g.recs.end(), Key{r.c0, r.r0}), r);
+  // Of r's own shape, r covers only the record at its own key: that one
+  // is made anew in place (as if dropped and made again).
+  Group &g = groups[own];
+  const Key k{r.c0, r.r0};
+  auto it = g.recs.begin() + long(g.lowerBound(k));
+  Rec *made;
+  if (it != g.recs.end() && it->first == k) {
+    it->second = Rec();
+    it->second.seq = nextSeq++;
+    made = &it->second;
+  } else {
+    made = &insert(g, it, r);
+  }
+  Rec &n = *made;
   n.wEnd = end;
   n.wUnit = unit;
   g.maxW = std::max(g.maxW, end);

@@ -77,6 +77,11 @@ private:
     /// Bounds on the records' wEnd and rEnd: a query whose answer is
     /// already this late skips the group.
     double maxW = 0, maxR = 0;
+    /// Where the last record was found or made: tile sweeps access it or
+    /// its successor next.
+    size_t hint = 0;
+    /// The index of the first record whose key is not less than `k`.
+    size_t lowerBound(const Key &k);
   };
   std::vector<Group> groups;
   /// Bounds on every record's wEnd and rEnd: most queries of an object

@@ -22,7 +22,6 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 namespace tessel::runtime {
@@ -167,8 +166,31 @@ private:
     double time;
     double start; ///< when the instruction started
   };
+  /// The log: entries trimmed from the front are dropped in bulk, so a
+  /// watched loop's log reuses its storage instead of allocating.
+  class TrackLog {
+  public:
+    size_t size() const { return ops.size() - head; }
+    const TrackOp &operator[](size_t i) const { return ops[head + i]; }
+    void push_back(const TrackOp &op) { ops.push_back(op); }
+    void dropFront(size_t n) {
+      head += n;
+      if (head > ops.size() / 2) {
+        ops.erase(ops.begin(), ops.begin() + long(head));
+        head = 0;
+      }
+    }
+    void clear() {
+      ops.clear();
+      head = 0;
+    }
+
+  private:
+    std::vector<TrackOp> ops;
+    size_t head = 0;
+  };
   bool logging = false;
-  std::deque<TrackOp> log;
+  TrackLog log;
   uint64_t logBase = 0; ///< position of log[0]
   void recordRead(uint32_t obj, const Rect &r, double t, int unit, double start);
   void recordWrite(uint32_t obj, const Rect &r, double t, int unit, double start);
