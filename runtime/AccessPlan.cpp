@@ -124,13 +124,11 @@ AccessPlans::AccessPlans(const Program &P) {
       setTileShape(v, rank, extent, isIndex, stride);
       p.row0 = a.dims[0].start;
       p.rows = extent[0];
+      p.rowStride = stride[0];
       p.cols = 1;
-      for (int d = 0; d < rank; ++d) {
-        p.base.add(a.dims[d].start, stride[d]);
-        if (d > 0) {
-          p.col0.add(a.dims[d].start, stride[d]);
-          p.cols += (extent[d] - 1) * stride[d];
-        }
+      for (int d = 1; d < rank; ++d) {
+        p.col0.add(a.dims[d].start, stride[d]);
+        p.cols += (extent[d] - 1) * stride[d];
       }
       const std::vector<uint32_t> &around = enclosing.loops[instr];
       p.inBounds = enclosing.places[instr] == 1;

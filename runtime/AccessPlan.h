@@ -3,12 +3,13 @@
 // Internal to the runtime. An access whose extents are all constants has the
 // same tile shape in every iteration: its strides, its [P, F] shape and the
 // size of the region it covers are derived once per program, and per dynamic
-// instruction only three affine expressions are evaluated (the element
-// offset, the first row, the first column). When every start stays in bounds
-// over the ranges of the loops around the instruction, the per-iteration
-// bounds check is not needed either. Accesses with a `min` extent or a size
-// that depends on a loop variable are evaluated by the simulator's checked
-// path (Simulator.cpp, makeView), as every access was before.
+// instruction only two affine expressions are evaluated (the first row and
+// the first column, which give the element offset). When every start stays
+// in bounds over the ranges of the loops around the instruction, the
+// per-iteration bounds check is not needed either. Accesses with a `min`
+// extent or a size that depends on a loop variable are evaluated by the
+// simulator's checked path (Simulator.cpp, makeView), as every access was
+// before.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_ACCESSPLAN_H
@@ -37,10 +38,10 @@ struct AccessPlan {
   bool fixedShape = false;
   /// Also every start in bounds for every iteration: no check is needed.
   bool inBounds = false;
-  AffineExpr base; ///< element offset in the object (a buffer's slot 0)
   AffineExpr row0; ///< first row (partition) of the region
   AffineExpr col0; ///< first element of the region's flattened inner dimensions
   int64_t rows = 0, cols = 0; ///< region size: rows x inner elements
+  int64_t rowStride = 0;      ///< the element offset is row0 * rowStride + col0
 };
 
 /// The plans of every access of a program: instruction `i`'s destination is

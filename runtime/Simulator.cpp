@@ -289,7 +289,8 @@ void Machine::computeLayouts() {
 
 void Machine::placePlanned(const AccessPlan &p, TileView &v) {
   const int64_t *x = vars.data();
-  const int64_t base = p.base.eval(x), r0 = p.row0.eval(x), c0 = p.col0.eval(x);
+  const int64_t r0 = p.row0.eval(x), c0 = p.col0.eval(x);
+  const int64_t base = int64_t(uint64_t(r0) * uint64_t(p.rowStride) + uint64_t(c0)); // never undefined, as eval()
   if (v.isBuffer) {
     const Layout &layout = bufferLayout[v.id];
     const int64_t slot = curSlot[v.id], eb = layout.eltBytes;

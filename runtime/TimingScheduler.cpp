@@ -43,6 +43,7 @@ TimingScheduler::TimingScheduler(const Program &P, const Target &T, bool recordi
   unitCount.assign(units, 0);
   queueBytes.assign(size_t(T.dma_queues), 0);
   perInstr.assign(P.instrs.size(), InstrStats());
+  lastCost.resize(P.instrs.size());
   dmaInstrBusy.resize(P.instrs.size());
   for (uint32_t i = 0; i < P.instrs.size(); ++i)
     if (P.instrs[i].op == Opcode::Dma)
@@ -142,7 +143,10 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   int64_t bytes = hbm.P * hbm.F * dtypeBytes(t.dtype);
   int64_t chunk = std::min(hbm.contig * int64_t(dtypeBytes(t.dtype)),
                            sb.contig * int64_t(dtypeBytes(P.buffers[sb.id].dtype)));
-  CostModel::DmaCost c = cost.dma(bytes, sb.P, chunk, in.transpose);
+  LastCost &last = lastCost[id];
+  if (!last.same(bytes, sb.P, chunk, in.transpose))
+    last.dma = cost.dma(bytes, sb.P, chunk, in.transpose);
+  const CostModel::DmaCost &c = last.dma;
   const TileView &src = load ? hbm : sb;
   const TileView &dst = load ? sb : hbm;
   double start = unitFree[unit];
@@ -189,7 +193,10 @@ void TimingScheduler::matmul(const Instr &, uint32_t id, const TileView &dst, co
   lastStatObj = st.obj;
   lastStatRect = st.rect;
   counts.flops += uint64_t(2 * K * M * N);
-  double busy = cost.matmulNs(K, M, N, fp32, newStat);
+  LastCost &last = lastCost[id];
+  if (!last.same(K, M, N, 2 * fp32 + newStat))
+    last.ns = cost.matmulNs(K, M, N, fp32, newStat);
+  double busy = last.ns;
   // An accumulating matmul also reads its PSUM tile; same-engine order covers it.
   schedule(id, 0, dst, srcs, 2, busy, cost.tensorLatencyNs(), float(M), float(N));
 }
@@ -197,8 +204,11 @@ void TimingScheduler::matmul(const Instr &, uint32_t id, const TileView &dst, co
 void TimingScheduler::transpose(const Instr &, uint32_t id, const TileView &dst, const TileView &src) {
   counts.transposeFlops += uint64_t(2 * src.P * src.P * src.F);
   haveStationary = false; // the data tile becomes the stationary operand
-  schedule(id, 0, dst, &src, 1, cost.peTransposeNs(src.P, src.F, dtypeOf(src) == DType::F32),
-           cost.tensorLatencyNs(), float(src.F), float(src.P));
+  const bool fp32 = dtypeOf(src) == DType::F32;
+  LastCost &last = lastCost[id];
+  if (!last.same(src.P, src.F, fp32, 0))
+    last.ns = cost.peTransposeNs(src.P, src.F, fp32);
+  schedule(id, 0, dst, &src, 1, last.ns, cost.tensorLatencyNs(), float(src.F), float(src.P));
 }
 
 void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst, const TileView *srcs,
@@ -229,8 +239,10 @@ void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst
       for (uint32_t a : aliases[srcs[i].obj])
         dependent = dependent || trackers[a].writtenBy(srcs[i].rect, unit, unitFree[unit]);
     }
-  schedule(id, unit, dst, srcs, nsrc, cost.engineNs(in.engine, dst.F, factor, dependent), 0.0, float(dst.P),
-           float(dst.F));
+  LastCost &last = lastCost[id];
+  if (!last.same(dst.F, dependent, int64_t(factor * 4), 0)) // factor: 0.5, 1 or 2
+    last.ns = cost.engineNs(in.engine, dst.F, factor, dependent);
+  schedule(id, unit, dst, srcs, nsrc, last.ns, 0.0, float(dst.P), float(dst.F));
 }
 
 void TimingScheduler::instructionDone(uint32_t id) {

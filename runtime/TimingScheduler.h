@@ -22,6 +22,7 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 namespace tessel::runtime {
@@ -150,6 +151,24 @@ private:
   size_t sinceSweep = 0, sweepEvery = MinSweepInterval;
   static constexpr size_t MinSweepInterval = 4096;
 
+  /// Per static instruction, its last cost and the arguments it was computed
+  /// from: an instruction's tiles mostly keep their shape, so the cost model
+  /// runs once per shape rather than once per execution.
+  struct LastCost {
+    int64_t args[4] = {-1, -1, -1, -1};
+    double ns = 0;
+    CostModel::DmaCost dma{};
+    /// Whether the cost is that of `a`; if not, records `a` (the caller
+    /// then sets the cost).
+    bool same(int64_t a0, int64_t a1, int64_t a2, int64_t a3) {
+      if (args[0] == a0 && args[1] == a1 && args[2] == a2 && args[3] == a3)
+        return true;
+      args[0] = a0, args[1] = a1, args[2] = a2, args[3] = a3;
+      return false;
+    }
+  };
+  std::vector<LastCost> lastCost;
+
   /// flops, traffic and spill counters
   Report counts;
   uint64_t *counter(int i);
@@ -166,31 +185,8 @@ private:
     double time;
     double start; ///< when the instruction started
   };
-  /// The log: entries trimmed from the front are dropped in bulk, so a
-  /// watched loop's log reuses its storage instead of allocating.
-  class TrackLog {
-  public:
-    size_t size() const { return ops.size() - head; }
-    const TrackOp &operator[](size_t i) const { return ops[head + i]; }
-    void push_back(const TrackOp &op) { ops.push_back(op); }
-    void dropFront(size_t n) {
-      head += n;
-      if (head > ops.size() / 2) {
-        ops.erase(ops.begin(), ops.begin() + long(head));
-        head = 0;
-      }
-    }
-    void clear() {
-      ops.clear();
-      head = 0;
-    }
-
-  private:
-    std::vector<TrackOp> ops;
-    size_t head = 0;
-  };
   bool logging = false;
-  TrackLog log;
+  std::deque<TrackOp> log;
   uint64_t logBase = 0; ///< position of log[0]
   void recordRead(uint32_t obj, const Rect &r, double t, int unit, double start);
   void recordWrite(uint32_t obj, const Rect &r, double t, int unit, double start);
