@@ -40,7 +40,7 @@ void TimingScheduler::trimLog(uint64_t pos) {
   if (pos <= logBase)
     return;
   size_t n = size_t(std::min<uint64_t>(pos - logBase, log.size()));
-  log.erase(log.begin(), log.begin() + long(n));
+  log.popFront(n);
   logBase += n;
 }
 

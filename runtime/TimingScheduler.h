@@ -11,6 +11,7 @@
 #ifndef TESSEL_RUNTIME_TIMINGSCHEDULER_H
 #define TESSEL_RUNTIME_TIMINGSCHEDULER_H
 
+#include "runtime/ChunkedQueue.h"
 #include "runtime/Horizon.h"
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -22,7 +23,6 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 namespace tessel::runtime {
@@ -186,7 +186,7 @@ private:
     double start; ///< when the instruction started
   };
   bool logging = false;
-  std::deque<TrackOp> log;
+  ChunkedQueue<TrackOp> log;
   uint64_t logBase = 0; ///< position of log[0]
   void recordRead(uint32_t obj, const Rect &r, double t, int unit, double start);
   void recordWrite(uint32_t obj, const Rect &r, double t, int unit, double start);
