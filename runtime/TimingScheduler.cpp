@@ -245,9 +245,7 @@ void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst
   schedule(id, unit, dst, srcs, nsrc, last.ns, 0.0, float(dst.P), float(dst.F));
 }
 
-void TimingScheduler::instructionDone(uint32_t id) {
-  if (++sinceSweep < sweepEvery)
-    return;
+void TimingScheduler::sweep(uint32_t id) {
   // Later DMA transfers start no earlier than their queue is free; a unit's
   // port uses are looked at only by its partner on that port.
   const double dmaHorizon = horizon.at(id, unitFree, NumComputeUnits);

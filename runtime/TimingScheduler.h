@@ -53,7 +53,10 @@ public:
   void engineOp(const Instr &in, uint32_t id, const TileView &dst, const TileView *srcs, unsigned nsrc);
   /// Called after each dynamic instruction `id`: forgets, now and then, what
   /// can delay nothing any more.
-  void instructionDone(uint32_t id);
+  void instructionDone(uint32_t id) {
+    if (++sinceSweep >= sweepEvery)
+      sweep(id);
+  }
 
   // ---- loop fast-forward (FastForward.h) ----
 
@@ -150,6 +153,7 @@ private:
   UnitHorizon horizon;
   size_t sinceSweep = 0, sweepEvery = MinSweepInterval;
   static constexpr size_t MinSweepInterval = 4096;
+  void sweep(uint32_t id);
 
   /// Per static instruction, its last cost and the arguments it was computed
   /// from: an instruction's tiles mostly keep their shape, so the cost model
