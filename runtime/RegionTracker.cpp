@@ -52,6 +52,14 @@ template <class Skip, class Fn> void RegionTracker::forOverlapping(const Rect &r
       });
 }
 
+size_t RegionTracker::Group::lowerBound(const Key &k) {
+  const size_t n = recs.size();
+  auto isBound = [&](size_t i) { return i <= n && (i == n || !(recs[i].first < k)) && (i == 0 || recs[i - 1].first < k); };
+  if (!isBound(hint) && !isBound(++hint))
+    hint = size_t(seek(recs.begin(), recs.end(), k) - recs.begin());
+  return hint;
+}
+
 uint32_t RegionTracker::groupFor(const Rect &r) {
   int64_t rows = r.r1 - r.r0, cols = r.c1 - r.c0;
   for (uint32_t i = 0; i < groups.size(); ++i)
@@ -69,7 +77,7 @@ RegionTracker::Rec &RegionTracker::insert(Group &g, std::vector<std::pair<Key, R
   return x;
 }
 
-double RegionTracker::readReady(const Rect &r, int unit, double floor) const {
+double RegionTracker::scanReadReady(const Rect &r, int unit, double floor) const {
   double t = floor;
   forOverlapping(r, [&](const Group &g) { return g.maxW <= t; }, [&](const Rec &x) {
     if (x.wUnit != unit && x.wUnit != NoUnit && x.wEnd > t)
@@ -78,7 +86,7 @@ double RegionTracker::readReady(const Rect &r, int unit, double floor) const {
   return t;
 }
 
-double RegionTracker::writeReady(const Rect &r, int unit, double floor) const {
+double RegionTracker::scanWriteReady(const Rect &r, int unit, double floor) const {
   double t = floor;
   forOverlapping(r, [&](const Group &g) { return g.maxW <= t && g.maxR <= t; }, [&](const Rec &x) {
     if (x.wUnit != unit && x.wUnit != NoUnit && x.wEnd > t)
@@ -89,7 +97,7 @@ double RegionTracker::writeReady(const Rect &r, int unit, double floor) const {
   return t;
 }
 
-bool RegionTracker::writtenBy(const Rect &r, int unit, double t) const {
+bool RegionTracker::scanWrittenBy(const Rect &r, int unit, double t) const {
   bool found = false;
   forOverlapping(r, [&](const Group &g) { return found || g.maxW < t; },
                  [&](const Rec &x) { found = found || (x.wUnit == unit && x.wEnd == t); });
@@ -103,12 +111,13 @@ void RegionTracker::recordRead(const Rect &r, double end, int unit) {
     x.rUnit = mergeUnit(x.rUnit, unit);
     x.rEnd = std::max(x.rEnd, end);
   };
+  maxR = std::max(maxR, end);
   if (box && boxRect == r)
     return merge(boxRec);
   Group &g = groups[groupFor(r)];
   g.maxR = std::max(g.maxR, end);
   Key k{r.c0, r.r0};
-  auto it = seek(g.recs.begin(), g.recs.end(), k);
+  auto it = g.recs.begin() + long(g.lowerBound(k));
   if (it != g.recs.end() && it->first == k)
     return merge(it->second);
   Rec &n = insert(g, it, r);
@@ -121,19 +130,34 @@ void RegionTracker::recordRead(const Rect &r, double end, int unit) {
 void RegionTracker::recordWrite(const Rect &r, double end, int unit) {
   if (box && r.contains(boxRect))
     box = false;
-  for (Group &g : groups) {
-    if (g.rows > r.r1 - r.r0 || g.cols > r.c1 - r.c0)
+  const uint32_t own = groupFor(r);
+  for (uint32_t i = 0; i < groups.size(); ++i) {
+    Group &g = groups[i];
+    if (i == own || g.rows > r.r1 - r.r0 || g.cols > r.c1 - r.c0)
       continue;
     forKeysIn(g.recs, r.c0, r.c1 - g.cols, r.r0, r.r1 - g.rows, [&](auto it) {
       --count;
       return g.recs.erase(it);
     });
   }
-  Group &g = groups[groupFor(r)];
-  Rec &n = insert(g, seek(g.recs.begin(), g.recs.end(), Key{r.c0, r.r0}), r);
+  // Of r's own shape, r covers only the record at its own key: that one
+  // is made anew in place (as if dropped and made again).
+  Group &g = groups[own];
+  const Key k{r.c0, r.r0};
+  auto it = g.recs.begin() + long(g.lowerBound(k));
+  Rec *made;
+  if (it != g.recs.end() && it->first == k) {
+    it->second = Rec();
+    it->second.seq = nextSeq++;
+    made = &it->second;
+  } else {
+    made = &insert(g, it, r);
+  }
+  Rec &n = *made;
   n.wEnd = end;
   n.wUnit = unit;
   g.maxW = std::max(g.maxW, end);
+  maxW = std::max(maxW, end);
   if (size() > MaxRecords)
     compact();
 }

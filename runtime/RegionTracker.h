@@ -42,12 +42,16 @@ class RegionTracker {
 public:
   static constexpr int NoUnit = -2, MixedUnits = -1;
   /// Earliest time a reader on `unit` may start (RAW), or `floor` if later.
-  double readReady(const Rect &r, int unit, double floor = 0) const;
+  double readReady(const Rect &r, int unit, double floor = 0) const {
+    return maxW <= floor ? floor : scanReadReady(r, unit, floor);
+  }
   /// Earliest time a writer on `unit` may start (WAW + WAR), or `floor` if later.
-  double writeReady(const Rect &r, int unit, double floor = 0) const;
+  double writeReady(const Rect &r, int unit, double floor = 0) const {
+    return maxW <= floor && maxR <= floor ? floor : scanWriteReady(r, unit, floor);
+  }
   /// Whether a region overlapping `r` was last written by `unit` with its
   /// data visible exactly at `t` (i.e. by the unit's previous instruction).
-  bool writtenBy(const Rect &r, int unit, double t) const;
+  bool writtenBy(const Rect &r, int unit, double t) const { return maxW >= t && scanWrittenBy(r, unit, t); }
   /// A read of `r` by `unit` that finishes reading at `end`.
   void recordRead(const Rect &r, double end, int unit);
   /// A write of `r` by `unit` whose data is visible at `end`. Records of
@@ -73,8 +77,16 @@ private:
     /// Bounds on the records' wEnd and rEnd: a query whose answer is
     /// already this late skips the group.
     double maxW = 0, maxR = 0;
+    /// Where the last record was found or made: tile sweeps access it or
+    /// its successor next.
+    size_t hint = 0;
+    /// The index of the first record whose key is not less than `k`.
+    size_t lowerBound(const Key &k);
   };
   std::vector<Group> groups;
+  /// Bounds on every record's wEnd and rEnd: most queries of an object
+  /// (and of the objects aliasing it) are answered by them alone.
+  double maxW = 0, maxR = 0;
   size_t count = 0; ///< records in groups
   uint64_t nextSeq = 0;
   /// The oldest record once compaction has merged records into it; it is
@@ -83,6 +95,9 @@ private:
   Rect boxRect;
   Rec boxRec;
 
+  double scanReadReady(const Rect &r, int unit, double floor) const;
+  double scanWriteReady(const Rect &r, int unit, double floor) const;
+  bool scanWrittenBy(const Rect &r, int unit, double t) const;
   uint32_t groupFor(const Rect &r);
   /// A new record of `r` in group `g` at `pos`, the place of its key.
   Rec &insert(Group &g, std::vector<std::pair<Key, Rec>>::iterator pos, const Rect &r);

@@ -40,7 +40,7 @@ void TimingScheduler::trimLog(uint64_t pos) {
   if (pos <= logBase)
     return;
   size_t n = size_t(std::min<uint64_t>(pos - logBase, log.size()));
-  log.erase(log.begin(), log.begin() + long(n));
+  log.popFront(n);
   logBase += n;
 }
 
@@ -79,10 +79,8 @@ void TimingScheduler::mark(Mark &m, llvm::ArrayRef<uint32_t> body, llvm::ArrayRe
     m.counters[i] = counter(i);
   for (uint32_t id : body)
     m.body.push_back(perInstr[id]);
-  for (uint32_t id : bodyDma) {
-    auto it = dmaInstrBusy.find(id);
-    m.dmaLength.push_back(it == dmaInstrBusy.end() ? 0.0 : it->second.lengthEstimate());
-  }
+  for (uint32_t id : bodyDma)
+    m.dmaLength.push_back(dmaInstrBusy[id].lengthEstimate());
   m.dmaBusyLength = dmaBusy.lengthEstimate();
   m.reserved = shared.totalReserved();
   m.makespan = makespan;
@@ -202,8 +200,8 @@ void TimingScheduler::skipPeriods(const Mark &a, const Mark &b, const Mark &c, l
     s.bytes += k * (c.body[i].bytes - b.body[i].bytes);
   }
   for (size_t i = 0; i < bodyDma.size(); ++i)
-    if (auto it = dmaInstrBusy.find(bodyDma[i]); it != dmaInstrBusy.end())
-      it->second.shiftFrom(cut, d, double(k) * (c.dmaLength[i] - b.dmaLength[i]));
+    if (perInstr[bodyDma[i]].count)
+      dmaInstrBusy[bodyDma[i]].shiftFrom(cut, d, double(k) * (c.dmaLength[i] - b.dmaLength[i]));
   dmaBusy.shiftFrom(cut, d, double(k) * (c.dmaBusyLength - b.dmaBusyLength));
   // The shared resources hold the pattern of the skipped periods: a unit
   // the loop does not use may still fit its work between theirs.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/Simulator.h"
 
+#include "runtime/AccessPlan.h"
 #include "runtime/BF16.h"
 #include "runtime/FastForward.h"
 #include "runtime/Npy.h"
@@ -87,7 +88,8 @@ private:
   unsigned watching = 0;                ///< loops being watched for a steady state
   uint64_t skippedInstrs = 0;
   std::vector<std::string> warnings; ///< for the report
-  TileView vDst, vSrc[2];
+  std::optional<AccessPlans> plans;
+  std::vector<TileView> views; ///< per access, as AccessPlans indexes them
 
   // ---- errors ----
   std::string iterationString() const {
@@ -131,6 +133,16 @@ private:
   void computeLayouts();
   bool execBody(const std::vector<Stmt> &body);
   bool exec(const Instr &in, uint32_t id);
+  /// The view of access `index` (AccessPlans numbering) for this iteration.
+  bool place(uint32_t index, const Access &a, const char *role) {
+    const AccessPlan &p = (*plans)[index];
+    if (!p.inBounds)
+      return makeView(a, views[index], role);
+    placePlanned(p, views[index]);
+    return true;
+  }
+  void placePlanned(const AccessPlan &p, TileView &v);
+  /// Evaluates and checks `a` from its declaration.
   bool makeView(const Access &a, TileView &v, const char *role);
   bool checkInit(const TileView &v, const char *role);
   std::string tileStr(const TileView &v) const { return formatv("[{0}, {1}]", v.P, v.F).str(); }
@@ -262,11 +274,7 @@ void Machine::takeTensors(SimResult &res) {
 void Machine::computeLayouts() {
   auto layoutOf = [](const std::vector<int64_t> &shape) {
     Layout l;
-    int64_t s = 1;
-    for (int d = std::min(int(shape.size()), MaxDims) - 1; d >= 0; --d) {
-      l.stride[d] = s;
-      s *= shape[d];
-    }
+    rowMajorStrides(shape, l.stride);
     return l;
   };
   for (const TensorDecl &t : P.tensors)
@@ -276,6 +284,24 @@ void Machine::computeLayouts() {
     bufferLayout.back().slotElems = b.partitions() * b.freeElems();
     bufferLayout.back().eltBytes = dtypeBytes(b.dtype);
     bufferLayout.back().slotBytes = b.slotBytes();
+  }
+}
+
+void Machine::placePlanned(const AccessPlan &p, TileView &v) {
+  const int64_t *x = vars.data();
+  const int64_t r0 = p.row0.eval(x), c0 = p.col0.eval(x);
+  const int64_t base = int64_t(uint64_t(r0) * uint64_t(p.rowStride) + uint64_t(c0)); // never undefined, as eval()
+  if (v.isBuffer) {
+    const Layout &layout = bufferLayout[v.id];
+    const int64_t slot = curSlot[v.id], eb = layout.eltBytes;
+    const int64_t slotAddr = P.buffers[v.id].address + slot * layout.slotBytes;
+    v.base = base + slot * layout.slotElems;
+    v.rect = {r0, r0 + p.rows, slotAddr + c0 * eb, slotAddr + (c0 + p.cols) * eb};
+    v.obj = sched->slotObject(v.id, slot);
+  } else {
+    v.base = base;
+    v.rect = {r0, r0 + p.rows, c0, c0 + p.cols};
+    v.obj = sched->tensorObject(v.id);
   }
 }
 
@@ -289,9 +315,8 @@ bool Machine::makeView(const Access &a, TileView &v, const char *role) {
   v.isBuffer = a.isBuffer();
   v.id = a.id;
   v.base = 0;
-  v.nf = 0;
-  v.F = 1;
-  bool first = true;
+  int64_t extent[MaxDims];
+  bool isIndex[MaxDims];
   int64_t innerMin = 0, innerMax = 0, row0 = 0, rows = 1;
   for (int d = 0; d < rank; ++d) {
     const DimAccess &da = a.dims[d];
@@ -314,33 +339,10 @@ bool Machine::makeView(const Access &a, TileView &v, const char *role) {
       innerMin += st * stride[d];
       innerMax += (st + ext - 1) * stride[d];
     }
-    if (da.isIndex)
-      continue;
-    if (first) {
-      v.P = ext;
-      v.pStride = stride[d];
-      first = false;
-    } else {
-      v.fSize[v.nf] = ext;
-      v.fStride[v.nf] = stride[d];
-      ++v.nf;
-      v.F *= ext;
-    }
+    extent[d] = ext;
+    isIndex[d] = da.isIndex;
   }
-  // Coalesce free dimensions that are contiguous with each other.
-  int out = 0;
-  for (int i = 0; i < v.nf; ++i) {
-    if (out > 0 && v.fStride[out - 1] == v.fSize[i] * v.fStride[i]) {
-      v.fSize[out - 1] *= v.fSize[i];
-      v.fStride[out - 1] = v.fStride[i];
-    } else {
-      v.fSize[out] = v.fSize[i];
-      v.fStride[out] = v.fStride[i];
-      ++out;
-    }
-  }
-  v.nf = out;
-  v.contig = v.nf == 0 ? 1 : (v.fStride[v.nf - 1] == 1 ? v.fSize[v.nf - 1] : 1);
+  setTileShape(v, rank, extent, isIndex, stride);
   if (a.isBuffer()) {
     const BufferDecl &b = P.buffers[a.id];
     int64_t slot = curSlot[a.id];
@@ -419,10 +421,12 @@ bool Machine::execBody(const std::vector<Stmt> &body) {
 
 bool Machine::exec(const Instr &in, uint32_t id) {
   cur = &in;
-  if (!makeView(in.dst, vDst, "write"))
+  const uint32_t first = plans->first(id);
+  TileView &vDst = views[first], *vSrc = views.data() + first + 1;
+  if (!place(first, in.dst, "write"))
     return false;
-  for (size_t i = 0; i < in.srcs.size(); ++i)
-    if (!makeView(in.srcs[i], vSrc[i], "read"))
+  for (uint32_t i = 0; i < in.srcs.size(); ++i)
+    if (!place(first + 1 + i, in.srcs[i], "read"))
       return false;
   const unsigned nsrc = unsigned(in.srcs.size());
   switch (in.op) {
@@ -566,6 +570,8 @@ Expected<SimResult> Machine::run() {
   }
   vars.assign(P.vars.size(), 0);
   computeLayouts();
+  plans.emplace(P);
+  views = plans->shapedViews();
   curSlot.assign(P.buffers.size(), 0);
   allocCount.assign(P.buffers.size(), 0);
   sched.emplace(P, T, !O.tracePath.empty() || O.recordTimeline, O.recordTimeline, O.traceMaxEvents);

@@ -107,6 +107,10 @@ void RegionTracker::shiftFrom(double cut, double d) {
   };
   if (box)
     shift(boxRec);
+  if (maxW >= cut)
+    maxW += d;
+  if (maxR >= cut)
+    maxR += d;
   for (Group &g : groups) {
     for (auto &kv : g.recs)
       shift(kv.second);

@@ -43,15 +43,22 @@ TimingScheduler::TimingScheduler(const Program &P, const Target &T, bool recordi
   unitCount.assign(units, 0);
   queueBytes.assign(size_t(T.dma_queues), 0);
   perInstr.assign(P.instrs.size(), InstrStats());
+  lastCost.resize(P.instrs.size());
+  dmaInstrBusy.resize(P.instrs.size());
+  for (uint32_t i = 0; i < P.instrs.size(); ++i)
+    if (P.instrs[i].op == Opcode::Dma)
+      dmaInstrs.push_back(i);
 }
 
-double TimingScheduler::ready(const TileView &v, int unit, double floor,
-                              double (RegionTracker::*query)(const Rect &, int, double) const) const {
+template <bool Write> double TimingScheduler::ready(const TileView &v, int unit, double floor) const {
   if (!tracked(v))
     return floor;
-  double t = (trackers[v.obj].*query)(v.rect, unit, floor);
+  auto query = [&](const RegionTracker &t, double after) {
+    return Write ? t.writeReady(v.rect, unit, after) : t.readReady(v.rect, unit, after);
+  };
+  double t = query(trackers[v.obj], floor);
   for (uint32_t a : aliases[v.obj])
-    t = (trackers[a].*query)(v.rect, unit, t);
+    t = query(trackers[a], t);
   return t;
 }
 
@@ -80,8 +87,8 @@ void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const
                                double busyNs, double latencyNs, float rows, float cols) {
   double start = unitFree[unit];
   for (unsigned i = 0; i < nsrc; ++i)
-    start = ready(srcs[i], unit, start, &RegionTracker::readReady);
-  start = ready(dst, unit, start, &RegionTracker::writeReady);
+    start = ready<false>(srcs[i], unit, start);
+  start = ready<true>(dst, unit, start);
   // trn1 port sharing: VectorE/ScalarE on PSUM, VectorE/GpSimdE on SBUF.
   bool usePsum = false, useSbuf = false;
   if (unit >= 1 && unit <= 3) {
@@ -136,12 +143,15 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   int64_t bytes = hbm.P * hbm.F * dtypeBytes(t.dtype);
   int64_t chunk = std::min(hbm.contig * int64_t(dtypeBytes(t.dtype)),
                            sb.contig * int64_t(dtypeBytes(P.buffers[sb.id].dtype)));
-  CostModel::DmaCost c = cost.dma(bytes, sb.P, chunk, in.transpose);
+  LastCost &last = lastCost[id];
+  if (!last.same(bytes, sb.P, chunk, in.transpose))
+    last.dma = cost.dma(bytes, sb.P, chunk, in.transpose);
+  const CostModel::DmaCost &c = last.dma;
   const TileView &src = load ? hbm : sb;
   const TileView &dst = load ? sb : hbm;
   double start = unitFree[unit];
-  start = ready(src, unit, start, &RegionTracker::readReady);
-  start = ready(dst, unit, start, &RegionTracker::writeReady);
+  start = ready<false>(src, unit, start);
+  start = ready<true>(dst, unit, start);
   double t0 = start + T.dma_fixed_latency_ns;
   double finish = shared.reserve(t0, c.occupancy);
   double end = std::max(t0 + double(bytes) / c.rate, finish);
@@ -183,7 +193,10 @@ void TimingScheduler::matmul(const Instr &, uint32_t id, const TileView &dst, co
   lastStatObj = st.obj;
   lastStatRect = st.rect;
   counts.flops += uint64_t(2 * K * M * N);
-  double busy = cost.matmulNs(K, M, N, fp32, newStat);
+  LastCost &last = lastCost[id];
+  if (!last.same(K, M, N, 2 * fp32 + newStat))
+    last.ns = cost.matmulNs(K, M, N, fp32, newStat);
+  double busy = last.ns;
   // An accumulating matmul also reads its PSUM tile; same-engine order covers it.
   schedule(id, 0, dst, srcs, 2, busy, cost.tensorLatencyNs(), float(M), float(N));
 }
@@ -191,8 +204,11 @@ void TimingScheduler::matmul(const Instr &, uint32_t id, const TileView &dst, co
 void TimingScheduler::transpose(const Instr &, uint32_t id, const TileView &dst, const TileView &src) {
   counts.transposeFlops += uint64_t(2 * src.P * src.P * src.F);
   haveStationary = false; // the data tile becomes the stationary operand
-  schedule(id, 0, dst, &src, 1, cost.peTransposeNs(src.P, src.F, dtypeOf(src) == DType::F32),
-           cost.tensorLatencyNs(), float(src.F), float(src.P));
+  const bool fp32 = dtypeOf(src) == DType::F32;
+  LastCost &last = lastCost[id];
+  if (!last.same(src.P, src.F, fp32, 0))
+    last.ns = cost.peTransposeNs(src.P, src.F, fp32);
+  schedule(id, 0, dst, &src, 1, last.ns, cost.tensorLatencyNs(), float(src.F), float(src.P));
 }
 
 void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst, const TileView *srcs,
@@ -223,21 +239,21 @@ void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst
       for (uint32_t a : aliases[srcs[i].obj])
         dependent = dependent || trackers[a].writtenBy(srcs[i].rect, unit, unitFree[unit]);
     }
-  schedule(id, unit, dst, srcs, nsrc, cost.engineNs(in.engine, dst.F, factor, dependent), 0.0, float(dst.P),
-           float(dst.F));
+  LastCost &last = lastCost[id];
+  if (!last.same(dst.F, dependent, int64_t(factor * 4), 0)) // factor: 0.5, 1 or 2
+    last.ns = cost.engineNs(in.engine, dst.F, factor, dependent);
+  schedule(id, unit, dst, srcs, nsrc, last.ns, 0.0, float(dst.P), float(dst.F));
 }
 
-void TimingScheduler::instructionDone(uint32_t id) {
-  if (++sinceSweep < sweepEvery)
-    return;
+void TimingScheduler::sweep(uint32_t id) {
   // Later DMA transfers start no earlier than their queue is free; a unit's
   // port uses are looked at only by its partner on that port.
   const double dmaHorizon = horizon.at(id, unitFree, NumComputeUnits);
   dmaBusy.forget(dmaHorizon);
   size_t live = dmaBusy.size();
-  for (auto &[instr, busy] : dmaInstrBusy) {
-    busy.forget(dmaHorizon);
-    live += busy.size();
+  for (uint32_t instr : dmaInstrs) {
+    dmaInstrBusy[instr].forget(dmaHorizon);
+    live += dmaInstrBusy[instr].size();
   }
   auto partnerFree = [&](unsigned partner) {
     return horizon.mayRun(id, partner) ? unitFree[partner] : std::numeric_limits<double>::infinity();
@@ -295,8 +311,9 @@ Report TimingScheduler::report(double launchOverheadNs) const {
   // Hotspots: the static instructions with the most busy time (a DMA
   // instruction's: the union of its transfers' intervals).
   std::vector<InstrStats> perInstr = this->perInstr;
-  for (const auto &[instr, busy] : dmaInstrBusy)
-    perInstr[instr].busyNs = busy.length();
+  for (uint32_t instr : dmaInstrs)
+    if (perInstr[instr].count)
+      perInstr[instr].busyNs = dmaInstrBusy[instr].length();
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < perInstr.size(); ++i)
     if (perInstr[i].count)

@@ -11,6 +11,7 @@
 #ifndef TESSEL_RUNTIME_TIMINGSCHEDULER_H
 #define TESSEL_RUNTIME_TIMINGSCHEDULER_H
 
+#include "runtime/ChunkedQueue.h"
 #include "runtime/Horizon.h"
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -22,8 +23,6 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <vector>
 
 namespace tessel::runtime {
@@ -54,7 +53,10 @@ public:
   void engineOp(const Instr &in, uint32_t id, const TileView &dst, const TileView *srcs, unsigned nsrc);
   /// Called after each dynamic instruction `id`: forgets, now and then, what
   /// can delay nothing any more.
-  void instructionDone(uint32_t id);
+  void instructionDone(uint32_t id) {
+    if (++sinceSweep >= sweepEvery)
+      sweep(id);
+  }
 
   // ---- loop fast-forward (FastForward.h) ----
 
@@ -131,7 +133,9 @@ private:
   /// Per DMA instruction, the time any of its transfers is in flight: the
   /// hotspot's busy time (its transfers rotate over queues and overlap, so
   /// their sum could exceed the latency).
-  std::map<uint32_t, IntervalUnion> dmaInstrBusy;
+  /// Indexed by instruction; one holds intervals once it has run.
+  std::vector<IntervalUnion> dmaInstrBusy;
+  std::vector<uint32_t> dmaInstrs; ///< the DMA instructions' ids
   /// per compute unit, when shared ports are modelled
   PortUses psumPort[NumComputeUnits], sbufPort[NumComputeUnits];
   BandwidthCalendar shared;
@@ -149,6 +153,25 @@ private:
   UnitHorizon horizon;
   size_t sinceSweep = 0, sweepEvery = MinSweepInterval;
   static constexpr size_t MinSweepInterval = 4096;
+  void sweep(uint32_t id);
+
+  /// Per static instruction, its last cost and the arguments it was computed
+  /// from: an instruction's tiles mostly keep their shape, so the cost model
+  /// runs once per shape rather than once per execution.
+  struct LastCost {
+    int64_t args[4] = {-1, -1, -1, -1};
+    double ns = 0;
+    CostModel::DmaCost dma{};
+    /// Whether the cost is that of `a`; if not, records `a` (the caller
+    /// then sets the cost).
+    bool same(int64_t a0, int64_t a1, int64_t a2, int64_t a3) {
+      if (args[0] == a0 && args[1] == a1 && args[2] == a2 && args[3] == a3)
+        return true;
+      args[0] = a0, args[1] = a1, args[2] = a2, args[3] = a3;
+      return false;
+    }
+  };
+  std::vector<LastCost> lastCost;
 
   /// flops, traffic and spill counters
   Report counts;
@@ -167,7 +190,7 @@ private:
     double start; ///< when the instruction started
   };
   bool logging = false;
-  std::deque<TrackOp> log;
+  ChunkedQueue<TrackOp> log;
   uint64_t logBase = 0; ///< position of log[0]
   void recordRead(uint32_t obj, const Rect &r, double t, int unit, double start);
   void recordWrite(uint32_t obj, const Rect &r, double t, int unit, double start);
@@ -180,9 +203,8 @@ private:
   }
   bool tracked(const TileView &v) const { return v.isBuffer || trackTensor[v.id]; }
   /// When `v`'s region (and every object aliasing it) is ready for `unit`
-  /// by the tracker query `query`, or `floor` if later.
-  double ready(const TileView &v, int unit, double floor,
-               double (RegionTracker::*query)(const Rect &, int, double) const) const;
+  /// to read it (`Write`: to write it), or `floor` if later.
+  template <bool Write> double ready(const TileView &v, int unit, double floor) const;
   void schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc, double busyNs,
                 double latencyNs, float rows, float cols);
   void record(uint32_t id, int unit, float rows, float cols, double start, double dur);
