@@ -437,6 +437,10 @@ bool Machine::exec(const Instr &in, uint32_t id) {
         return fail(formatv("a transposing dma turns a {0} tile into [{2}, {1}], but the destination is {3}",
                             tileStr(s), s.P, s.F, tileStr(vDst)));
     } else if (!(vDst.P == s.P && vDst.F == s.F)) {
+      // A DMA over several partition groups. The fold reshapes the tensor
+      // side's view in place; a planned view (AccessPlan) keeps its shape
+      // between executions, so it is folded once, and the region and base
+      // it is placed at each time do not depend on the fold.
       TileView &tensorSide = vDst.isBuffer ? vSrc[0] : vDst;
       if (!foldRowsOntoPartitions(tensorSide, vDst.isBuffer ? vDst : vSrc[0]) &&
           !sameShape(vDst, s, "the source"))
