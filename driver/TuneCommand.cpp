@@ -287,6 +287,13 @@ bool prepareSubject(TuneSubject &s, const std::string &input, const SourceOption
     return false;
   if (!pipeline.resolvePasses(s.job.passes, /*defaultPipeline=*/"O2"))
     return false;
+  // two-kernel is a pass list (tuned and cached as such); one-kernel is a
+  // constraint on the planner's strips, which the tuner's space does not
+  // apply, so it would tune and cache configurations of either form.
+  if (pipeline.mlpForm == MlpForm::OneKernel)
+    return error("--mlp-form=one-kernel is not supported by tessel tune: the tuner explores the "
+                 "blocks of the pipeline's forms; tune with --mlp-form=two-kernel or auto, or run "
+                 "with --mlp-form=one-kernel and --block");
   s.job.verifyEach = pipeline.verifyEach;
   s.job.path = input;
   s.job.sourceText =
