@@ -110,14 +110,12 @@ bool PipelineOptions::resolvePasses(std::vector<std::string> &out,
 bool PipelineOptions::applyMlpForm(std::vector<std::string> &names) const {
   if (mlpForm == MlpForm::Auto)
     return true;
-  auto handoff = llvm::find(names, "fuse-handoff");
-  if (handoff == names.end())
+  if (!llvm::is_contained(names, "fuse-handoff"))
     return reportError("--mlp-form=" + std::string(mlpForm == MlpForm::OneKernel ? "one-kernel" : "two-kernel") +
                        " chooses between the MLP kernel's forms, which the fusing passes build: "
                        "use -O2 (its pipeline has fuse-handoff)");
-  // The two-kernel form is the pipeline without fuse-handoff.
   if (mlpForm == MlpForm::TwoKernel)
-    names.erase(handoff);
+    names = tessel::passes::twoKernelForm(names);
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include "ir/Verifier.h"
 #include "passes/BlockParams.h"
 #include "passes/analysis/BlockPlanner.h"
+#include "passes/Pipelines.h"
 #include "passes/Policy.h"
 #include "passes/TargetGeometry.h"
 
@@ -146,15 +147,6 @@ bool hasMlpHandoff(const ast::Kernel &kernel) {
   return search(kernel.returnStmt().value.get());
 }
 
-/// `names` without fuse-handoff: the MLP's two-kernel form.
-std::vector<std::string> withoutHandoff(llvm::ArrayRef<std::string> names) {
-  std::vector<std::string> out;
-  for (const std::string &name : names)
-    if (name != "fuse-handoff")
-      out.push_back(name);
-  return out;
-}
-
 /// --mlp-form=one-kernel on a built kernel: the hand-off left in HBM (the
 /// strip did not fit, so TileGen K-blocked the down projection), or null.
 const ir::AllocOp *hbmHandoff(const ir::Kernel &kernel) {
@@ -178,7 +170,7 @@ llvm::Expected<passes::analysis::BlockPlan> planBlocks(Frontend &fe,
   llvm::ArrayRef<std::string> upToAllocate(passes.begin(), allocate);
   passes::InstrumentationOptions trial;
   trial.verifyEach = false;
-  std::vector<std::string> twoKernel = withoutHandoff(upToAllocate);
+  std::vector<std::string> twoKernel = tessel::passes::twoKernelForm(upToAllocate);
   auto buildAndMeasure =
       [&](const ir::BlockConfig &request) -> std::optional<passes::analysis::BuiltCandidate> {
     ++builds;
@@ -312,7 +304,7 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
     blocks = planned->blocks;
     notes = std::move(planned->notes);
     if (planned->twoKernel) {
-      twoKernelPasses = withoutHandoff(passes);
+      twoKernelPasses = tessel::passes::twoKernelForm(passes);
       passes = twoKernelPasses;
     }
   }

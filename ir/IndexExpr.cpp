@@ -1,6 +1,8 @@
 #include "ir/IndexExpr.h"
 #include "ir/Kernel.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 
 namespace tessel::ir {
@@ -186,6 +188,15 @@ bool IndexExpr::isAffine() const {
   int64_t constant = 0;
   llvm::SmallVector<std::pair<const Value *, int64_t>, 4> terms;
   return linearForm(constant, terms);
+}
+
+bool IndexExpr::advancesWith(const Value *v) const {
+  int64_t constant = 0;
+  llvm::SmallVector<std::pair<const Value *, int64_t>, 4> terms;
+  if (!linearForm(constant, terms))
+    return false;
+  return llvm::count_if(terms, [&](auto &t) { return t.first == v && t.second == 1; }) == 1 &&
+         llvm::none_of(terms, [&](auto &t) { return t.first == v && t.second != 1; });
 }
 
 IndexExpr IndexExpr::simplified() const {

@@ -63,6 +63,10 @@ public:
                   llvm::SmallVectorImpl<std::pair<const Value *, int64_t>> &terms) const;
   /// True when linearForm succeeds: no min(), no overflow.
   bool isAffine() const;
+  /// True when the expression is affine and `v` appears in it once with
+  /// coefficient 1, whatever the other terms (`%k + 128`, `%kb + %k`): it
+  /// advances one for one with `v`.
+  bool advancesWith(const Value *v) const;
 
   void print(llvm::raw_ostream &os) const;
   std::string str() const;

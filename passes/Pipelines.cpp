@@ -84,4 +84,12 @@ llvm::Expected<std::vector<std::string>> buildPipeline(llvm::StringRef name) {
                                      "'; known pipelines: " + llvm::join(pipelineNames(), ", "));
 }
 
+std::vector<std::string> twoKernelForm(llvm::ArrayRef<std::string> passes) {
+  std::vector<std::string> out;
+  for (const std::string &name : passes)
+    if (name != "fuse-handoff")
+      out.push_back(name);
+  return out;
+}
+
 } // namespace tessel::passes

@@ -12,6 +12,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <string>
 #include <vector>
 
@@ -23,6 +25,10 @@ std::vector<std::string> pipelineNames();
 /// The pass names of pipeline `name`; an unknown name is an error listing
 /// the known ones.
 llvm::Expected<std::vector<std::string>> buildPipeline(llvm::StringRef name);
+
+/// `passes` without fuse-handoff: an MLP's two-kernel form (the gated result
+/// through HBM between UpGate and Down, docs/passes.md).
+std::vector<std::string> twoKernelForm(llvm::ArrayRef<std::string> passes);
 
 } // namespace tessel::passes
 

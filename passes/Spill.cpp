@@ -140,16 +140,6 @@ std::optional<int64_t> offsetFrom(const IndexExpr &e, const Value *v) {
   return c;
 }
 
-/// `e` is affine with `v` once (coefficient 1) among other variables.
-bool plainTermOf(const IndexExpr &e, const Value *v) {
-  int64_t c = 0;
-  llvm::SmallVector<std::pair<const Value *, int64_t>, 2> terms;
-  if (!e.linearForm(c, terms))
-    return false;
-  return llvm::count_if(terms, [&](auto &t) { return t.first == v && t.second == 1; }) == 1 &&
-         llvm::none_of(terms, [&](auto &t) { return t.first == v && t.second != 1; });
-}
-
 /// The dimension of `s`'s access whose start walks loop `l` one tile per
 /// iteration, when its reload can be hoisted out of `l` by widening that
 /// dimension to the whole range `l` reads (Spill.h); else nullopt. A range
@@ -168,7 +158,7 @@ std::optional<unsigned> widenableDim(const Site &s, const ForOp &l, const TileGe
     bool inStart = idx.start.mentions(l.iv), inExtent = idx.extent && idx.extent->mentions(l.iv);
     if (!inStart && !inExtent)
       continue;
-    if (dim || inExtent || !idx.isRange() || !plainTermOf(idx.start, l.iv) ||
+    if (dim || inExtent || !idx.isRange() || !idx.start.advancesWith(l.iv) ||
         !idx.extent->isConst() || idx.extent->constValue() != l.step)
       return std::nullopt;
     dim = d;
@@ -522,7 +512,7 @@ void tileReductionRows(Kernel &kernel, Block &block, const Value *victim,
     if (!mm || mm->dst.base != acc->result || mm->stationary.base != victim ||
         mm->stationary.indices.size() != 2 || !mm->dst.indices[0].start.isConst() ||
         mm->dst.indices[0].start.constValue() != 0 ||
-        !plainTermOf(mm->stationary.indices[1].start, loop->iv) ||
+        !mm->stationary.indices[1].start.advancesWith(loop->iv) ||
         mm->stationary.indices[0].start.mentions(loop->iv) || red->lo.mentions(loop->iv) ||
         red->hi.mentions(loop->iv))
       continue;

@@ -57,16 +57,6 @@ struct StreamedTile {
   DmaOp *load;
 };
 
-/// True when `e` is `%iv + c` with `c` free of `iv`.
-bool advancesWith(const IndexExpr &e, const Value *iv) {
-  int64_t constant = 0;
-  llvm::SmallVector<std::pair<const Value *, int64_t>, 4> terms;
-  if (!e.linearForm(constant, terms))
-    return false;
-  return llvm::count_if(terms, [&](auto &t) { return t.first == iv && t.second == 1; }) == 1 &&
-         llvm::none_of(terms, [&](auto &t) { return t.first == iv && t.second != 1; });
-}
-
 bool isConst(const std::optional<IndexExpr> &e, int64_t v) { return e && e->isConst() && e->constValue() == v; }
 
 /// The tiles `loop` streams: an SBUF alloc of one partition group at the top
@@ -94,7 +84,7 @@ llvm::SmallVector<StreamedTile, 4> streamedTiles(ForOp &loop, int64_t partitions
       continue;
     const Index &row = load->src.indices[0], &dstRow = load->dst.indices[0];
     if (!isConst(row.extent, partitions) || !dstRow.start.isConst() || dstRow.start.constValue() != 0 ||
-        !isConst(dstRow.extent, partitions) || !advancesWith(row.start, loop.iv))
+        !isConst(dstRow.extent, partitions) || !row.start.advancesWith(loop.iv))
       continue;
     bool columnsFixed = llvm::all_of(llvm::drop_begin(load->src.indices), [&](const Index &i) {
       return !i.start.mentions(loop.iv) && (!i.extent || !i.extent->mentions(loop.iv));
@@ -137,7 +127,7 @@ DmaOp *fillLoad(ForOp &loop, int64_t partitions) {
     return nullptr;
   const Index &src = load->src.indices[0], &dst = load->dst.indices[0];
   if (!isConst(src.extent, partitions) || !isConst(dst.extent, partitions) ||
-      !advancesWith(src.start, loop.iv) || !advancesWith(dst.start, loop.iv))
+      !src.start.advancesWith(loop.iv) || !dst.start.advancesWith(loop.iv))
     return nullptr;
   auto fixed = [&](const Access &a) {
     return llvm::all_of(llvm::drop_begin(a.indices), [&](const Index &i) {
