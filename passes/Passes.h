@@ -21,6 +21,8 @@ std::unique_ptr<Pass> createFuseEpiloguePass();
 std::unique_ptr<Pass> createFuseHandoffPass();
 std::unique_ptr<Pass> createFuseSiblingsPass();
 std::unique_ptr<Pass> createImplicitTransposePass();
+/// I/O transposes on the DMA or the tensor engine (passes/IoTranspose.cpp).
+std::unique_ptr<Pass> createIoTransposePass();
 std::unique_ptr<Pass> createSchedulePass();
 std::unique_ptr<Pass> createSelectBlocksPass();
 std::unique_ptr<Pass> createStripCachePass();

@@ -59,6 +59,12 @@ constexpr int64_t kMaxPrefetch = ir::kDmaQueuesPerStatement;
 /// beyond it, wider tiles cost SBUF for little bandwidth.
 constexpr double kWideLoadShare = 0.9;
 
+/// io-transpose moves a kernel input's transposing loads to the tensor
+/// engine only when the cost model predicts the kernel at least this much
+/// faster: below it the two forms are within the model's own error, and the
+/// DMA form keeps the tensor engine free and transpose_flops 0.
+constexpr double kMinIoTransposeGain = 0.02;
+
 /// The largest block `tessel tune`'s default space tries for a parameter:
 /// the paper's sweeps stop there (Table 3), and past it a strip no longer
 /// fits SBUF on trn1; --space may name larger values.

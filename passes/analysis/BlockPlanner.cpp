@@ -256,7 +256,7 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
       BlockConfig blocks = chosen;
       blocks.set(N, n);
       const Candidate *c = candidates.get(blocks);
-      if (c && c->fits && (!final || c->built.cost.boundUs(t) <= final->built.cost.boundUs(t)))
+      if (c && c->fits && (!final || c->built.cost.predictedUs(t) <= final->built.cost.predictedUs(t)))
         final = c;
     }
   }

@@ -29,6 +29,7 @@
 #include "passes/BufferLiveness.h"
 #include "runtime/Timing.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/Casting.h"
@@ -206,6 +207,9 @@ public:
     }
   }
 
+  /// The loads that fill a KernelCost::serialFills buffer.
+  llvm::DenseSet<const Op *> serialFillLoads;
+
 private:
   void countDma(const DmaOp &dma) {
     bool load = dma.dst.base->type.space != MemSpace::HBM;
@@ -233,6 +237,8 @@ private:
     nestGroupNs[dmaStatements % groups] += statementNs;
     estimateGroupNs.resize(groups, 0.0);
     double estimateNs = transferEstimateNs(dma, load, extents, elemBytes);
+    if (serialFillLoads.count(&dma))
+      cost.serialFillNs += estimateNs / double(queueSpan());
     estimateGroupNs[dmaStatements % groups] += estimateNs;
     groupNs[dmaStatements++ % groups] += statementNs;
     allStatementsNs += statementNs;
@@ -363,28 +369,55 @@ double KernelCost::boundUs(const runtime::Target &target) const {
   return std::max({rooflineUs(target), tensorBusyNs * 1e-3, dmaQueueNs * 1e-3});
 }
 
-/// KernelCost::serialFills: single-copy SBUF buffers of a loop with more
-/// than one iteration that a DMA fills from HBM.
-int64_t countSerialFills(const Kernel &kernel) {
-  llvm::DenseSet<const Value *> filled;
+/// What each plain load from HBM fills: its destination, or, for a tile
+/// the tensor engine transposes into PSUM and a copy takes out
+/// (io-transpose's form of an I/O transpose), the copy's destination.
+llvm::DenseMap<const Op *, const Value *> fillTargets(const Kernel &kernel) {
+  llvm::DenseMap<const Value *, const Value *> transposedTo, copiedTo;
+  llvm::DenseMap<const Op *, const Value *> fills;
   walk(const_cast<Kernel &>(kernel).body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
-    if (auto *dma = llvm::dyn_cast<DmaOp>(&op))
-      if (dma->src.base->type.space == MemSpace::HBM && dma->tag == DmaTag::None)
-        filled.insert(dma->dst.base);
+    if (auto *tr = llvm::dyn_cast<TransposeOp>(&op))
+      transposedTo[tr->src.base] = tr->dst.base;
+    else if (auto *copy = llvm::dyn_cast<CopyOp>(&op))
+      copiedTo[copy->src.base] = copy->dst.base;
   });
-  int64_t serial = 0;
+  walk(const_cast<Kernel &>(kernel).body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
+    auto *dma = llvm::dyn_cast<DmaOp>(&op);
+    if (!dma || dma->src.base->type.space != MemSpace::HBM || dma->tag != DmaTag::None)
+      return;
+    const Value *target = dma->dst.base;
+    if (auto tr = transposedTo.find(target); tr != transposedTo.end())
+      if (auto cp = copiedTo.find(tr->second); cp != copiedTo.end())
+        target = cp->second;
+    fills[dma] = target;
+  });
+  return fills;
+}
+
+/// KernelCost::serialFills: single-copy SBUF buffers of a loop with more
+/// than one iteration that loads from HBM fill.
+llvm::DenseSet<const Value *> serialFillBuffers(const Kernel &kernel,
+                                                const llvm::DenseMap<const Op *, const Value *> &fills) {
+  llvm::DenseSet<const Value *> filled, serial;
+  for (const auto &f : fills)
+    filled.insert(f.second);
   walk(const_cast<Kernel &>(kernel).body, [&](Op &op, llvm::ArrayRef<ForOp *> loops) {
     auto *alloc = llvm::dyn_cast<AllocOp>(&op);
     if (alloc && alloc->bufs == 1 && !loops.empty() && loops.back()->constTripCount() > 1 &&
         alloc->result->type.space == MemSpace::SBUF && filled.count(alloc->result))
-      ++serial;
+      serial.insert(alloc->result);
   });
   return serial;
 }
 
 KernelCost analyzeKernel(const Kernel &kernel, const runtime::Target &target) {
   KernelCost cost;
+  auto fills = fillTargets(kernel);
+  auto serial = serialFillBuffers(kernel, fills);
   CostWalker walker(kernel, target, cost);
+  for (const auto &f : fills)
+    if (serial.count(f.second))
+      walker.serialFillLoads.insert(f.first);
   cost.sequentialNestsNs = walker.walkNests(kernel.body);
   cost.dmaQueueNs = walker.dmaQueueNs();
   cost.dmaEstimateNs = walker.dmaEstimateNs();
@@ -392,7 +425,7 @@ KernelCost analyzeKernel(const Kernel &kernel, const runtime::Target &target) {
   std::vector<LiveRange> ranges = computeLiveRanges(const_cast<Kernel &>(kernel));
   cost.sbufPeakBytesPerPartition = onChipPeak(ranges, MemSpace::SBUF);
   cost.psumPeakBytesPerPartition = onChipPeak(ranges, MemSpace::PSUM);
-  cost.serialFills = countSerialFills(kernel);
+  cost.serialFills = int64_t(serial.size());
   return cost;
 }
 

@@ -35,6 +35,11 @@ struct KernelCost {
   /// single copy: each fill waits for the previous copy's last reader, so
   /// the loads cannot run ahead (`schedule` double-buffers those that fit).
   int64_t serialFills = 0;
+  /// The fills of those buffers, their transfers at the rates they reach
+  /// spread over their queues: time no other work hides, since each fill
+  /// starts only once the previous copy's last reader is done (and the
+  /// first reader waits for it). Part of predictedUs, added to phasedNs.
+  double serialFillNs = 0;
   /// Tensor-engine busy time: every matmul and transpose at its issue
   /// interval (runtime::CostModel), stationary loads assumed free.
   double tensorBusyNs = 0;
@@ -72,9 +77,11 @@ struct KernelCost {
   /// unit or the shared HBM must do).
   double boundUs(const runtime::Target &target) const;
   /// The model's latency estimate: max(bound, nests one after another, the
-  /// DMA queues at their transfers' rates, phases one after another), us.
+  /// DMA queues at their transfers' rates, phases one after another plus
+  /// the serial fills), us.
   double predictedUs(const runtime::Target &target) const {
-    return std::max({boundUs(target), sequentialNestsNs * 1e-3, dmaEstimateNs * 1e-3, phasedNs * 1e-3});
+    return std::max({boundUs(target), sequentialNestsNs * 1e-3, dmaEstimateNs * 1e-3,
+                     (phasedNs + serialFillNs) * 1e-3});
   }
 };
 

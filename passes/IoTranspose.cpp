@@ -1,0 +1,325 @@
+//===- passes/IoTranspose.cpp - Which engine transposes a kernel's inputs -===//
+//
+// `io-transpose` places the I/O transposes that implicit-transpose left (a
+// kernel input whose tiles are loaded transposed: X of X @ U, which the
+// tensor engine needs with its contraction on the partitions) on the engine
+// the target's model makes cheaper, as the paper asks ("eliminate
+// intermediate transposes entirely and minimize the cost of I/O
+// transposes", §3.3):
+//
+//   dma transpose %X_T[%kt +: 128, %mi +: 128] <- %X[%r +: 128, %kt +: 128]
+//
+// stays a transposing DMA (NKI's load_transpose2d) or becomes a plain load,
+// a tensor-engine transpose and a copy out of PSUM (nc_transpose), g tiles
+// of a row per load when the transposes walk along it:
+//
+//   for %kt = 0 to K step 128 g {
+//     %X_rows = alloc sbuf<bf16, [M:128, K:128 g]> bufs 2
+//     dma %X_rows[0 +: 128, 0 +: 128 g] <- %X[%r +: 128, %kt +: 128 g]
+//     for %kj = 0 to 128 g step 128 {
+//       %X_Tpsum = alloc psum<f32, [K:128, M:128]> bufs 2
+//       transpose %X_Tpsum[0 +: 128, 0 +: 128] <- %X_rows[0 +: 128, %kj +: 128]
+//       copy %X_T[%kt + %kj +: 128, %mi +: 128] <- %X_Tpsum[0 +: 128, 0 +: 128]
+//     }
+//   }
+//
+// A transposing DMA runs at dma_transpose_efficiency of a plain one (0.25 on
+// trn1, 0.9 on trn2) on 256-byte rows; the tensor engine transposes a
+// 128 x 128 tile in about one matmul's issue interval. Which wins depends on
+// the kernel: a phase bound by its DMAs gains, one bound by the tensor engine
+// loses. So the pass builds each form (g = 1, 2, 4, ... while g tiles fit
+// one PSUM bank's moving width) on a copy of the kernel, runs the passes
+// that still shape its buffers (widen-loads, schedule), asks the cost model
+// (KernelCost::predictedUs) and keeps the cheapest (on a tie the widest
+// loads: fewer transfers leave the queues slack the model does not see), the DMA form unless
+// another is at least policy::kMinIoTransposeGain faster and still fits the
+// planner's SBUF and PSUM. The choice is noted above the kernel. Only the
+// intermediate's transposes are what implicit-transpose removes; an I/O
+// transpose on the tensor engine counts in `transpose_flops`, as the paper's
+// Table 2 counts the fused kernel's.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+#include "passes/Policy.h"
+#include "passes/analysis/BlockPlanner.h"
+#include "passes/analysis/KernelCost.h"
+
+#include "ir/Builder.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace tessel::passes {
+namespace {
+
+using namespace ir;
+
+bool isConst(const std::optional<IndexExpr> &e, int64_t v) { return e && e->isConst() && e->constValue() == v; }
+
+/// The tile extent's largest value: its constant, or the constant side of a
+/// `min(c, ...)` (a partial tile); 0 when neither.
+int64_t extentBound(const std::optional<IndexExpr> &e) {
+  if (!e)
+    return 0;
+  if (e->isConst())
+    return e->constValue();
+  if (e->kind() == IndexExpr::Kind::Min) {
+    if (e->lhs().isConst())
+      return e->lhs().constValue();
+    if (e->rhs().isConst())
+      return e->rhs().constValue();
+  }
+  return 0;
+}
+
+/// A transposing load of a kernel input, one tile of at most partitions x
+/// partitions: what the tensor engine can transpose in one instruction.
+bool isIoTranspose(const DmaOp &dma, int64_t partitions) {
+  if (!dma.transpose || dma.tag != DmaTag::None || dma.src.base->type.space != MemSpace::HBM ||
+      dma.dst.base->type.space != MemSpace::SBUF || dma.src.indices.size() != 2 ||
+      dma.dst.indices.size() != 2)
+    return false;
+  for (const Index &i : dma.src.indices) {
+    int64_t b = extentBound(i.extent);
+    if (b <= 0 || b > partitions)
+      return false;
+  }
+  return dma.dst.indices[0].isRange() && dma.dst.indices[1].isRange();
+}
+
+class Rewriter {
+public:
+  Rewriter(Kernel &kernel, int64_t groups) : kernel(kernel), groups(groups), P(kernel.geometry.partitions) {}
+
+  /// Rewrites every I/O transpose of `block` (recursively); the count.
+  int rewrite(Block &block) {
+    int n = 0;
+    for (size_t i = 0; i < block.ops.size(); ++i) {
+      Op *op = block.ops[i].get();
+      if (auto *loop = llvm::dyn_cast<ForOp>(op)) {
+        if (auto *dma = walksRow(*loop)) {
+          rewriteRow(*loop, *dma);
+          ++n;
+          continue;
+        }
+        n += rewrite(loop->body);
+        continue;
+      }
+      auto *dma = llvm::dyn_cast<DmaOp>(op);
+      if (!dma || !isIoTranspose(*dma, P))
+        continue;
+      std::vector<std::unique_ptr<Op>> ops = tileForm(*dma);
+      size_t count = ops.size();
+      block.ops.erase(block.ops.begin() + i);
+      block.ops.insert(block.ops.begin() + i, std::make_move_iterator(ops.begin()),
+                       std::make_move_iterator(ops.end()));
+      i += count - 1;
+      ++n;
+    }
+    return n;
+  }
+
+private:
+  /// `loop`'s only op, when it is an I/O transpose of full tiles walking
+  /// along one row of the input (`%X[%r +: P, %kt +: P]` into
+  /// `%X_T[%kt +: P, ...]`, %kt the loop's variable) and the loop's trips
+  /// divide by the group count: its loads can take g tiles of the row at once.
+  DmaOp *walksRow(ForOp &loop) const {
+    if (groups <= 1 || loop.body.ops.size() != 1 || !loop.lo.isConst() || !loop.hi.isConst() ||
+        loop.step != P)
+      return nullptr;
+    auto *dma = opAt<DmaOp>(loop.body, 0);
+    if (!dma || !isIoTranspose(*dma, P))
+      return nullptr;
+    const Index &col = dma->src.indices[1], &row = dma->src.indices[0], &part = dma->dst.indices[0];
+    int64_t trips = ForOp::tripCount(loop.lo.constValue(), loop.hi.constValue(), loop.step);
+    if (trips % groups != 0 || !isConst(col.extent, P) || !isConst(part.extent, P) ||
+        !col.start.advancesWith(loop.iv) || !part.start.advancesWith(loop.iv) || row.start.mentions(loop.iv) ||
+        row.extent->mentions(loop.iv) || dma->dst.indices[1].start.mentions(loop.iv) ||
+        dma->dst.indices[1].extent->mentions(loop.iv))
+      return nullptr;
+    return dma;
+  }
+
+  /// The loop loads g tiles of the row per iteration; an inner loop over
+  /// them transposes each and copies it into place.
+  void rewriteRow(ForOp &loop, DmaOp &dma) {
+    const Access src = dma.src;
+    Access dst = dma.dst;
+    llvm::SMLoc loc = dma.loc;
+    loop.step = P * groups;
+    loop.body.ops.clear();
+    Value *rows = appendAlloc(kernel, loop.body, src.base->name + "_rows", MemSpace::SBUF, src.base->type.dtype,
+                              {{src.base->type.dims[0].label, P}, {src.base->type.dims[1].label, P * groups}}, 2, loc);
+    auto load = std::make_unique<DmaOp>();
+    load->loc = loc;
+    load->src = src;
+    load->src.indices[1].extent = IndexExpr(P * groups);
+    load->dst = makeAccess(rows, {{0, *src.indices[0].extent}, {0, P * groups}});
+    loop.body.ops.push_back(std::move(load));
+    ForOp &inner = appendLoop(kernel, loop.body, loop.iv->name + "j", 0, P * groups, P, loc);
+    IndexExpr j = IndexExpr::var(inner.iv);
+    dst.indices[0].start = (dst.indices[0].start + j).simplified();
+    DmaOp shifted;
+    shifted.loc = loc;
+    shifted.dst = dst;
+    shifted.src = src;
+    Access tile = makeAccess(rows, {{0, *src.indices[0].extent}, {j, P}});
+    for (auto &op : transposeAndCopy(shifted, tile))
+      inner.body.ops.push_back(std::move(op));
+  }
+
+  /// One tile: a plain load into a fresh SBUF tile, then transposeAndCopy.
+  std::vector<std::unique_ptr<Op>> tileForm(const DmaOp &dma) {
+    const Access &src = dma.src;
+    const TensorType &t = src.base->type;
+    Block scratch;
+    Value *tileBuf = appendAlloc(kernel, scratch, src.base->name + "_rows", MemSpace::SBUF, t.dtype,
+                                 {{t.dims[0].label, P}, {t.dims[1].label, P}}, 2, dma.loc);
+    auto load = std::make_unique<DmaOp>();
+    load->loc = dma.loc;
+    load->src = src;
+    load->dst = makeAccess(tileBuf, {{0, *src.indices[0].extent}, {0, *src.indices[1].extent}});
+    Access tile = load->dst;
+    scratch.ops.push_back(std::move(load));
+    std::vector<std::unique_ptr<Op>> ops;
+    for (auto &op : scratch.ops)
+      ops.push_back(std::move(op));
+    for (auto &op : transposeAndCopy(dma, tile))
+      ops.push_back(std::move(op));
+    return ops;
+  }
+
+  /// `tile` (rows on the partitions) transposed into PSUM on the tensor
+  /// engine and copied to the transposing DMA's destination.
+  std::vector<std::unique_ptr<Op>> transposeAndCopy(const DmaOp &dma, const Access &tile) {
+    const TensorType &t = dma.src.base->type;
+    const IndexExpr &rowsExt = *tile.indices[0].extent, &colsExt = *tile.indices[1].extent;
+    Block scratch;
+    Value *psum = appendAlloc(kernel, scratch, dma.src.base->name + "_Tpsum", MemSpace::PSUM, DType::F32,
+                              {{t.dims[1].label, P}, {t.dims[0].label, P}}, 2, dma.loc);
+    auto tr = std::make_unique<TransposeOp>();
+    tr->loc = dma.loc;
+    tr->dst = makeAccess(psum, {{0, colsExt}, {0, rowsExt}});
+    tr->src = tile;
+    auto copy = std::make_unique<CopyOp>();
+    copy->loc = dma.loc;
+    copy->dst = dma.dst;
+    copy->src = tr->dst;
+    scratch.ops.push_back(std::move(tr));
+    scratch.ops.push_back(std::move(copy));
+    std::vector<std::unique_ptr<Op>> ops;
+    for (auto &op : scratch.ops)
+      ops.push_back(std::move(op));
+    return ops;
+  }
+
+  Kernel &kernel;
+  int64_t groups;
+  int64_t P;
+};
+
+/// A copy of `kernel` (its printed form parsed again: the round trip every
+/// pass output keeps), or null if it does not parse.
+std::unique_ptr<Kernel> copyKernel(const Kernel &kernel) {
+  llvm::SourceMgr sm;
+  DiagnosticEngine quiet = DiagnosticEngine::quiet(sm);
+  auto module = parseModuleString(toString(kernel), "<io-transpose>", quiet, kernel.geometry);
+  if (!module || module->kernels.size() != 1)
+    return nullptr;
+  return std::move(module->kernels.front());
+}
+
+bool fits(const analysis::KernelCost &cost, const runtime::Target &target) {
+  return cost.sbufPeakBytesPerPartition <= analysis::plannerSbufLimit(target) &&
+         cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition;
+}
+
+/// The predicted latency of `kernel` with its I/O transposes in the form of
+/// `groups` (0: the DMA form, as it is), after the passes of the pipeline
+/// that still change its buffers before allocation (widen-loads, schedule:
+/// the copies schedule gives a strip decide whether its fill is exposed);
+/// nullopt when that form does not fit the planner's SBUF or PSUM.
+std::optional<double> trialUs(const Kernel &kernel, int64_t groups, const runtime::Target &target) {
+  std::unique_ptr<Kernel> trial = copyKernel(kernel);
+  if (!trial)
+    return std::nullopt;
+  if (groups > 0)
+    Rewriter(*trial, groups).rewrite(trial->body);
+  llvm::SourceMgr sm;
+  DiagnosticEngine quiet = DiagnosticEngine::quiet(sm);
+  PassContext ctx{target, quiet};
+  for (auto create : {createWidenLoadsPass, createSchedulePass})
+    if (create()->run(*trial, ctx) == PassResult::Failed)
+      return std::nullopt;
+  analysis::KernelCost cost = analysis::analyzeKernel(*trial, target);
+  if (!fits(cost, target))
+    return std::nullopt;
+  return cost.predictedUs(target);
+}
+
+class IoTransposePass : public Pass {
+public:
+  llvm::StringRef name() const override { return "io-transpose"; }
+  llvm::StringRef description() const override {
+    return "put each transposing load of a kernel input on the DMA engines or the tensor engine, "
+           "whichever the cost model finds faster for the kernel";
+  }
+
+  PassResult run(Kernel &kernel, PassContext &ctx) override {
+    int sites = 0;
+    walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
+      if (auto *dma = llvm::dyn_cast<DmaOp>(&op); dma && isIoTranspose(*dma, kernel.geometry.partitions))
+        ++sites;
+    });
+    if (sites == 0)
+      return PassResult::Unchanged;
+    const runtime::Target &target = ctx.target;
+    std::optional<double> dmaCost = trialUs(kernel, 0, target);
+    if (!dmaCost)
+      return PassResult::Unchanged;
+    double dmaUs = *dmaCost;
+    double bestUs = dmaUs * (1.0 - policy::kMinIoTransposeGain);
+    int64_t bestGroups = 0;
+    int64_t maxGroups = std::max<int64_t>(1, kernel.geometry.maxMoving / kernel.geometry.partitions);
+    // Widest first, so a tie goes to the fewest transfers: the model may
+    // see the phase bound by the tensor engine either way, and fewer, larger
+    // loads leave the DMA queues more slack for the weights.
+    int64_t widest = 1;
+    while (widest * 2 <= maxGroups)
+      widest *= 2;
+    for (int64_t g = widest; g >= 1; g /= 2) {
+      std::optional<double> us = trialUs(kernel, g, target);
+      if (us && *us < bestUs) {
+        bestUs = *us;
+        bestGroups = g;
+      }
+    }
+    if (bestGroups == 0) {
+      kernel.notes.push_back(llvm::formatv("[io-transpose] {0} transposing load{1} kept on the DMA engines "
+                                           "(predicted {2:F1} us; the tensor engine's form is not "
+                                           "{3}% faster)",
+                                           sites, sites == 1 ? "" : "s", dmaUs,
+                                           int(policy::kMinIoTransposeGain * 100))
+                                 .str());
+      return PassResult::Unchanged; // a note only: the kernel is the same
+    }
+    Rewriter(kernel, bestGroups).rewrite(kernel.body);
+    kernel.notes.push_back(llvm::formatv("[io-transpose] {0} transposing load{1} moved to the tensor engine, "
+                                         "{2} tile{3} per plain load: predicted {4:F1} us, against {5:F1} us "
+                                         "on the DMA engines",
+                                         sites, sites == 1 ? "" : "s", bestGroups, bestGroups == 1 ? "" : "s",
+                                         bestUs, dmaUs)
+                               .str());
+    return PassResult::Changed;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createIoTransposePass() { return std::make_unique<IoTransposePass>(); }
+
+} // namespace tessel::passes
