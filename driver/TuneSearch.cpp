@@ -42,7 +42,7 @@ public:
       pruneSpilling();
       pruneByEstimate();
     }
-    state.toSimulate = order.size();
+    state.toSimulate = order.size() - next;
     for (unsigned j = 0; j < options.jobs; ++j)
       pool.async([this] { simulateInOrder(); });
     pool.wait();
@@ -149,7 +149,8 @@ private:
 
   /// The model's third rule: configurations whose latency estimate
   /// (KernelCost::predictedUs) is more than kEstimateMargin above the lowest
-  /// estimate are not simulated. Measured, like the second rule.
+  /// estimate, or above what that configuration simulates if more, are not
+  /// simulated. Measured, like the second rule.
   void pruneByEstimate() {
     // Over every configuration with a model, those answered from the cache
     // included, so a second run prunes exactly what the first did.
@@ -161,6 +162,12 @@ private:
       if (r.model && !pruned && (lowest == 0 || r.model->predictedUs < lowest))
         lowest = r.model->predictedUs;
     }
+    // The lowest estimate's own configuration, simulated first (or from the
+    // cache): where the model underestimates it, the others' estimates are
+    // compared with what it measured, so a configuration the model ranks
+    // behind it by less than the model's error is still simulated.
+    if (std::optional<double> measured = measureLowest(lowest))
+      lowest = std::max(lowest, *measured);
     double limit = lowest * (1 + kEstimateMargin);
     auto far = [&](size_t i) { return results[i].model->predictedUs > limit; };
     for (size_t i : order)
@@ -175,6 +182,19 @@ private:
     llvm::erase_if(order, far);
   }
 
+  /// The simulated latency of a configuration whose estimate is `lowest`:
+  /// from the cache, or simulated now as the first of `order`.
+  std::optional<double> measureLowest(double lowest) {
+    for (const ConfigResult &r : results)
+      if (r.model && r.sim && r.model->predictedUs == lowest)
+        return r.sim->latencyUs;
+    if (order.empty() || results[order.front()].model->predictedUs != lowest)
+      return std::nullopt;
+    simulateInOrder(1);
+    const ConfigResult &first = results[order.front()];
+    return first.sim ? std::optional<double>(first.sim->latencyUs) : std::nullopt;
+  }
+
   /// How far above the lowest estimate a configuration is still simulated: a
   /// policy -- the estimate ranks configurations well but is not exact. It
   /// covers the estimate's measured error (at most 7% from the simulator on
@@ -184,12 +204,13 @@ private:
   static constexpr double kEstimateMargin = 0.08;
 
   /// One worker of step 2: takes the next configuration in estimate order.
-  void simulateInOrder() {
+  void simulateInOrder(size_t upTo = SIZE_MAX) {
     std::unique_lock<std::mutex> lock(mu);
-    while (next < order.size()) {
+    while (next < std::min(order.size(), upTo)) {
       size_t i = order[next++];
       ConfigResult &r = results[i];
-      --state.toSimulate;
+      if (state.toSimulate > 0)
+        --state.toSimulate;
       if (stop) {
         state.interrupted = true;
         decide(i, ConfigStatus::Interrupted);

@@ -160,6 +160,7 @@ public:
     loops.push_back(&loop);
     for (const auto &op : loop.body.ops) {
       double tensorBefore = cost.tensorBusyNs, sharedBefore = sharedEstimateNs;
+      KernelCost enginesBefore = cost;
       std::vector<double> groupsBefore = estimateGroupNs;
       walkOne(*op);
       double busiestGroup = 0;
@@ -167,9 +168,18 @@ public:
         busiestGroup = std::max(busiestGroup,
                                 estimateGroupNs[g] - (g < groupsBefore.size() ? groupsBefore[g] : 0.0));
       double dmaNs = std::max(busiestGroup / double(queueSpan()), sharedEstimateNs - sharedBefore);
-      cost.phasedNs += std::max(cost.tensorBusyNs - tensorBefore, dmaNs);
+      cost.phasedNs += std::max({cost.tensorBusyNs - tensorBefore, dmaNs, engineBoundNs(cost) - engineBoundNs(enginesBefore)});
     }
     loops.pop_back();
+  }
+
+  /// The vector and scalar engines' share of a phase: the busier of the two,
+  /// or their PSUM accesses together where they share PSUM's port.
+  double engineBoundNs(const KernelCost &c) const {
+    double bound = std::max(c.vectorBusyNs, c.scalarBusyNs);
+    if (target.psum_port_shared_vector_scalar)
+      bound = std::max(bound, c.vectorPsumNs + c.scalarPsumNs);
+    return bound;
   }
 
   /// The busiest queue group's estimated time (transferEstimateNs) spread
@@ -204,6 +214,17 @@ public:
       countMatmul(*mm);
     } else if (const auto *tr = llvm::dyn_cast<TransposeOp>(&op)) {
       countTranspose(*tr);
+    } else if (const auto *act = llvm::dyn_cast<ActivationOp>(&op)) {
+      countEngineOp(Engine::Scalar, act->dst, {&act->src}, 1.0);
+    } else if (const auto *copy = llvm::dyn_cast<CopyOp>(&op)) {
+      countEngineOp(Engine::Vector, copy->dst, {&copy->src}, 1.0);
+    } else if (const auto *ts = llvm::dyn_cast<TensorScalarOp>(&op)) {
+      countEngineOp(Engine::Vector, ts->dst, {&ts->src}, 1.0);
+    } else if (const auto *tt = llvm::dyn_cast<TensorTensorOp>(&op)) {
+      countEngineOp(Engine::Vector, tt->dst, {&tt->lhs, &tt->rhs}, tensorTensorFactor(*tt));
+    } else if (const auto *ms = llvm::dyn_cast<MemsetOp>(&op)) {
+      bool half = ms->value == 0.0 && ms->dst.base->type.dtype == DType::BF16;
+      countEngineOp(Engine::Vector, ms->dst, {}, half ? 0.5 : 1.0);
     }
   }
 
@@ -292,6 +313,35 @@ private:
     cost.tensorBusyNs += 1e-3 * double(ExecutionSum(loops, extents, kernel.numValues()).sum([&](llvm::ArrayRef<int64_t> env) {
       return int64_t(1e3 * model.matmulNs(extents[0]->eval(env), extents[1]->eval(env), extents[2]->eval(env), fp32, false));
     }));
+  }
+
+  /// The simulator's cost factor of a tensor_tensor op (TRN1.md §4.2):
+  /// 1 with one operand in PSUM or bf16 add/sub/mul in SBUF, else 2.
+  static double tensorTensorFactor(const TensorTensorOp &tt) {
+    auto psum = [](const Access &a) { return a.base->type.space == MemSpace::PSUM; };
+    bool onePsum = psum(tt.lhs) != psum(tt.rhs);
+    auto bf16 = [](const Access &a) { return a.base->type.dtype == DType::BF16; };
+    bool fastBf16 = !psum(tt.lhs) && !psum(tt.rhs) && bf16(tt.lhs) && bf16(tt.rhs) && bf16(tt.dst) &&
+                    (tt.alu == AluOp::Add || tt.alu == AluOp::Mul || tt.alu == AluOp::Sub);
+    return onePsum || fastBf16 ? 1.0 : 2.0;
+  }
+
+  /// A vector- or scalar-engine instruction: its cost per execution by the
+  /// free size of its destination tile (the elements per partition).
+  void countEngineOp(Engine engine, const Access &dst, std::initializer_list<const Access *> srcs, double factor) {
+    auto extents = rangeExtents(dst);
+    if (extents.empty())
+      return;
+    llvm::SmallVector<const IndexExpr *, 2> free(extents.begin() + 1, extents.end());
+    double ns = 1e-3 * double(ExecutionSum(loops, free, kernel.numValues()).sum([&](llvm::ArrayRef<int64_t> env) {
+      return int64_t(1e3 * model.engineNs(engine, free.empty() ? 1 : elements(free, env), factor, false));
+    }));
+    bool psum = dst.base->type.space == MemSpace::PSUM;
+    for (const Access *a : srcs)
+      psum = psum || a->base->type.space == MemSpace::PSUM;
+    (engine == Engine::Scalar ? cost.scalarBusyNs : cost.vectorBusyNs) += ns;
+    if (psum)
+      (engine == Engine::Scalar ? cost.scalarPsumNs : cost.vectorPsumNs) += ns;
   }
 
   void countTranspose(const TransposeOp &tr) {

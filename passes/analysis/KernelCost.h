@@ -43,6 +43,13 @@ struct KernelCost {
   /// Tensor-engine busy time: every matmul and transpose at its issue
   /// interval (runtime::CostModel), stationary loads assumed free.
   double tensorBusyNs = 0;
+  /// Vector- and scalar-engine busy time: every copy, memset, activation and
+  /// elementwise op at its cost (runtime::CostModel::engineNs, the
+  /// back-to-back dependence overhead left out), and the part of each that
+  /// reads or writes PSUM (on targets where the two engines share PSUM's
+  /// port those parts add up).
+  double vectorBusyNs = 0, scalarBusyNs = 0;
+  double vectorPsumNs = 0, scalarPsumNs = 0;
   /// The busiest DMA queue at the least: the transfers (fixed cost + bytes
   /// at the best rate one transfer can reach) of the statements sharing a
   /// queue group, spread evenly over the group's queues.
@@ -61,7 +68,7 @@ struct KernelCost {
   /// Σ over the phases of the top-level loops (the ops of a loop's body: a
   /// strip's fill, the producer's nest, the consumer's nest) of each phase's
   /// own estimate over all iterations, max(tensor busy, DMA at the
-  /// transfers' rates): the latency when the phases of one iteration run
+  /// transfers' rates, vector and scalar busy): the latency when the phases of one iteration run
   /// one after another (each waits for the strip the one before writes).
   /// An estimate, not a bound, and part of predictedUs.
   double phasedNs = 0;
