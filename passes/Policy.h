@@ -65,6 +65,13 @@ constexpr double kWideLoadShare = 0.9;
 /// DMA form keeps the tensor engine free and transpose_flops 0.
 constexpr double kMinIoTransposeGain = 0.02;
 
+/// The block planner takes a shallower K block than a deeper one that also
+/// fits only when its predicted latency is at least this much lower: each K
+/// block adds one partial sum (one more bf16 rounding of a cached strip,
+/// strip-accumulate) and one more fill, and differences below this are
+/// within the cost model's own resolution.
+constexpr double kShallowerKBlockGain = 0.01;
+
 /// The largest block `tessel tune`'s default space tries for a parameter:
 /// the paper's sweeps stop there (Table 3), and past it a strip no longer
 /// fits SBUF on trn1; --space may name larger values.

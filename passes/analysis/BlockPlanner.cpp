@@ -116,25 +116,25 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     }
     return nullptr;
   };
-  // Failing that, K-blocked (a chain's first contraction): the deepest K
-  // block that fits (fewest partial sums) with its strip double-buffered, at
-  // the widest column block that fits with it.
+  // Failing that, K-blocked (a chain's first contraction): the K block that
+  // fits with the lowest predicted latency, at the widest column block that
+  // fits with it; a shallower block must be policy::kShallowerKBlockGain
+  // faster than a deeper one (fewer partial sums, fewer roundings). A block whose
+  // strip `schedule` could not double-buffer waits for its fill on every K
+  // block, which the estimate counts (KernelCost::serialFillNs).
   std::vector<int64_t> kBlocks = powerOfTwoTiles(shape.contraction / 2, INT64_MAX, tile);
-  // A K block whose strip `schedule` could not double-buffer (its next
-  // block would load only after this one is used) is taken only when no
-  // shallower one is.
   auto kBlockedFit = [&](BlockConfig b) -> const Candidate * {
     if (shape.contraction <= tile || b.has(K))
       return nullptr;
-    const Candidate *serial = nullptr;
+    const Candidate *best = nullptr;
     for (int64_t k : llvm::reverse(kBlocks)) {
       b.set(K, k);
       const Candidate *f = fitting(b);
-      if (f && f->built.cost.serialFills == 0)
-        return f;
-      serial = serial ? serial : f;
+      if (f && (!best || f->built.cost.predictedUs(t) <
+                             best->built.cost.predictedUs(t) * (1 - policy::kShallowerKBlockGain)))
+        best = f;
     }
-    return serial;
+    return best;
   };
 
   // Failing both, an MLP's two-kernel form: the gated strip goes through
