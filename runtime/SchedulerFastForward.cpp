@@ -63,7 +63,7 @@ void TimingScheduler::mark(Mark &m, llvm::ArrayRef<uint32_t> body, llvm::ArrayRe
       return;
     }
     for (; it != iv.end(); ++it)
-      m.tails.emplace_back(it->first - m.cut, it->second - m.cut);
+      m.tails.emplace_back(std::max(it->first, m.cut) - m.cut, it->second - m.cut);
     m.tailSizes.push_back(uint32_t(m.tails.size()));
   };
   addTail(shared.intervals());
