@@ -108,7 +108,6 @@ public:
   void setLogging(bool on);
   /// The log before position `pos` is no longer needed.
   void trimLog(uint64_t pos);
-  uint64_t logEnd() const { return logBase + log.size(); }
 
   /// The report's timing, traffic and occupancy figures and hotspots.
   /// The report of what ran, its latency including `launchOverheadNs`
