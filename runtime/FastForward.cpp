@@ -187,7 +187,7 @@ int64_t LoopWatch::boundary(int64_t it, const std::vector<int64_t> &vars, std::v
     return 0;
   }
   Boundary now;
-  if (int64_t(history.size()) == 2 * maxPeriod + 1) {
+  while (int64_t(history.size()) >= 2 * maxPeriod + 1) {
     now = std::move(history.front()); // its storage is reused
     history.pop_front();
     ++first;
@@ -198,6 +198,18 @@ int64_t LoopWatch::boundary(int64_t it, const std::vector<int64_t> &vars, std::v
   for (uint32_t b : info.buffers)
     now.allocs.push_back(allocCount[b]);
   history.push_back(std::move(now));
+  if (ownsLog && history.size() >= 2) {
+    // The log holds 2 * maxPeriod iterations' records: past the budget, the
+    // longer periods are not tried, and a loop whose shortest period does
+    // not fit is left alone.
+    uint64_t perIteration = history.back().timing.logPos - history[history.size() - 2].timing.logPos;
+    while (maxPeriod > info.period && uint64_t(2 * maxPeriod) * perIteration > LogBudget)
+      maxPeriod -= info.period;
+    if (uint64_t(2 * maxPeriod) * perIteration > LogBudget) {
+      finish();
+      return 0;
+    }
+  }
   if (ownsLog)
     sched.trimLog(history.front().timing.logPos);
   auto at = [&](int64_t i) -> const Boundary & { return history[size_t(i - first)]; };

@@ -90,6 +90,11 @@ public:
   /// A loop not steady after this many iterations is left alone: watching
   /// costs a mark per iteration, and keeping the hazard-record log.
   static constexpr int64_t GiveUpAfter = 4 * MaxPeriod + 8;
+  /// The most hazard records the log keeps for a watch (1.75 MiB): a loop
+  /// whose iterations make so many records that two periods exceed it is
+  /// an outer loop that rarely settles, and keeping its log cost more than
+  /// simulating (page faults and cache misses on every record).
+  static constexpr uint64_t LogBudget = uint64_t(1) << 15;
 
 private:
   struct Boundary {
@@ -106,7 +111,8 @@ private:
   bool ownsLog, done = false, didSkip = false;
   std::deque<Boundary> history; ///< boundaries first() .. it
   int64_t first = 0;
-  /// The longest period tried: the largest multiple of info.period up to MaxPeriod.
+  /// The longest period tried: the largest multiple of info.period up to
+  /// MaxPeriod whose two periods of records fit LogBudget.
   int64_t maxPeriod;
 
   /// No iteration will be skipped any more: the log is no longer needed.
