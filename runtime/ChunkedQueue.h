@@ -14,21 +14,26 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 namespace tessel::runtime {
 
 template <class T, size_t ChunkSize = 1024> class ChunkedQueue {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
+                "chunks are raw storage: elements are copied in and never destroyed");
+
 public:
   size_t size() const { return end - begin; }
   const T &operator[](size_t i) const {
     size_t at = begin + i;
-    return chunks[at / ChunkSize][at % ChunkSize];
+    return chunks[at / ChunkSize][at % ChunkSize].value;
   }
   void push_back(const T &x) {
     if (end == chunks.size() * ChunkSize)
       chunks.push_back(newChunk());
-    chunks[end / ChunkSize][end % ChunkSize] = x;
+    new (&chunks[end / ChunkSize][end % ChunkSize].value) T(x);
     ++end;
   }
   /// Drops the first `n` elements.
@@ -44,14 +49,20 @@ public:
   void clear() { popFront(size()); }
 
 private:
-  std::deque<std::unique_ptr<T[]>> chunks;
-  std::vector<std::unique_ptr<T[]>> spare;
+  /// Storage for one element, left uninitialised (a chunk is not cleared
+  /// when it is made: a new element is constructed in place).
+  union Slot {
+    T value;
+    Slot() {}
+  };
+  std::deque<std::unique_ptr<Slot[]>> chunks;
+  std::vector<std::unique_ptr<Slot[]>> spare;
   size_t begin = 0, end = 0; ///< positions in chunks
 
-  std::unique_ptr<T[]> newChunk() {
+  std::unique_ptr<Slot[]> newChunk() {
     if (spare.empty())
-      return std::make_unique<T[]>(ChunkSize);
-    std::unique_ptr<T[]> c = std::move(spare.back());
+      return std::unique_ptr<Slot[]>(new Slot[ChunkSize]);
+    std::unique_ptr<Slot[]> c = std::move(spare.back());
     spare.pop_back();
     return c;
   }

@@ -2,6 +2,8 @@
 #include "runtime/FastForward.h"
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 
 namespace tessel::runtime {
 
@@ -15,6 +17,9 @@ struct Collector {
   const Program &P;
   LoopShapes::Info &info;
   uint32_t var;
+  /// Per buffer allocated in the body, and per DMA instruction of it: how
+  /// many times one iteration allocates or runs it.
+  std::map<uint32_t, uint64_t> allocs, dmaRuns;
 
   void extent(const Extent &x) {
     if (mentions(x.size, var)) {
@@ -30,8 +35,9 @@ struct Collector {
       if (!d.isIndex)
         extent(d.extent);
   }
-  /// Returns the dynamic instruction count of one pass over `body`.
-  uint64_t walk(const std::vector<Stmt> &body) {
+  /// Returns the dynamic instruction count of one pass over `body`, which
+  /// one iteration of the loop passes over `times` times.
+  uint64_t walk(const std::vector<Stmt> &body, uint64_t times) {
     uint64_t n = 0;
     for (const Stmt &s : body) {
       switch (s.kind) {
@@ -41,21 +47,37 @@ struct Collector {
         access(in.dst);
         for (const Access &a : in.srcs)
           access(a);
+        if (in.op == Opcode::Dma)
+          dmaRuns[s.id] += times;
         ++n;
         break;
       }
       case Stmt::Kind::Alloc:
         info.buffers.push_back(s.id);
+        allocs[s.id] += times;
         break;
       case Stmt::Kind::For: {
         const Loop &l = P.loops[s.id];
         info.innerLoops.push_back(s.id);
-        n += uint64_t(l.tripCount()) * walk(l.body);
+        n += uint64_t(l.tripCount()) * walk(l.body, times * uint64_t(l.tripCount()));
         break;
       }
       }
     }
     return n;
+  }
+  /// The least p such that p iterations bring every rotation back: p * runs
+  /// is a multiple of the rotation's length for each.
+  int64_t period() const {
+    int64_t p = 1;
+    auto rotate = [&](uint64_t runs, uint64_t length) {
+      p = std::lcm(p, int64_t(length / std::gcd(runs % length, length)));
+    };
+    for (const auto &[buffer, runs] : allocs)
+      rotate(runs, uint64_t(P.buffers[buffer].bufs));
+    for (const auto &[instr, runs] : dmaRuns)
+      rotate(runs, P.instrs[instr].queueSpan);
+    return p;
   }
 };
 
@@ -65,8 +87,10 @@ LoopShapes::LoopShapes(const Program &P) : info(P.loops.size()) {
   for (uint32_t l = 0; l < P.loops.size(); ++l) {
     Info &i = info[l];
     i.skippable = true;
-    Collector c{P, i, P.loops[l].var};
-    i.instrsPerIteration = c.walk(P.loops[l].body);
+    Collector c{P, i, P.loops[l].var, {}, {}};
+    i.instrsPerIteration = c.walk(P.loops[l].body, 1);
+    i.period = c.period();
+    i.skippable = i.skippable && i.period <= LoopWatch::MaxPeriod;
     llvm::sort(i.body);
     i.body.erase(std::unique(i.body.begin(), i.body.end()), i.body.end());
     llvm::sort(i.buffers);
@@ -90,14 +114,25 @@ LoopShapes::LoopShapes(const Program &P) : info(P.loops.size()) {
 }
 
 LoopWatch::LoopWatch(const Program &P, const LoopShapes::Info &info, const Loop &loop, TimingScheduler &sched,
-                     bool outermost)
-    : P(P), info(info), loop(loop), sched(sched), outermost(outermost) {
-  if (outermost)
+                     const LoopWatch *enclosing)
+    : P(P), info(info), loop(loop), sched(sched), enclosing(enclosing), ownsLog(true),
+      maxPeriod(MaxPeriod / info.period * info.period) {
+  // An enclosing watch's done state changes only at its own boundaries,
+  // while this one does not exist: ownership is settled here.
+  for (const LoopWatch *w = enclosing; w; w = w->enclosing)
+    ownsLog = ownsLog && w->done;
+  if (ownsLog)
     sched.setLogging(true);
 }
 
-LoopWatch::~LoopWatch() {
-  if (outermost)
+LoopWatch::~LoopWatch() { finish(); }
+
+void LoopWatch::finish() {
+  if (done)
+    return;
+  done = true;
+  history.clear();
+  if (ownsLog)
     sched.setLogging(false);
 }
 
@@ -144,19 +179,15 @@ bool LoopWatch::sameShapes(int64_t from, int64_t to, const std::vector<int64_t> 
 
 int64_t LoopWatch::boundary(int64_t it, const std::vector<int64_t> &vars, std::vector<int64_t> &allocCount,
                             uint64_t &instrsDone) {
-  if (done) {
-    if (outermost)
-      sched.trimLog(sched.logEnd());
+  if (done)
     return 0;
-  }
   const int64_t trip = loop.tripCount();
   if (it > GiveUpAfter) {
-    done = true;
-    history.clear();
+    finish();
     return 0;
   }
   Boundary now;
-  if (int64_t(history.size()) == 2 * MaxPeriod + 1) {
+  while (int64_t(history.size()) >= 2 * maxPeriod + 1) {
     now = std::move(history.front()); // its storage is reused
     history.pop_front();
     ++first;
@@ -167,17 +198,29 @@ int64_t LoopWatch::boundary(int64_t it, const std::vector<int64_t> &vars, std::v
   for (uint32_t b : info.buffers)
     now.allocs.push_back(allocCount[b]);
   history.push_back(std::move(now));
-  if (outermost)
+  if (ownsLog && history.size() >= 2) {
+    // The log holds 2 * maxPeriod iterations' records: past the budget, the
+    // longer periods are not tried, and a loop whose shortest period does
+    // not fit is left alone.
+    uint64_t perIteration = history.back().timing.logPos - history[history.size() - 2].timing.logPos;
+    while (maxPeriod > info.period && uint64_t(2 * maxPeriod) * perIteration > LogBudget)
+      maxPeriod -= info.period;
+    if (uint64_t(2 * maxPeriod) * perIteration > LogBudget) {
+      finish();
+      return 0;
+    }
+  }
+  if (ownsLog)
     sched.trimLog(history.front().timing.logPos);
   auto at = [&](int64_t i) -> const Boundary & { return history[size_t(i - first)]; };
-  for (int64_t p = 1; p <= MaxPeriod; ++p) {
+  for (int64_t p = info.period; p <= maxPeriod; p += info.period) {
     // Iteration 0 is a warm-up; the period [it - p, it) is repeated k times.
     if (it - 2 * p < 1)
       break;
     int64_t k = (trip - it - (p + 1)) / p;
     if (k < 1) {
-      if (p == 1)
-        done = true; // fewer iterations remain than any skip would leave
+      if (p == info.period)
+        finish(); // fewer iterations remain than any skip would leave
       break;
     }
     const Boundary &a = at(it - 2 * p), &b = at(it - p), &c = at(it);
@@ -189,8 +232,8 @@ int64_t LoopWatch::boundary(int64_t it, const std::vector<int64_t> &vars, std::v
     for (size_t i = 0; i < info.buffers.size(); ++i)
       allocCount[info.buffers[i]] += k * (c.allocs[i] - b.allocs[i]);
     instrsDone += uint64_t(k) * (c.instrsDone - b.instrsDone);
-    done = true;
-    history.clear();
+    didSkip = true;
+    finish();
     return k * p;
   }
   return 0;

@@ -62,11 +62,13 @@ size_t RegionTracker::Group::lowerBound(const Key &k) {
 
 uint32_t RegionTracker::groupFor(const Rect &r) {
   int64_t rows = r.r1 - r.r0, cols = r.c1 - r.c0;
+  if (lastGroup < groups.size() && groups[lastGroup].rows == rows && groups[lastGroup].cols == cols)
+    return lastGroup;
   for (uint32_t i = 0; i < groups.size(); ++i)
     if (groups[i].rows == rows && groups[i].cols == cols)
-      return i;
+      return lastGroup = i;
   groups.push_back(Group{rows, cols, {}});
-  return uint32_t(groups.size() - 1);
+  return lastGroup = uint32_t(groups.size() - 1);
 }
 
 RegionTracker::Rec &RegionTracker::insert(Group &g, std::vector<std::pair<Key, Rec>>::iterator pos,

@@ -84,6 +84,7 @@ private:
     size_t lowerBound(const Key &k);
   };
   std::vector<Group> groups;
+  uint32_t lastGroup = 0; ///< the group groupFor() found last: most objects are accessed in one shape
   /// Bounds on every record's wEnd and rEnd: most queries of an object
   /// (and of the objects aliasing it) are answered by them alone.
   double maxW = 0, maxR = 0;

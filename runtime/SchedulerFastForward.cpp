@@ -63,7 +63,7 @@ void TimingScheduler::mark(Mark &m, llvm::ArrayRef<uint32_t> body, llvm::ArrayRe
       return;
     }
     for (; it != iv.end(); ++it)
-      m.tails.emplace_back(it->first - m.cut, it->second - m.cut);
+      m.tails.emplace_back(std::max(it->first, m.cut) - m.cut, it->second - m.cut);
     m.tailSizes.push_back(uint32_t(m.tails.size()));
   };
   addTail(shared.intervals());
@@ -229,22 +229,41 @@ void TimingScheduler::skipPeriods(const Mark &a, const Mark &b, const Mark &c, l
   for (size_t obj = P.tensors.size(); obj < trackers.size(); ++obj)
     if (!moving[obj])
       trackers[obj].shiftFrom(cut, d);
-  for (uint64_t m = 1; m <= k; ++m)
-    for (uint64_t i = 0; i < n; ++i) {
-      const TrackOp y = log[from + i], x = log[prev + i]; // copies: the log grows
-      int64_t dr = y.rect.r0 - x.rect.r0, dc = y.rect.c0 - x.rect.c0;
-      // A region accessed every period keeps only its last access.
-      if (!moving[y.obj] || (dr == 0 && dc == 0 && m < k))
-        continue;
-      Rect r = {y.rect.r0 + int64_t(m) * dr, y.rect.r1 + int64_t(m) * dr, y.rect.c0 + int64_t(m) * dc,
-                y.rect.c1 + int64_t(m) * dc};
-      double t = y.time + double(m) * delta;
-      double start = y.start + double(m) * delta;
-      if (y.write)
-        recordWrite(y.obj, r, t, y.unit, start);
-      else
-        recordRead(y.obj, r, t, y.unit, start);
-    }
+  // The records to make again, copied out of the log (which grows as they
+  // are made), with their step per period. A region accessed every period
+  // (no step) keeps only its last access: each of the k periods makes the
+  // records that move, the last one every record, in the log's order.
+  struct Again {
+    TrackOp y;
+    int64_t dr, dc;
+  };
+  std::vector<Again> again;
+  std::vector<uint32_t> moves; ///< indices into again of those with a step
+  for (uint64_t i = 0; i < n; ++i) {
+    const TrackOp &y = log[from + i], &x = log[prev + i];
+    if (!moving[y.obj])
+      continue;
+    int64_t dr = y.rect.r0 - x.rect.r0, dc = y.rect.c0 - x.rect.c0;
+    if (dr != 0 || dc != 0)
+      moves.push_back(uint32_t(again.size()));
+    again.push_back({y, dr, dc});
+  }
+  auto make = [&](const Again &a, uint64_t m) {
+    const TrackOp &y = a.y;
+    Rect r = {y.rect.r0 + int64_t(m) * a.dr, y.rect.r1 + int64_t(m) * a.dr, y.rect.c0 + int64_t(m) * a.dc,
+              y.rect.c1 + int64_t(m) * a.dc};
+    double t = y.time + double(m) * delta;
+    double start = y.start + double(m) * delta;
+    if (y.write)
+      recordWrite(y.obj, r, t, y.unit, start);
+    else
+      recordRead(y.obj, r, t, y.unit, start);
+  };
+  for (uint64_t m = 1; m < k; ++m)
+    for (uint32_t i : moves)
+      make(again[i], m);
+  for (const Again &a : again)
+    make(a, k);
 }
 
 } // namespace tessel::runtime

@@ -85,7 +85,8 @@ private:
   std::optional<NumericExecutor> num; ///< functional runs only
   std::optional<TimingScheduler> sched;
   std::optional<LoopShapes> loopShapes; ///< when loops are fast-forwarded
-  unsigned watching = 0;                ///< loops being watched for a steady state
+  std::optional<WatchBackoff> backoff;
+  const LoopWatch *innermostWatch = nullptr; ///< of the loops being watched for a steady state
   uint64_t skippedInstrs = 0;
   std::vector<std::string> warnings; ///< for the report
   std::optional<AccessPlans> plans;
@@ -379,9 +380,12 @@ bool Machine::execBody(const std::vector<Stmt> &body) {
       const Loop &l = P.loops[s.id];
       activeVars.push_back(l.var);
       std::optional<LoopWatch> watch;
-      if (loopShapes && (*loopShapes)[s.id].skippable && LoopWatch::worthWatching(l, (*loopShapes)[s.id]))
-        watch.emplace(P, (*loopShapes)[s.id], l, *sched, watching == 0);
-      watching += watch.has_value();
+      const LoopWatch *enclosingWatch = innermostWatch;
+      if (loopShapes && (*loopShapes)[s.id].skippable && LoopWatch::worthWatching(l, (*loopShapes)[s.id]) &&
+          backoff->shouldWatch(s.id)) {
+        watch.emplace(P, (*loopShapes)[s.id], l, *sched, enclosingWatch);
+        innermostWatch = &*watch;
+      }
       const int64_t trip = l.tripCount();
       for (int64_t it = 0; it < trip; ++it) {
         if (watch) {
@@ -390,12 +394,13 @@ bool Machine::execBody(const std::vector<Stmt> &body) {
           skippedInstrs += doneInstrs - before;
         }
         vars[l.var] = l.lo + it * l.step;
-        if (!execBody(l.body)) {
-          watching -= watch.has_value();
-          return false;
-        }
+        if (!execBody(l.body))
+          return false; // the run stops
       }
-      watching -= watch.has_value();
+      if (watch) {
+        backoff->watched(s.id, watch->skipped());
+        innermostWatch = enclosingWatch;
+      }
       activeVars.pop_back();
       break;
     }
@@ -583,8 +588,10 @@ Expected<SimResult> Machine::run() {
     num.emplace(P, O.threads);
   // Fast-forward skips instructions: only when nothing needs every one of
   // them (numbers, a trace, the timeline).
-  if (O.fastForward && !functional && O.tracePath.empty() && !O.recordTimeline)
+  if (O.fastForward && !functional && O.tracePath.empty() && !O.recordTimeline) {
     loopShapes.emplace(P);
+    backoff.emplace(P.loops.size());
+  }
   bool ok = loadInputs() && execBody(P.body);
   if (O.progress)
     O.progress(totalInstrs, totalInstrs); // the end: a progress line is cleared

@@ -8,6 +8,21 @@
 namespace tessel::runtime {
 
 void IntervalUnion::add(double start, double end) {
+  // Mostly an interval starts in or after the last component (a unit's
+  // transfers in time order): the general case below, without its searches.
+  if (open.empty() || start > open.back().second) {
+    if (open.empty() || start > open.back().first) {
+      openLength += std::max(0.0, end - start);
+      open.emplace_back(start, end);
+      return;
+    }
+  } else if (start >= open.back().first && end >= start) {
+    std::pair<double, double> &last = open.back();
+    openLength -= std::max(0.0, last.second - last.first);
+    last.second = std::max(last.second, end);
+    openLength += std::max(0.0, last.second - last.first);
+    return;
+  }
   // Components touching [start, end]: from the last one starting at or before
   // start to the last one starting at or before end.
   Iter it = firstAfter(start);

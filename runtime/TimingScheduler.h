@@ -77,8 +77,12 @@ public:
     double tensorWarmNs = 0;
     uint64_t logPos = 0;
     /// The shared resources' uses ending after `cut` (the least free time
-    /// of the loop's units), relative to it: the bandwidth calendar, then
-    /// each compute unit's port uses. Empty with `tailsTooLong`.
+    /// of the loop's units), relative to it and clipped at it: the
+    /// bandwidth calendar, then each compute unit's port uses. Empty with
+    /// `tailsTooLong`. A use that began before `cut` counts from `cut`: no
+    /// unit of the loop can start earlier, and skipping repeats only what
+    /// lies after `cut` (repeatPeriods), so a saturated calendar's one long
+    /// busy interval, begun periods ago, does not keep the loop unsettled.
     double cut = 0;
     std::vector<std::pair<double, double>> tails;
     std::vector<uint32_t> tailSizes;
@@ -104,7 +108,6 @@ public:
   void setLogging(bool on);
   /// The log before position `pos` is no longer needed.
   void trimLog(uint64_t pos);
-  uint64_t logEnd() const { return logBase + log.size(); }
 
   /// The report's timing, traffic and occupancy figures and hotspots.
   /// The report of what ran, its latency including `launchOverheadNs`
