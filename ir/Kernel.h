@@ -63,6 +63,8 @@ struct Index {
   IndexExpr start;
   std::optional<IndexExpr> extent;
   bool isRange() const { return extent.has_value(); }
+  /// A range of the constant extent `n`.
+  bool hasExtent(int64_t n) const { return extent && extent->isConst() && extent->constValue() == n; }
 };
 
 struct Access {

@@ -57,8 +57,6 @@ namespace {
 
 using namespace ir;
 
-bool isConst(const std::optional<IndexExpr> &e, int64_t v) { return e && e->isConst() && e->constValue() == v; }
-
 /// The tile extent's largest value: its constant, or the constant side of a
 /// `min(c, ...)` (a partial tile); 0 when neither.
 int64_t extentBound(const std::optional<IndexExpr> &e) {
@@ -94,32 +92,28 @@ class Rewriter {
 public:
   Rewriter(Kernel &kernel, int64_t groups) : kernel(kernel), groups(groups), P(kernel.geometry.partitions) {}
 
-  /// Rewrites every I/O transpose of `block` (recursively); the count.
-  int rewrite(Block &block) {
-    int n = 0;
+  /// Rewrites every I/O transpose of `block`, recursively.
+  void rewrite(Block &block) {
     for (size_t i = 0; i < block.ops.size(); ++i) {
       Op *op = block.ops[i].get();
       if (auto *loop = llvm::dyn_cast<ForOp>(op)) {
-        if (auto *dma = walksRow(*loop)) {
+        if (DmaOp *dma = walksRow(*loop))
           rewriteRow(*loop, *dma);
-          ++n;
-          continue;
-        }
-        n += rewrite(loop->body);
+        else
+          rewrite(loop->body);
         continue;
       }
       auto *dma = llvm::dyn_cast<DmaOp>(op);
       if (!dma || !isIoTranspose(*dma, P))
         continue;
-      std::vector<std::unique_ptr<Op>> ops = tileForm(*dma);
-      size_t count = ops.size();
+      Block tile;
+      appendTileForm(*dma, tile);
+      size_t count = tile.ops.size();
       block.ops.erase(block.ops.begin() + i);
-      block.ops.insert(block.ops.begin() + i, std::make_move_iterator(ops.begin()),
-                       std::make_move_iterator(ops.end()));
+      block.ops.insert(block.ops.begin() + i, std::make_move_iterator(tile.ops.begin()),
+                       std::make_move_iterator(tile.ops.end()));
       i += count - 1;
-      ++n;
     }
-    return n;
   }
 
 private:
@@ -136,7 +130,7 @@ private:
       return nullptr;
     const Index &col = dma->src.indices[1], &row = dma->src.indices[0], &part = dma->dst.indices[0];
     int64_t trips = ForOp::tripCount(loop.lo.constValue(), loop.hi.constValue(), loop.step);
-    if (trips % groups != 0 || !isConst(col.extent, P) || !isConst(part.extent, P) ||
+    if (trips % groups != 0 || !col.hasExtent(P) || !part.hasExtent(P) ||
         !col.start.advancesWith(loop.iv) || !part.start.advancesWith(loop.iv) || row.start.mentions(loop.iv) ||
         row.extent->mentions(loop.iv) || dma->dst.indices[1].start.mentions(loop.iv) ||
         dma->dst.indices[1].extent->mentions(loop.iv))
@@ -152,69 +146,58 @@ private:
     llvm::SMLoc loc = dma.loc;
     loop.step = P * groups;
     loop.body.ops.clear();
-    Value *rows = appendAlloc(kernel, loop.body, src.base->name + "_rows", MemSpace::SBUF, src.base->type.dtype,
-                              {{src.base->type.dims[0].label, P}, {src.base->type.dims[1].label, P * groups}}, 2, loc);
-    auto load = std::make_unique<DmaOp>();
-    load->loc = loc;
-    load->src = src;
-    load->src.indices[1].extent = IndexExpr(P * groups);
-    load->dst = makeAccess(rows, {{0, *src.indices[0].extent}, {0, P * groups}});
-    loop.body.ops.push_back(std::move(load));
+    Value *rows = appendLoad(src, P * groups, loc, loop.body);
     ForOp &inner = appendLoop(kernel, loop.body, loop.iv->name + "j", 0, P * groups, P, loc);
     IndexExpr j = IndexExpr::var(inner.iv);
     dst.indices[0].start = (dst.indices[0].start + j).simplified();
-    DmaOp shifted;
-    shifted.loc = loc;
-    shifted.dst = dst;
-    shifted.src = src;
-    Access tile = makeAccess(rows, {{0, *src.indices[0].extent}, {j, P}});
-    for (auto &op : transposeAndCopy(shifted, tile))
-      inner.body.ops.push_back(std::move(op));
+    appendTransposeAndCopy(src.base, makeAccess(rows, {{0, *src.indices[0].extent}, {j, P}}), dst, loc,
+                           inner.body);
   }
 
-  /// One tile: a plain load into a fresh SBUF tile, then transposeAndCopy.
-  std::vector<std::unique_ptr<Op>> tileForm(const DmaOp &dma) {
+  /// One tile: a plain load into a fresh SBUF tile, transposed and copied.
+  void appendTileForm(const DmaOp &dma, Block &out) {
     const Access &src = dma.src;
-    const TensorType &t = src.base->type;
-    Block scratch;
-    Value *tileBuf = appendAlloc(kernel, scratch, src.base->name + "_rows", MemSpace::SBUF, t.dtype,
-                                 {{t.dims[0].label, P}, {t.dims[1].label, P}}, 2, dma.loc);
-    auto load = std::make_unique<DmaOp>();
-    load->loc = dma.loc;
-    load->src = src;
-    load->dst = makeAccess(tileBuf, {{0, *src.indices[0].extent}, {0, *src.indices[1].extent}});
-    Access tile = load->dst;
-    scratch.ops.push_back(std::move(load));
-    std::vector<std::unique_ptr<Op>> ops;
-    for (auto &op : scratch.ops)
-      ops.push_back(std::move(op));
-    for (auto &op : transposeAndCopy(dma, tile))
-      ops.push_back(std::move(op));
-    return ops;
+    Value *rows = appendLoad(src, P, dma.loc, out);
+    Access tile = makeAccess(rows, {{0, *src.indices[0].extent}, {0, *src.indices[1].extent}});
+    appendTransposeAndCopy(src.base, tile, dma.dst, dma.loc, out);
   }
 
-  /// `tile` (rows on the partitions) transposed into PSUM on the tensor
-  /// engine and copied to the transposing DMA's destination.
-  std::vector<std::unique_ptr<Op>> transposeAndCopy(const DmaOp &dma, const Access &tile) {
-    const TensorType &t = dma.src.base->type;
+  /// A fresh SBUF tile [P, columns] (rows of the input on the partitions)
+  /// and a plain load of `src`, `columns` wide (the tile form keeps the
+  /// source's own extent), into it.
+  Value *appendLoad(const Access &src, int64_t columns, llvm::SMLoc loc, Block &out) {
+    const TensorType &t = src.base->type;
+    Value *rows = appendAlloc(kernel, out, src.base->name + "_rows", MemSpace::SBUF, t.dtype,
+                              {{t.dims[0].label, P}, {t.dims[1].label, columns}}, 2, loc);
+    auto load = std::make_unique<DmaOp>();
+    load->loc = loc;
+    load->src = src;
+    if (columns != P)
+      load->src.indices[1].extent = IndexExpr(columns);
+    IndexExpr width = columns != P ? IndexExpr(columns) : *src.indices[1].extent;
+    load->dst = makeAccess(rows, {{0, *src.indices[0].extent}, {0, width}});
+    out.ops.push_back(std::move(load));
+    return rows;
+  }
+
+  /// `tile` of `input` (rows on the partitions) transposed into PSUM on the
+  /// tensor engine and copied to `dst`.
+  void appendTransposeAndCopy(const Value *input, const Access &tile, const Access &dst, llvm::SMLoc loc,
+                              Block &out) {
+    const TensorType &t = input->type;
     const IndexExpr &rowsExt = *tile.indices[0].extent, &colsExt = *tile.indices[1].extent;
-    Block scratch;
-    Value *psum = appendAlloc(kernel, scratch, dma.src.base->name + "_Tpsum", MemSpace::PSUM, DType::F32,
-                              {{t.dims[1].label, P}, {t.dims[0].label, P}}, 2, dma.loc);
+    Value *psum = appendAlloc(kernel, out, input->name + "_Tpsum", MemSpace::PSUM, DType::F32,
+                              {{t.dims[1].label, P}, {t.dims[0].label, P}}, 2, loc);
     auto tr = std::make_unique<TransposeOp>();
-    tr->loc = dma.loc;
+    tr->loc = loc;
     tr->dst = makeAccess(psum, {{0, colsExt}, {0, rowsExt}});
     tr->src = tile;
     auto copy = std::make_unique<CopyOp>();
-    copy->loc = dma.loc;
-    copy->dst = dma.dst;
+    copy->loc = loc;
+    copy->dst = dst;
     copy->src = tr->dst;
-    scratch.ops.push_back(std::move(tr));
-    scratch.ops.push_back(std::move(copy));
-    std::vector<std::unique_ptr<Op>> ops;
-    for (auto &op : scratch.ops)
-      ops.push_back(std::move(op));
-    return ops;
+    out.ops.push_back(std::move(tr));
+    out.ops.push_back(std::move(copy));
   }
 
   Kernel &kernel;

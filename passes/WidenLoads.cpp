@@ -57,8 +57,6 @@ struct StreamedTile {
   DmaOp *load;
 };
 
-bool isConst(const std::optional<IndexExpr> &e, int64_t v) { return e && e->isConst() && e->constValue() == v; }
-
 /// The tiles `loop` streams: an SBUF alloc of one partition group at the top
 /// of its body, written only by one plain load from HBM (also at the top of
 /// the body) whose rows advance with the loop and whose columns do not.
@@ -83,8 +81,8 @@ llvm::SmallVector<StreamedTile, 4> streamedTiles(ForOp &loop, int64_t partitions
         llvm::none_of(loop.body.ops, [&](auto &o) { return o.get() == load; }))
       continue;
     const Index &row = load->src.indices[0], &dstRow = load->dst.indices[0];
-    if (!isConst(row.extent, partitions) || !dstRow.start.isConst() || dstRow.start.constValue() != 0 ||
-        !isConst(dstRow.extent, partitions) || !row.start.advancesWith(loop.iv))
+    if (!row.hasExtent(partitions) || !dstRow.start.isConst() || dstRow.start.constValue() != 0 ||
+        !dstRow.hasExtent(partitions) || !row.start.advancesWith(loop.iv))
       continue;
     bool columnsFixed = llvm::all_of(llvm::drop_begin(load->src.indices), [&](const Index &i) {
       return !i.start.mentions(loop.iv) && (!i.extent || !i.extent->mentions(loop.iv));
@@ -126,7 +124,7 @@ DmaOp *fillLoad(ForOp &loop, int64_t partitions) {
       load->dst.base->type.dims[0].size <= partitions)
     return nullptr;
   const Index &src = load->src.indices[0], &dst = load->dst.indices[0];
-  if (!isConst(src.extent, partitions) || !isConst(dst.extent, partitions) ||
+  if (!src.hasExtent(partitions) || !dst.hasExtent(partitions) ||
       !src.start.advancesWith(loop.iv) || !dst.start.advancesWith(loop.iv))
     return nullptr;
   auto fixed = [&](const Access &a) {

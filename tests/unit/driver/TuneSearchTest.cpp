@@ -10,18 +10,23 @@ using namespace tessel::driver;
 
 namespace {
 
-/// DeepSeek-V3's up_proj chain at 1024 rows: its roofline bound separates
-/// the row blocks enough for pruning to skip some.
-TuneJob chainJob() {
+/// Kernel `name` of `source`, tuned at -O2 on trn1 from m = n = 512.
+TuneJob o2Job(const char *name, const char *source) {
   TuneJob job;
-  job.path = "chain.tsl";
-  job.sourceText = "kernel up(X: bf16[1024, 7168], U: bf16[7168, 4096], V: bf16[4096, 18432])"
-                   " -> bf16[1024, 18432] {\n  return X @ U @ V\n}\n";
-  job.kernelName = "up";
+  job.path = std::string(name) + ".tsl";
+  job.sourceText = source;
+  job.kernelName = name;
   job.blockParams = {{"m", 512}, {"n", 512}};
   job.target = runtime::trn1Target();
   job.passes = *passes::buildPipeline("O2");
   return job;
+}
+
+/// DeepSeek-V3's up_proj chain at 1024 rows: its roofline bound separates
+/// the row blocks enough for pruning to skip some.
+TuneJob chainJob() {
+  return o2Job("up", "kernel up(X: bf16[1024, 7168], U: bf16[7168, 4096], V: bf16[4096, 18432])"
+                     " -> bf16[1024, 18432] {\n  return X @ U @ V\n}\n");
 }
 
 std::vector<BlockConfig> space() {
@@ -141,17 +146,10 @@ TEST(TuneSearch, StopMarksTheRestInterrupted) {
 /// estimates the one-kernel m = 512 strip at 1111.5 us and the m = 1024 one
 /// 8.5% behind it (1205.6 us), but they simulate 1286.1 and 1157.7 us.
 TuneJob underestimatedJob() {
-  TuneJob job;
-  job.path = "mlp.tsl";
-  job.sourceText = "kernel mlp(X: bf16[4096, 2048],\n"
-                   "  Ug: bf16[2048, 384], Vg: bf16[384, 6144], Uu: bf16[2048, 384], Vu: bf16[384, 6144],\n"
-                   "  Ud: bf16[6144, 384], Vd: bf16[384, 2048]) -> bf16[4096, 2048] {\n"
-                   "  h = silu(X @ Ug @ Vg) * (X @ Uu @ Vu)\n  return h @ Ud @ Vd\n}\n";
-  job.kernelName = "mlp";
-  job.blockParams = {{"m", 512}, {"n", 512}};
-  job.target = runtime::trn1Target();
-  job.passes = *passes::buildPipeline("O2");
-  return job;
+  return o2Job("mlp", "kernel mlp(X: bf16[4096, 2048],\n"
+                      "  Ug: bf16[2048, 384], Vg: bf16[384, 6144], Uu: bf16[2048, 384], Vu: bf16[384, 6144],\n"
+                      "  Ud: bf16[6144, 384], Vd: bf16[384, 2048]) -> bf16[4096, 2048] {\n"
+                      "  h = silu(X @ Ug @ Vg) * (X @ Uu @ Vu)\n  return h @ Ud @ Vd\n}\n");
 }
 
 // The estimate rule compares the others with what the front runner
