@@ -273,9 +273,11 @@ private:
   /// once per k and each of its partition-wide column slices is a stationary
   /// operand against the row strip A^T. TileGen's column tile is kept when
   /// it is a multiple of the partitions (one transfer then moves its whole
-  /// width per partition); a shorter last tile, when the columns are a
-  /// multiple of the partitions, is peeled into a loop of partition-wide
-  /// tiles, so every loop keeps constant bounds.
+  /// width per partition); when the columns are a multiple of the partitions,
+  /// a shorter last tile becomes a loop of its own with one tile of the
+  /// remaining width, so every loop keeps constant bounds and each transfer
+  /// still moves whole rows of its tile (narrower tiles would move shorter
+  /// runs per partition, which the DMA engines serve less efficiently).
   std::vector<std::unique_ptr<ForOp>> buildStreamed(const MatmulColumnLoop &m, Value *ct) {
     int64_t n = m.loadB->src.base->type.dims[1].size;
     int64_t step = m.column->step;
@@ -283,14 +285,15 @@ private:
     bool wholeTiles = origExtent && origExtent->isConst() && origExtent->constValue() % rowTile == 0 &&
                       step == origExtent->constValue();
     std::vector<std::unique_ptr<ForOp>> loops;
-    if (wholeTiles || step % rowTile != 0 || n % rowTile != 0 || n < step) {
+    if (wholeTiles || step % rowTile != 0 || n % rowTile != 0) {
       loops.push_back(buildStreamedRange(m, ct, 0, n, wholeTiles ? step : rowTile, wholeTiles, true));
       return loops;
     }
     int64_t full = n / step * step;
-    loops.push_back(buildStreamedRange(m, ct, 0, full, step, true, true));
+    if (full > 0)
+      loops.push_back(buildStreamedRange(m, ct, 0, full, step, true, true));
     if (full < n)
-      loops.push_back(buildStreamedRange(m, ct, full, n, rowTile, true, false));
+      loops.push_back(buildStreamedRange(m, ct, full, n, n - full, true, full == 0));
     return loops;
   }
 
