@@ -16,6 +16,8 @@ namespace tessel::passes {
 
 /// SBUF/PSUM addresses by liveness (passes/Allocate.cpp).
 std::unique_ptr<Pass> createAllocatePass();
+/// A tile only copied into a strip is written there directly (passes/ForwardCopies.cpp).
+std::unique_ptr<Pass> createForwardCopiesPass();
 std::unique_ptr<Pass> createFusePass();
 std::unique_ptr<Pass> createFuseEpiloguePass();
 std::unique_ptr<Pass> createFuseHandoffPass();

@@ -49,6 +49,7 @@ PassList buildO2() {
   pl.add("fuse-siblings");      // after the chains are fused: nests reading one strip share it
   pl.add("fuse-epilogue");      // elementwise ops where the merged nests store their operands
   pl.add("fuse-handoff");       // the MLP's gated strip feeds the down projection in SBUF
+  pl.add("forward-copies");     // after the fusions: ops write their strips without a tile
   pl.add("io-transpose");       // the input's transposes on the cheaper engine, before loads widen
   pl.add("widen-loads");        // after the nests are final: several tiles per transfer
   pl.add("schedule");           // prefetch depths: before allocate places the buffers
