@@ -78,6 +78,8 @@ public:
     recordWriteSlow(r, end, unit);
   }
   size_t size() const { return count + (box ? 1 : 0); }
+  /// A bound on every write and read end recorded (0 if none).
+  double latestEnd() const { return std::max(lateW.first, lateR.first); }
   /// Loop fast-forward: every write or read end at or after `cut` moves
   /// later by `d` (the records stay where they are).
   void shiftFrom(double cut, double d);

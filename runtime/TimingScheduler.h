@@ -127,7 +127,15 @@ private:
   std::vector<uint32_t> slotObj;
   std::vector<RegionTracker> trackers;
   std::vector<std::vector<uint32_t>> aliases;
-  std::vector<bool> trackTensor;
+  /// Of each object's aliases, those whose records may still delay an
+  /// access (any order: the queries take maxima): an object joins its
+  /// aliases' lists when it is recorded into, and leaves them at a sweep
+  /// once all its records end before every unit that may still run is free.
+  std::vector<std::vector<uint32_t>> liveAliases;
+  std::vector<uint8_t> liveObject; ///< per object: whether in its aliases' liveAliases
+  void revive(uint32_t obj);
+  void retireIdle(uint32_t id);
+  std::vector<uint8_t> trackTensor; ///< per tensor: whether it is ever written
 
   std::vector<double> unitFree, unitBusy;
   std::vector<uint64_t> unitCount;
