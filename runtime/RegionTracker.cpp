@@ -50,8 +50,9 @@ template <class Skip, class Fn> void RegionTracker::forOverlapping(const Rect &r
 size_t RegionTracker::Group::lowerBound(const Key &k) {
   const size_t n = recs.size();
   auto isBound = [&](size_t i) { return i <= n && (i == n || !(recs[i].first < k)) && (i == 0 || recs[i - 1].first < k); };
-  if (!isBound(hint) && !isBound(++hint))
-    hint = size_t(seek(recs.begin(), recs.end(), k) - recs.begin());
+  if (isBound(hint))
+    return hint;
+  moveHint(isBound(hint + 1) ? hint + 1 : size_t(seek(recs.begin(), recs.end(), k) - recs.begin()));
   return hint;
 }
 

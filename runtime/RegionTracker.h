@@ -102,6 +102,14 @@ private:
     /// Where the last record was found or made: tile sweeps access it or
     /// its successor next.
     size_t hint = 0;
+    /// The last move of the hint other than to the next record: a loop
+    /// that visits every few tiles, or comes back to its first one.
+    ptrdiff_t jump = 0;
+    void moveHint(size_t to) {
+      if (to != hint && to != hint + 1)
+        jump = ptrdiff_t(to) - ptrdiff_t(hint);
+      hint = to;
+    }
     /// The index of the first record whose key is not less than `k`.
     size_t lowerBound(const Key &k);
   };
@@ -149,8 +157,8 @@ private:
   bool scanWrittenBy(const Rect &r, int unit, double t) const;
   uint32_t groupFor(const Rect &r);
   /// The record at `r`'s key in the last group used, when that group holds
-  /// `r`'s shape and its hint (or the hint's successor, which it then
-  /// becomes) is at that key.
+  /// `r`'s shape and the record is at its hint, the next one, or one jump
+  /// away (the hint then moves there).
   Rec *atHint(const Rect &r) {
     if (lastGroup >= groups.size())
       return nullptr;
@@ -158,12 +166,14 @@ private:
     if (g.rows != r.r1 - r.r0 || g.cols != r.c1 - r.c0)
       return nullptr;
     const Key k{r.c0, r.r0};
-    for (size_t i = g.hint; i < g.hint + 2 && i < g.recs.size(); ++i)
-      if (g.recs[i].first == k) {
-        g.hint = i;
-        return &g.recs[i].second;
-      }
-    return nullptr;
+    auto at = [&](size_t i) { return i < g.recs.size() && g.recs[i].first == k; };
+    if (at(g.hint))
+      return &g.recs[g.hint].second;
+    size_t i = g.hint + 1;
+    if (!at(i) && !at(i = g.hint + size_t(g.jump)))
+      return nullptr;
+    g.moveHint(i);
+    return &g.recs[i].second;
   }
   /// The unit of a record that merges accesses of units `a` and `b`.
   static int mergeUnit(int a, int b) { return a == NoUnit ? b : b == NoUnit ? a : a == b ? a : MixedUnits; }
