@@ -20,6 +20,8 @@
 #ifndef TESSEL_RUNTIME_REGIONTRACKER_H
 #define TESSEL_RUNTIME_REGIONTRACKER_H
 
+#include "llvm/Support/Compiler.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -159,7 +161,7 @@ private:
   /// The record at `r`'s key in the last group used, when that group holds
   /// `r`'s shape and the record is at its hint, the next one, or one jump
   /// away (the hint then moves there).
-  Rec *atHint(const Rect &r) {
+  LLVM_ATTRIBUTE_ALWAYS_INLINE Rec *atHint(const Rect &r) {
     if (lastGroup >= groups.size())
       return nullptr;
     Group &g = groups[lastGroup];

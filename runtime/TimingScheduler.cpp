@@ -86,22 +86,6 @@ void TimingScheduler::retireIdle(uint32_t id) {
   }
 }
 
-void TimingScheduler::recordRead(uint32_t obj, const Rect &r, double t, int unit, double start) {
-  if (!liveObject[obj])
-    revive(obj);
-  trackers[obj].recordRead(r, t, unit);
-  if (logging)
-    log.push_back({obj, int16_t(unit), false, r, t, start});
-}
-
-void TimingScheduler::recordWrite(uint32_t obj, const Rect &r, double t, int unit, double start) {
-  if (!liveObject[obj])
-    revive(obj);
-  trackers[obj].recordWrite(r, t, unit);
-  if (logging)
-    log.push_back({obj, int16_t(unit), true, r, t, start});
-}
-
 void TimingScheduler::record(uint32_t id, int unit, float rows, float cols, double start, double dur) {
   if (!recording)
     return;
