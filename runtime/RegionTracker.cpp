@@ -34,11 +34,6 @@ template <class Vec, class Fn> void forKeysIn(Vec &m, int64_t cLo, int64_t cHi, 
   }
 }
 
-/// The unit of a record that merges accesses of units `a` and `b`.
-int mergeUnit(int a, int b) {
-  return a == RegionTracker::NoUnit ? b : b == RegionTracker::NoUnit ? a : a == b ? a : RegionTracker::MixedUnits;
-}
-
 } // namespace
 
 template <class Skip, class Fn> void RegionTracker::forOverlapping(const Rect &r, Skip skip, Fn fn) const {
@@ -55,8 +50,9 @@ template <class Skip, class Fn> void RegionTracker::forOverlapping(const Rect &r
 size_t RegionTracker::Group::lowerBound(const Key &k) {
   const size_t n = recs.size();
   auto isBound = [&](size_t i) { return i <= n && (i == n || !(recs[i].first < k)) && (i == 0 || recs[i - 1].first < k); };
-  if (!isBound(hint) && !isBound(++hint))
-    hint = size_t(seek(recs.begin(), recs.end(), k) - recs.begin());
+  if (isBound(hint))
+    return hint;
+  moveHint(isBound(hint + 1) ? hint + 1 : size_t(seek(recs.begin(), recs.end(), k) - recs.begin()));
   return hint;
 }
 
@@ -106,30 +102,27 @@ bool RegionTracker::scanWrittenBy(const Rect &r, int unit, double t) const {
   return found;
 }
 
-void RegionTracker::recordRead(const Rect &r, double end, int unit) {
+void RegionTracker::recordReadSlow(const Rect &r, double end, int unit) {
   // The first record of region r in creation order takes the read: the box,
   // being the oldest, comes first.
-  auto merge = [&](Rec &x) {
-    x.rUnit = mergeUnit(x.rUnit, unit);
-    x.rEnd = std::max(x.rEnd, end);
-  };
-  maxR = std::max(maxR, end);
-  if (box && boxRect == r)
-    return merge(boxRec);
+  if (box && boxRect == r) {
+    boxRec.rUnit = mergeUnit(boxRec.rUnit, unit);
+    boxRec.rEnd = std::max(boxRec.rEnd, end);
+    lateR.add(boxRec.rEnd, boxRec.rUnit);
+    return;
+  }
   Group &g = groups[groupFor(r)];
-  g.maxR = std::max(g.maxR, end);
   Key k{r.c0, r.r0};
   auto it = g.recs.begin() + long(g.lowerBound(k));
   if (it != g.recs.end() && it->first == k)
-    return merge(it->second);
+    return mergeRead(it->second, g, end, unit);
   Rec &n = insert(g, it, r);
-  n.rEnd = end;
-  n.rUnit = unit;
+  mergeRead(n, g, end, unit);
   if (size() > MaxRecords)
     compact();
 }
 
-void RegionTracker::recordWrite(const Rect &r, double end, int unit) {
+void RegionTracker::recordWriteSlow(const Rect &r, double end, int unit) {
   if (box && r.contains(boxRect))
     box = false;
   const uint32_t own = groupFor(r);
@@ -147,19 +140,11 @@ void RegionTracker::recordWrite(const Rect &r, double end, int unit) {
   Group &g = groups[own];
   const Key k{r.c0, r.r0};
   auto it = g.recs.begin() + long(g.lowerBound(k));
-  Rec *made;
   if (it != g.recs.end() && it->first == k) {
-    it->second = Rec();
-    it->second.seq = nextSeq++;
-    made = &it->second;
-  } else {
-    made = &insert(g, it, r);
+    remakeWritten(it->second, g, end, unit);
+    return;
   }
-  Rec &n = *made;
-  n.wEnd = end;
-  n.wUnit = unit;
-  g.maxW = std::max(g.maxW, end);
-  maxW = std::max(maxW, end);
+  remakeWritten(insert(g, it, r), g, end, unit);
   if (size() > MaxRecords)
     compact();
 }
@@ -201,6 +186,9 @@ void RegionTracker::compact() {
       return true;
     });
   count -= take;
+  // The box's units may now be mixed: its times bound every unit's queries.
+  lateW.add(boxRec.wEnd, boxRec.wUnit);
+  lateR.add(boxRec.rEnd, boxRec.rUnit);
 }
 
 } // namespace tessel::runtime

@@ -20,6 +20,9 @@
 #ifndef TESSEL_RUNTIME_REGIONTRACKER_H
 #define TESSEL_RUNTIME_REGIONTRACKER_H
 
+#include "llvm/Support/Compiler.h"
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -43,21 +46,42 @@ public:
   static constexpr int NoUnit = -2, MixedUnits = -1;
   /// Earliest time a reader on `unit` may start (RAW), or `floor` if later.
   double readReady(const Rect &r, int unit, double floor = 0) const {
-    return maxW <= floor ? floor : scanReadReady(r, unit, floor);
+    return lateW.excluding(unit) <= floor ? floor : scanReadReady(r, unit, floor);
   }
   /// Earliest time a writer on `unit` may start (WAW + WAR), or `floor` if later.
   double writeReady(const Rect &r, int unit, double floor = 0) const {
-    return maxW <= floor && maxR <= floor ? floor : scanWriteReady(r, unit, floor);
+    return lateW.excluding(unit) <= floor && lateR.excluding(unit) <= floor ? floor
+                                                                            : scanWriteReady(r, unit, floor);
   }
   /// Whether a region overlapping `r` was last written by `unit` with its
   /// data visible exactly at `t` (i.e. by the unit's previous instruction).
   bool writtenBy(const Rect &r, int unit, double t) const { return maxW >= t && scanWrittenBy(r, unit, t); }
   /// A read of `r` by `unit` that finishes reading at `end`.
-  void recordRead(const Rect &r, double end, int unit);
+  void recordRead(const Rect &r, double end, int unit) {
+    // Mostly the region read is the one the last access found or made (a
+    // tile read again, or the next tile of a sweep): no search.
+    if (Rec *x = atHint(r); x && !(box && boxRect == r)) {
+      mergeRead(*x, groups[lastGroup], end, unit);
+      return;
+    }
+    recordReadSlow(r, end, unit);
+  }
   /// A write of `r` by `unit` whose data is visible at `end`. Records of
   /// regions it covers are dropped: the writer waited for them.
-  void recordWrite(const Rect &r, double end, int unit);
+  void recordWrite(const Rect &r, double end, int unit) {
+    // With one shape of records, a write covers only the record at its own
+    // key (and perhaps the box).
+    if (Rec *x = atHint(r); x && groups.size() == 1) {
+      if (box && r.contains(boxRect))
+        box = false;
+      remakeWritten(*x, groups[lastGroup], end, unit);
+      return;
+    }
+    recordWriteSlow(r, end, unit);
+  }
   size_t size() const { return count + (box ? 1 : 0); }
+  /// A bound on every write and read end recorded (0 if none).
+  double latestEnd() const { return std::max(lateW.first, lateR.first); }
   /// Loop fast-forward: every write or read end at or after `cut` moves
   /// later by `d` (the records stay where they are).
   void shiftFrom(double cut, double d);
@@ -80,14 +104,48 @@ private:
     /// Where the last record was found or made: tile sweeps access it or
     /// its successor next.
     size_t hint = 0;
+    /// The last move of the hint other than to the next record: a loop
+    /// that visits every few tiles, or comes back to its first one.
+    ptrdiff_t jump = 0;
+    void moveHint(size_t to) {
+      if (to != hint && to != hint + 1)
+        jump = ptrdiff_t(to) - ptrdiff_t(hint);
+      hint = to;
+    }
     /// The index of the first record whose key is not less than `k`.
     size_t lowerBound(const Key &k);
   };
   std::vector<Group> groups;
   uint32_t lastGroup = 0; ///< the group groupFor() found last: most objects are accessed in one shape
-  /// Bounds on every record's wEnd and rEnd: most queries of an object
-  /// (and of the objects aliasing it) are answered by them alone.
-  double maxW = 0, maxR = 0;
+  /// Bounds on the wEnd and rEnd of every record of a unit other than the
+  /// one asking: most queries of an object (and of the objects aliasing
+  /// it) are answered by them alone, a unit's own records being no hazard
+  /// (in-order units).
+  struct UnitBound {
+    double first = 0, second = 0; ///< the latest time; the latest of another unit than firstUnit
+    int firstUnit = NoUnit;
+    /// A record of `unit` now ends at `t`.
+    void add(double t, int unit) {
+      if (unit == NoUnit)
+        return;
+      if (unit == firstUnit) {
+        first = std::max(first, t);
+      } else if (t > first) {
+        second = first;
+        first = t;
+        firstUnit = unit;
+      } else {
+        second = std::max(second, t);
+      }
+    }
+    double excluding(int unit) const { return unit == firstUnit ? second : first; }
+    void shiftFrom(double cut, double d) {
+      first += first >= cut ? d : 0;
+      second += second >= cut ? d : 0;
+    }
+  };
+  UnitBound lateW, lateR;
+  double maxW = 0; ///< bound on every record's wEnd
   size_t count = 0; ///< records in groups
   uint64_t nextSeq = 0;
   /// The oldest record once compaction has merged records into it; it is
@@ -100,6 +158,45 @@ private:
   double scanWriteReady(const Rect &r, int unit, double floor) const;
   bool scanWrittenBy(const Rect &r, int unit, double t) const;
   uint32_t groupFor(const Rect &r);
+  /// The record at `r`'s key in the last group used, when that group holds
+  /// `r`'s shape and the record is at its hint, the next one, or one jump
+  /// away (the hint then moves there).
+  LLVM_ATTRIBUTE_ALWAYS_INLINE Rec *atHint(const Rect &r) {
+    if (lastGroup >= groups.size())
+      return nullptr;
+    Group &g = groups[lastGroup];
+    if (g.rows != r.r1 - r.r0 || g.cols != r.c1 - r.c0)
+      return nullptr;
+    const Key k{r.c0, r.r0};
+    auto at = [&](size_t i) { return i < g.recs.size() && g.recs[i].first == k; };
+    if (at(g.hint))
+      return &g.recs[g.hint].second;
+    size_t i = g.hint + 1;
+    if (!at(i) && !at(i = g.hint + size_t(g.jump)))
+      return nullptr;
+    g.moveHint(i);
+    return &g.recs[i].second;
+  }
+  /// The unit of a record that merges accesses of units `a` and `b`.
+  static int mergeUnit(int a, int b) { return a == NoUnit ? b : b == NoUnit ? a : a == b ? a : MixedUnits; }
+  void mergeRead(Rec &x, Group &g, double end, int unit) {
+    x.rUnit = mergeUnit(x.rUnit, unit);
+    x.rEnd = std::max(x.rEnd, end);
+    lateR.add(x.rEnd, x.rUnit);
+    g.maxR = std::max(g.maxR, end);
+  }
+  /// Makes `x` (in `g`) anew as the record of a write.
+  void remakeWritten(Rec &x, Group &g, double end, int unit) {
+    x = Rec();
+    x.seq = nextSeq++;
+    x.wEnd = end;
+    x.wUnit = unit;
+    lateW.add(end, unit);
+    g.maxW = std::max(g.maxW, end);
+    maxW = std::max(maxW, end);
+  }
+  void recordReadSlow(const Rect &r, double end, int unit);
+  void recordWriteSlow(const Rect &r, double end, int unit);
   /// A new record of `r` in group `g` at `pos`, the place of its key.
   Rec &insert(Group &g, std::vector<std::pair<Key, Rec>>::iterator pos, const Rect &r);
   /// Calls fn(rec) for every record whose region overlaps `r`, skipping the

@@ -227,8 +227,11 @@ void TimingScheduler::skipPeriods(const Mark &a, const Mark &b, const Mark &c, l
       moving[y.obj] = true;
   }
   for (size_t obj = P.tensors.size(); obj < trackers.size(); ++obj)
-    if (!moving[obj])
+    if (!moving[obj]) {
       trackers[obj].shiftFrom(cut, d);
+      if (!liveObject[obj]) // its records may now end later than the horizon it was retired at
+        revive(uint32_t(obj));
+    }
   // The records to make again, copied out of the log (which grows as they
   // are made), with their step per period. A region accessed every period
   // (no step) keeps only its last access: each of the k periods makes the

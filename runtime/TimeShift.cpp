@@ -109,8 +109,8 @@ void RegionTracker::shiftFrom(double cut, double d) {
     shift(boxRec);
   if (maxW >= cut)
     maxW += d;
-  if (maxR >= cut)
-    maxR += d;
+  lateW.shiftFrom(cut, d);
+  lateR.shiftFrom(cut, d);
   for (Group &g : groups) {
     for (auto &kv : g.recs)
       shift(kv.second);

@@ -1,6 +1,8 @@
 //===- runtime/TimingScheduler.cpp - Places instructions in time -----------===//
 #include "runtime/TimingScheduler.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -37,6 +39,8 @@ TimingScheduler::TimingScheduler(const Program &P, const Target &T, bool recordi
             aliases[slotObj[a] + sa].push_back(slotObj[b] + uint32_t(sb));
         }
     }
+  liveAliases.assign(trackers.size(), {});
+  liveObject.assign(trackers.size(), false);
   unsigned units = NumComputeUnits + unsigned(T.dma_queues);
   unitFree.assign(units, 0.0);
   unitBusy.assign(units, 0.0);
@@ -57,21 +61,29 @@ template <bool Write> double TimingScheduler::ready(const TileView &v, int unit,
     return Write ? t.writeReady(v.rect, unit, after) : t.readReady(v.rect, unit, after);
   };
   double t = query(trackers[v.obj], floor);
-  for (uint32_t a : aliases[v.obj])
+  for (uint32_t a : liveAliases[v.obj])
     t = query(trackers[a], t);
   return t;
 }
 
-void TimingScheduler::recordRead(uint32_t obj, const Rect &r, double t, int unit, double start) {
-  trackers[obj].recordRead(r, t, unit);
-  if (logging)
-    log.push_back({obj, int16_t(unit), false, r, t, start});
+void TimingScheduler::revive(uint32_t obj) {
+  liveObject[obj] = true;
+  for (uint32_t a : aliases[obj])
+    liveAliases[a].push_back(obj);
 }
 
-void TimingScheduler::recordWrite(uint32_t obj, const Rect &r, double t, int unit, double start) {
-  trackers[obj].recordWrite(r, t, unit);
-  if (logging)
-    log.push_back({obj, int16_t(unit), true, r, t, start});
+// An object all of whose records end before `horizon` (strictly: a unit's
+// previous instruction may end exactly then, writtenBy) delays nothing:
+// every later access starts no earlier than its unit is free.
+void TimingScheduler::retireIdle(uint32_t id) {
+  const double horizon = this->horizon.at(id, unitFree);
+  for (uint32_t obj = 0; obj < trackers.size(); ++obj) {
+    if (!liveObject[obj] || !(trackers[obj].latestEnd() < horizon))
+      continue;
+    liveObject[obj] = false;
+    for (uint32_t a : aliases[obj])
+      llvm::erase_value(liveAliases[a], obj);
+  }
 }
 
 void TimingScheduler::record(uint32_t id, int unit, float rows, float cols, double start, double dur) {
@@ -236,7 +248,7 @@ void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst
   for (unsigned i = 0; i < nsrc && !dependent; ++i)
     if (srcs[i].isBuffer) {
       dependent = trackers[srcs[i].obj].writtenBy(srcs[i].rect, unit, unitFree[unit]);
-      for (uint32_t a : aliases[srcs[i].obj])
+      for (uint32_t a : liveAliases[srcs[i].obj])
         dependent = dependent || trackers[a].writtenBy(srcs[i].rect, unit, unitFree[unit]);
     }
   LastCost &last = lastCost[id];
@@ -264,6 +276,7 @@ void TimingScheduler::sweep(uint32_t id) {
   sbufPort[3].forget(partnerFree(1));
   for (int u = 0; u < NumComputeUnits; ++u)
     live += psumPort[u].size() + sbufPort[u].size();
+  retireIdle(id);
   sinceSweep = 0;
   sweepEvery = std::max(MinSweepInterval, live);
 }

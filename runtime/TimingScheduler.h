@@ -21,6 +21,7 @@
 #include "runtime/Timing.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Compiler.h"
 
 #include <cstdint>
 #include <vector>
@@ -127,7 +128,15 @@ private:
   std::vector<uint32_t> slotObj;
   std::vector<RegionTracker> trackers;
   std::vector<std::vector<uint32_t>> aliases;
-  std::vector<bool> trackTensor;
+  /// Of each object's aliases, those whose records may still delay an
+  /// access (any order: the queries take maxima): an object joins its
+  /// aliases' lists when it is recorded into, and leaves them at a sweep
+  /// once all its records end before every unit that may still run is free.
+  std::vector<std::vector<uint32_t>> liveAliases;
+  std::vector<uint8_t> liveObject; ///< per object: whether in its aliases' liveAliases
+  void revive(uint32_t obj);
+  void retireIdle(uint32_t id);
+  std::vector<uint8_t> trackTensor; ///< per tensor: whether it is ever written
 
   std::vector<double> unitFree, unitBusy;
   std::vector<uint64_t> unitCount;
@@ -195,8 +204,26 @@ private:
   bool logging = false;
   ChunkedQueue<TrackOp> log;
   uint64_t logBase = 0; ///< position of log[0]
-  void recordRead(uint32_t obj, const Rect &r, double t, int unit, double start);
-  void recordWrite(uint32_t obj, const Rect &r, double t, int unit, double start);
+  // The per-access paths below are inlined into each instruction's
+  // scheduling (several calls per instruction: their calls cost as much as
+  // their work).
+  template <bool Write>
+  LLVM_ATTRIBUTE_ALWAYS_INLINE void recordAccess(uint32_t obj, const Rect &r, double t, int unit, double start) {
+    if (!liveObject[obj])
+      revive(obj);
+    if (Write)
+      trackers[obj].recordWrite(r, t, unit);
+    else
+      trackers[obj].recordRead(r, t, unit);
+    if (logging)
+      log.push_back({obj, int16_t(unit), Write, r, t, start});
+  }
+  void recordRead(uint32_t obj, const Rect &r, double t, int unit, double start) {
+    recordAccess<false>(obj, r, t, unit, start);
+  }
+  void recordWrite(uint32_t obj, const Rect &r, double t, int unit, double start) {
+    recordAccess<true>(obj, r, t, unit, start);
+  }
   std::vector<TraceEvent> trace;
   uint64_t traceDropped = 0;
 
@@ -207,7 +234,7 @@ private:
   bool tracked(const TileView &v) const { return v.isBuffer || trackTensor[v.id]; }
   /// When `v`'s region (and every object aliasing it) is ready for `unit`
   /// to read it (`Write`: to write it), or `floor` if later.
-  template <bool Write> double ready(const TileView &v, int unit, double floor) const;
+  template <bool Write> LLVM_ATTRIBUTE_ALWAYS_INLINE double ready(const TileView &v, int unit, double floor) const;
   void schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc, double busyNs,
                 double latencyNs, float rows, float cols);
   void record(uint32_t id, int unit, float rows, float cols, double start, double dur);
