@@ -2,6 +2,7 @@
 #include "runtime/NumericExecutor.h"
 
 #include "runtime/BF16.h"
+#include "runtime/HugePages.h"
 
 #include <cblas.h>
 
@@ -61,10 +62,10 @@ NumericExecutor::NumericExecutor(const Program &P, unsigned threads)
   scratch.resize(tasks.threads());
   auto zeroed = [](Store &s, DType dtype, size_t n) {
     if (dtype == DType::BF16)
-      s.bf16.assign(n, 0);
+      assignZeros(s.bf16, n);
     else
-      s.f32.assign(n, 0.0f);
-    s.init.assign(n, 0);
+      assignZeros(s.f32, n);
+    assignZeros(s.init, n);
   };
   for (size_t i = 0; i < P.tensors.size(); ++i)
     if (P.tensors[i].role != TensorRole::Input) // setInput
@@ -74,10 +75,19 @@ NumericExecutor::NumericExecutor(const Program &P, unsigned threads)
            size_t(P.buffers[b].bufs * P.buffers[b].partitions() * P.buffers[b].freeElems()));
 }
 
-void NumericExecutor::fillInput(uint32_t id,
-                                std::function<void(std::vector<float> &, std::vector<uint16_t> &)> fill) {
+void NumericExecutor::fillInput(uint32_t id, std::function<void(float *, uint16_t *)> fill) {
   Touch whole{false, id, Rect{0, INT64_MAX, 0, INT64_MAX}, true};
-  tasks.submit(whole, [this, id, fill = std::move(fill)](unsigned) { fill(ten[id].f32, ten[id].bf16); });
+  tasks.submit(whole, [this, id, fill = std::move(fill)](unsigned) {
+    Store &s = ten[id];
+    const size_t n = size_t(P.tensors[id].numElements());
+    if (P.tensors[id].dtype == DType::BF16) {
+      assignZeros(s.bf16, n);
+      fill(nullptr, s.bf16.data());
+    } else {
+      assignZeros(s.f32, n);
+      fill(s.f32.data(), nullptr);
+    }
+  });
 }
 
 std::vector<float> NumericExecutor::takeTensor(uint32_t id) {

@@ -40,9 +40,11 @@ public:
   /// patterns for a bf16 one.
   void setInput(uint32_t id, std::vector<float> values) { ten[id].f32 = std::move(values); }
   void setInputBits(uint32_t id, std::vector<uint16_t> bits) { ten[id].bf16 = std::move(bits); }
-  /// Gives input tensor `id` the values fill(f32, bf16) stores, computed as a
-  /// task (in parallel with other inputs').
-  void fillInput(uint32_t id, std::function<void(std::vector<float> &, std::vector<uint16_t> &)> fill);
+  /// Gives input tensor `id` the values fill(f32, bf16) writes into its
+  /// storage (f32: float32 of an f32 tensor, bf16: bit patterns of a bf16
+  /// one; the other is null), computed as a task (in parallel with other
+  /// inputs').
+  void fillInput(uint32_t id, std::function<void(float *f32, uint16_t *bf16)> fill);
   /// Takes tensor `id`'s values out (the run is over), as float32.
   std::vector<float> takeTensor(uint32_t id);
   /// Takes bf16 tensor `id`'s bit patterns out (the run is over): no copy.
