@@ -13,7 +13,8 @@
 // buffers) run on several threads, each on exactly the values it would see
 // in program order -- one cblas_sgemm call per tile product, as on one
 // thread -- so the results are bit-identical for any number of threads. The
-// written-flags are kept by the caller's thread as it submits.
+// written-flags are kept by the caller's thread as it submits. Converted
+// matmul operands are kept in a cache the threads share (TileCache.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_NUMERICEXECUTOR_H
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace tessel::runtime {
@@ -75,7 +77,6 @@ private:
   struct Scratch {
     std::vector<float> a, b, c;
     std::vector<uint16_t> bits, bitsT;
-    TileCache operands; ///< matmul operands converted to float32
   };
 
   /// OpenBLAS on one thread while the executor lives (a tile product is at
@@ -93,6 +94,7 @@ private:
   /// Per tensor and buffer: instructions submitted that write it (TileCache's generation).
   std::vector<uint64_t> tenWrites, bufWrites;
   std::vector<Scratch> scratch; ///< per thread
+  TileCache operands;           ///< matmul operands converted to float32, shared by the threads
   TaskGraph tasks;              ///< declared last: destroyed (its tasks finished) first
 
   Store &store(const TileView &v) { return v.isBuffer ? buf[v.id] : ten[v.id]; }
@@ -110,8 +112,8 @@ private:
   uint64_t &generation(const TileView &v) { return v.isBuffer ? bufWrites[v.id] : tenWrites[v.id]; }
   /// `v` (at write generation `gen`) as a float32 matrix for BLAS, with its
   /// leading dimension: in place when the storage is float32 with contiguous
-  /// rows, else a converted copy from `cache`.
-  const float *matrixOperand(const TileView &v, uint64_t gen, TileCache &cache, int &ld) const;
+  /// rows, else a converted copy from the operand cache, which `pin` holds.
+  const float *matrixOperand(const TileView &v, uint64_t gen, std::optional<TileCache::Pin> &pin, int &ld);
   /// The arithmetic of matmul; gens[0], gens[1]: st's and mv's write generations.
   void runMatmul(const TileView &dst, const TileView &st, const TileView &mv, const uint64_t *gens, bool reset,
                  Scratch &s);
