@@ -128,23 +128,26 @@ private:
     --e.pins;
   }
 
-  /// Frees [head, head + floats) of the arena (wrapping to its start when
-  /// the rest is too short) by dropping the oldest copies, which lie just
-  /// past the head; false if a pinned copy is in the way.
+  /// Frees `floats` of the arena at the head, or at its start when the rest
+  /// is too short, by dropping the oldest copies: those past the head (left
+  /// from the lap before; all of them when wrapping), in address order. False
+  /// if a pinned copy is in the way.
   bool makeRoom(size_t floats) {
     if (floats > arenaFloats)
       return false;
-    if (head + floats > arenaFloats)
-      head = 0;
+    const bool wrap = head + floats > arenaFloats;
+    const size_t start = wrap ? 0 : head;
     while (!fifo.empty()) {
       Entry &old = fifo.back();
-      if (old.offset >= head + floats || old.offset + old.floats <= head)
+      bool inTheWay = (wrap && old.offset >= head) || (old.offset < start + floats && old.offset + old.floats > start);
+      if (!inTheWay)
         break;
       if (old.pins)
         return false;
       index.erase(old.key);
       fifo.pop_back();
     }
+    head = start;
     return true;
   }
 
@@ -153,7 +156,7 @@ private:
   size_t head = 0; ///< where the next copy goes
   std::mutex mu;
   std::condition_variable filled;
-  std::list<Entry> fifo; ///< newest first; the oldest lie just past the head
+  std::list<Entry> fifo; ///< newest first: the lap before past the head, then this lap from the start
   std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> index;
 };
 

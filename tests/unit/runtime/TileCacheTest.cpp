@@ -16,8 +16,8 @@ using namespace tessel::runtime;
 
 namespace {
 
-/// A [128, 128] tile of buffer `id` at element `base`.
-TileView tile(uint32_t id, int64_t base) {
+/// A [128, F] tile of buffer `id` at element `base`.
+TileView tile(uint32_t id, int64_t base, int64_t F = 128) {
   TileView v;
   v.isBuffer = true;
   v.id = id;
@@ -25,7 +25,7 @@ TileView tile(uint32_t id, int64_t base) {
   v.P = 128;
   v.pStride = 512;
   v.nf = 1;
-  v.fSize[0] = v.F = 128;
+  v.fSize[0] = v.F = F;
   v.fStride[0] = 1;
   return v;
 }
@@ -64,6 +64,19 @@ TEST(TileCache, TheOldestCopiesMakeRoom) {
   EXPECT_EQ(cache.get(tile(0, 2 * 128), 1, fill).data()[0], 3.0f);
   EXPECT_EQ(fills, 4);
   EXPECT_EQ(cache.get(tile(0, 0), 1, fill).data()[0], 5.0f); // converted again
+}
+
+TEST(TileCache, WrappingDropsEveryCopyInTheWay) {
+  constexpr int64_t Unit = 64; // [128, 64] floats
+  TileCache cache(4 * 128 * Unit * sizeof(float));
+  auto fillWith = [](float value) { return [value](float *out) { out[0] = value; }; };
+  cache.get(tile(0, 0, 2 * Unit), 1, fillWith(1));   // arena units [0, 2)
+  cache.get(tile(0, 256, Unit), 1, fillWith(2));     // [2, 3)
+  cache.get(tile(0, 384, Unit), 1, fillWith(3));     // [3, 4)
+  cache.get(tile(1, 0, 2 * Unit), 1, fillWith(4));   // wraps: [0, 2)
+  cache.get(tile(2, 0, 3 * Unit), 1, fillWith(5));   // wraps again: [0, 3), over the copy before
+  EXPECT_EQ(cache.get(tile(2, 0, 3 * Unit), 1, fillWith(0)).data()[0], 5.0f);
+  EXPECT_EQ(cache.get(tile(1, 0, 2 * Unit), 1, fillWith(6)).data()[0], 6.0f); // converted again
 }
 
 TEST(TileCache, APinnedCopyIsNeverOverwritten) {
