@@ -2,6 +2,7 @@
 #include "runtime/NumericExecutor.h"
 
 #include "runtime/BF16.h"
+#include "runtime/HugePages.h"
 
 #include <cblas.h>
 
@@ -13,6 +14,11 @@
 namespace tessel::runtime {
 
 namespace {
+/// Enough for the strip of stationary tiles a blocked kernel reads again for
+/// every column block (2048 x 2048 bf16: 16 MiB as float32) and the moving
+/// tiles of one block.
+constexpr size_t OperandCacheBytes = size_t(24) << 20;
+
 Touch reads(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, false}; }
 Touch writes(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, true}; }
 
@@ -57,14 +63,14 @@ NumericExecutor::OneBlasThread::~OneBlasThread() = default;
 
 NumericExecutor::NumericExecutor(const Program &P, unsigned threads)
     : P(P), ten(P.tensors.size()), buf(P.buffers.size()), tenWrites(P.tensors.size()),
-      bufWrites(P.buffers.size()), tasks(threads) {
+      bufWrites(P.buffers.size()), operands(OperandCacheBytes), tasks(threads) {
   scratch.resize(tasks.threads());
   auto zeroed = [](Store &s, DType dtype, size_t n) {
     if (dtype == DType::BF16)
-      s.bf16.assign(n, 0);
+      assignZeros(s.bf16, n);
     else
-      s.f32.assign(n, 0.0f);
-    s.init.assign(n, 0);
+      assignZeros(s.f32, n);
+    assignZeros(s.init, n);
   };
   for (size_t i = 0; i < P.tensors.size(); ++i)
     if (P.tensors[i].role != TensorRole::Input) // setInput
@@ -74,10 +80,19 @@ NumericExecutor::NumericExecutor(const Program &P, unsigned threads)
            size_t(P.buffers[b].bufs * P.buffers[b].partitions() * P.buffers[b].freeElems()));
 }
 
-void NumericExecutor::fillInput(uint32_t id,
-                                std::function<void(std::vector<float> &, std::vector<uint16_t> &)> fill) {
+void NumericExecutor::fillInput(uint32_t id, std::function<void(float *, uint16_t *)> fill) {
   Touch whole{false, id, Rect{0, INT64_MAX, 0, INT64_MAX}, true};
-  tasks.submit(whole, [this, id, fill = std::move(fill)](unsigned) { fill(ten[id].f32, ten[id].bf16); });
+  tasks.submit(whole, [this, id, fill = std::move(fill)](unsigned) {
+    Store &s = ten[id];
+    const size_t n = size_t(P.tensors[id].numElements());
+    if (P.tensors[id].dtype == DType::BF16) {
+      assignZeros(s.bf16, n);
+      fill(nullptr, s.bf16.data());
+    } else {
+      assignZeros(s.f32, n);
+      fill(s.f32.data(), nullptr);
+    }
+  });
 }
 
 std::vector<float> NumericExecutor::takeTensor(uint32_t id) {
@@ -198,14 +213,16 @@ void NumericExecutor::dma(const TileView &dst, const TileView &src, bool transpo
 
 void NumericExecutor::transpose(const TileView &dst, const TileView &src) { dma(dst, src, true); }
 
-const float *NumericExecutor::matrixOperand(const TileView &v, uint64_t gen, TileCache &cache, int &ld) const {
+const float *NumericExecutor::matrixOperand(const TileView &v, uint64_t gen, std::optional<TileCache::Pin> &pin,
+                                            int &ld) {
   const Store &s = store(v);
   if (s.bf16.empty() && isMatrix(v) && v.pStride >= v.F) {
     ld = int(v.pStride);
     return s.f32.data() + v.base;
   }
   ld = int(v.F);
-  return cache.get(v, gen, [&](float *out) { gather(v, out); });
+  pin.emplace(operands.get(v, gen, [&](float *out) { gather(v, out); }));
+  return pin->data();
 }
 
 void NumericExecutor::matmul(const TileView &dst, const TileView &st, const TileView &mv, bool reset) {
@@ -221,7 +238,8 @@ void NumericExecutor::runMatmul(const TileView &dst, const TileView &st, const T
                                 bool reset, Scratch &s) {
   const int64_t K = st.P, M = st.F, N = mv.F;
   int lda, ldb;
-  const float *a = matrixOperand(st, gens[0], s.operands, lda), *b = matrixOperand(mv, gens[1], s.operands, ldb);
+  std::optional<TileCache::Pin> pinA, pinB;
+  const float *a = matrixOperand(st, gens[0], pinA, lda), *b = matrixOperand(mv, gens[1], pinB, ldb);
   const float beta = reset ? 0.0f : 1.0f;
   // The product goes straight into a PSUM tile with contiguous rows, else
   // through a gathered copy of the destination.

@@ -13,7 +13,8 @@
 // buffers) run on several threads, each on exactly the values it would see
 // in program order -- one cblas_sgemm call per tile product, as on one
 // thread -- so the results are bit-identical for any number of threads. The
-// written-flags are kept by the caller's thread as it submits.
+// written-flags are kept by the caller's thread as it submits. Converted
+// matmul operands are kept in a cache the threads share (TileCache.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_NUMERICEXECUTOR_H
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace tessel::runtime {
@@ -40,9 +42,11 @@ public:
   /// patterns for a bf16 one.
   void setInput(uint32_t id, std::vector<float> values) { ten[id].f32 = std::move(values); }
   void setInputBits(uint32_t id, std::vector<uint16_t> bits) { ten[id].bf16 = std::move(bits); }
-  /// Gives input tensor `id` the values fill(f32, bf16) stores, computed as a
-  /// task (in parallel with other inputs').
-  void fillInput(uint32_t id, std::function<void(std::vector<float> &, std::vector<uint16_t> &)> fill);
+  /// Gives input tensor `id` the values fill(f32, bf16) writes into its
+  /// storage (f32: float32 of an f32 tensor, bf16: bit patterns of a bf16
+  /// one; the other is null), computed as a task (in parallel with other
+  /// inputs').
+  void fillInput(uint32_t id, std::function<void(float *f32, uint16_t *bf16)> fill);
   /// Takes tensor `id`'s values out (the run is over), as float32.
   std::vector<float> takeTensor(uint32_t id);
   /// Takes bf16 tensor `id`'s bit patterns out (the run is over): no copy.
@@ -73,7 +77,6 @@ private:
   struct Scratch {
     std::vector<float> a, b, c;
     std::vector<uint16_t> bits, bitsT;
-    TileCache operands; ///< matmul operands converted to float32
   };
 
   /// OpenBLAS on one thread while the executor lives (a tile product is at
@@ -91,6 +94,7 @@ private:
   /// Per tensor and buffer: instructions submitted that write it (TileCache's generation).
   std::vector<uint64_t> tenWrites, bufWrites;
   std::vector<Scratch> scratch; ///< per thread
+  TileCache operands;           ///< matmul operands converted to float32, shared by the threads
   TaskGraph tasks;              ///< declared last: destroyed (its tasks finished) first
 
   Store &store(const TileView &v) { return v.isBuffer ? buf[v.id] : ten[v.id]; }
@@ -108,8 +112,8 @@ private:
   uint64_t &generation(const TileView &v) { return v.isBuffer ? bufWrites[v.id] : tenWrites[v.id]; }
   /// `v` (at write generation `gen`) as a float32 matrix for BLAS, with its
   /// leading dimension: in place when the storage is float32 with contiguous
-  /// rows, else a converted copy from `cache`.
-  const float *matrixOperand(const TileView &v, uint64_t gen, TileCache &cache, int &ld) const;
+  /// rows, else a converted copy from the operand cache, which `pin` holds.
+  const float *matrixOperand(const TileView &v, uint64_t gen, std::optional<TileCache::Pin> &pin, int &ld);
   /// The arithmetic of matmul; gens[0], gens[1]: st's and mv's write generations.
   void runMatmul(const TileView &dst, const TileView &st, const TileView &mv, const uint64_t *gens, bool reset,
                  Scratch &s);

@@ -67,21 +67,29 @@ void MersenneTwister64::nextBlock(uint64_t *out) {
   }
 }
 
-std::vector<float> randomFloats(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth) {
-  std::vector<float> v(size_t(t.numElements()));
+void randomFloats(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth, float *out) {
   const bool bf16 = t.dtype == DType::BF16;
   drawValues(t, seed, halfWidth, [&](size_t at, const float *values, size_t len) {
     for (size_t i = 0; i < len; ++i)
-      v[at + i] = bf16 ? roundToBF16(values[i]) : values[i];
+      out[at + i] = bf16 ? roundToBF16(values[i]) : values[i];
   });
+}
+
+void randomBF16Bits(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth, uint16_t *out) {
+  drawValues(t, seed, halfWidth, [&](size_t at, const float *values, size_t len) {
+    floatsToBF16Bits(values, out + at, len);
+  });
+}
+
+std::vector<float> randomFloats(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth) {
+  std::vector<float> v(size_t(t.numElements()));
+  randomFloats(t, seed, halfWidth, v.data());
   return v;
 }
 
 std::vector<uint16_t> randomBF16Bits(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth) {
   std::vector<uint16_t> v(size_t(t.numElements()));
-  drawValues(t, seed, halfWidth, [&](size_t at, const float *values, size_t len) {
-    floatsToBF16Bits(values, v.data() + at, len);
-  });
+  randomBF16Bits(t, seed, halfWidth, v.data());
   return v;
 }
 

@@ -33,6 +33,9 @@ private:
 std::vector<float> randomFloats(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth);
 /// As the bf16 bit patterns of the same values.
 std::vector<uint16_t> randomBF16Bits(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth);
+/// The same values written to out[0, numElements) (storage the caller placed).
+void randomFloats(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth, float *out);
+void randomBF16Bits(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth, uint16_t *out);
 
 } // namespace tessel::runtime
 

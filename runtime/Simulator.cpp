@@ -231,11 +231,11 @@ bool Machine::loadInputs() {
       if (auto it = O.randomHalfWidth.find(t.name); it != O.randomHalfWidth.end())
         hw = it->second;
       // Drawn as a task: the inputs' values are drawn in parallel.
-      num->fillInput(uint32_t(i), [&t, hw, seed = O.seed](std::vector<float> &f32, std::vector<uint16_t> &bf16) {
-        if (t.dtype == DType::BF16)
-          bf16 = randomBF16Bits(t, seed, hw);
+      num->fillInput(uint32_t(i), [&t, hw, seed = O.seed](float *f32, uint16_t *bf16) {
+        if (bf16)
+          randomBF16Bits(t, seed, hw, bf16);
         else
-          f32 = randomFloats(t, seed, hw);
+          randomFloats(t, seed, hw, f32);
       });
       continue;
     }

@@ -7,8 +7,9 @@ namespace tessel::runtime {
 
 TaskGraph::TaskGraph(unsigned threads, size_t window)
     : nThreads(threads ? threads : std::max(1u, std::thread::hardware_concurrency())), window(window) {
+  // The submitting thread is the last of the threads (number nThreads - 1).
   if (nThreads > 1)
-    for (unsigned t = 0; t < nThreads; ++t)
+    for (unsigned t = 0; t + 1 < nThreads; ++t)
       workers.emplace_back([this, t] { work(t); });
 }
 
@@ -18,7 +19,7 @@ TaskGraph::~TaskGraph() {
     std::lock_guard<std::mutex> lock(mu);
     stopping = true;
   }
-  readyOrStop.notify_all();
+  changed.notify_all();
   for (std::thread &w : workers)
     w.join();
 }
@@ -37,7 +38,8 @@ void TaskGraph::submit(llvm::ArrayRef<Touch> touches, Work work) {
     return;
   }
   std::unique_lock<std::mutex> lock(mu);
-  progress.wait(lock, [&] { return unfinished < window; });
+  if (unfinished >= window)
+    helpUntil(lock, window / 2);
   const uint64_t number = first + inFlight.size();
   Task task;
   task.touches.assign(touches.begin(), touches.end());
@@ -53,45 +55,68 @@ void TaskGraph::submit(llvm::ArrayRef<Touch> touches, Work work) {
   if (runnable) {
     ready.push(number);
     lock.unlock();
-    readyOrStop.notify_one();
+    changed.notify_one();
   }
 }
 
 void TaskGraph::finish() {
   std::unique_lock<std::mutex> lock(mu);
-  progress.wait(lock, [&] { return inFlight.empty(); });
+  if (!workers.empty())
+    helpUntil(lock, 0);
+}
+
+void TaskGraph::helpUntil(std::unique_lock<std::mutex> &lock, size_t goal) {
+  while (unfinished > goal) {
+    if (!ready.empty()) {
+      runOldestReady(lock, nThreads - 1);
+      continue;
+    }
+    submitterWaiting = true;
+    submitterGoal = goal;
+    changed.wait(lock, [&] { return unfinished <= goal || !ready.empty(); });
+    submitterWaiting = false;
+  }
+  // Tasks made ready while this thread ran one are the workers' now.
+  if (!ready.empty())
+    changed.notify_all();
+}
+
+void TaskGraph::runOldestReady(std::unique_lock<std::mutex> &lock, unsigned thread) {
+  uint64_t number = ready.top();
+  ready.pop();
+  Work job = std::move(inFlight[size_t(number - first)].work);
+  lock.unlock();
+  job(thread);
+  lock.lock();
+  Task &doneTask = inFlight[size_t(number - first)]; // the deque may have grown
+  doneTask.done = true;
+  --unfinished;
+  unsigned woken = 0;
+  for (uint64_t d : doneTask.dependents)
+    if (--inFlight[size_t(d - first)].unmet == 0) {
+      ready.push(d);
+      ++woken;
+    }
+  while (!inFlight.empty() && inFlight.front().done) {
+    inFlight.pop_front();
+    ++first;
+  }
+  // This thread takes one newly ready task; wake others to share the rest,
+  // and the submitter once its goal is reached.
+  if (submitterWaiting && unfinished <= submitterGoal)
+    changed.notify_all();
+  else
+    for (unsigned i = 1; i < woken; ++i)
+      changed.notify_one();
 }
 
 void TaskGraph::work(unsigned thread) {
   std::unique_lock<std::mutex> lock(mu);
   for (;;) {
-    readyOrStop.wait(lock, [&] { return stopping || !ready.empty(); });
+    changed.wait(lock, [&] { return stopping || !ready.empty(); });
     if (ready.empty())
       return; // stopping, and nothing left
-    uint64_t number = ready.top();
-    ready.pop();
-    Task &task = inFlight[size_t(number - first)];
-    Work job = std::move(task.work);
-    lock.unlock();
-    job(thread);
-    lock.lock();
-    Task &doneTask = inFlight[size_t(number - first)]; // the deque may have grown
-    doneTask.done = true;
-    --unfinished;
-    unsigned woken = 0;
-    for (uint64_t d : doneTask.dependents)
-      if (--inFlight[size_t(d - first)].unmet == 0) {
-        ready.push(d);
-        ++woken;
-      }
-    // More than one newly ready task: wake others to share them (this thread takes one).
-    for (unsigned i = 1; i < woken; ++i)
-      readyOrStop.notify_one();
-    while (!inFlight.empty() && inFlight.front().done) {
-      inFlight.pop_front();
-      ++first;
-    }
-    progress.notify_all();
+    runOldestReady(lock, thread);
   }
 }
 

@@ -10,7 +10,11 @@
 // depend on the number of threads. With one thread, submit runs the task at
 // once on the caller's thread.
 //
-// At most `window` tasks are unfinished: submit waits for one to finish.
+// At most `window` tasks are unfinished. When the window is full, the
+// submitting thread runs ready tasks itself until half of it has drained
+// (finish() does the same until all are done), so `threads` threads compute:
+// `threads - 1` workers and the submitter. Waking a sleeping thread per task
+// would cost more than the small tasks' arithmetic on a virtual machine.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_TASKGRAPH_H
@@ -69,7 +73,11 @@ private:
   unsigned nThreads;
   size_t window;
   std::mutex mu;
-  std::condition_variable readyOrStop, progress;
+  /// Signalled when a task becomes ready, when the submitter's goal is
+  /// reached (unfinished <= submitterGoal) and when stopping.
+  std::condition_variable changed;
+  bool submitterWaiting = false;
+  size_t submitterGoal = 0;
   /// Program order, from the oldest unfinished task; inFlight[0] is task number `first`.
   std::deque<Task> inFlight;
   uint64_t first = 0;
@@ -80,6 +88,12 @@ private:
 
   static bool conflict(const Task &a, llvm::ArrayRef<Touch> b);
   void work(unsigned thread);
+  /// Runs the oldest ready task on `thread` (the lock is released meanwhile)
+  /// and makes its dependents ready.
+  void runOldestReady(std::unique_lock<std::mutex> &lock, unsigned thread);
+  /// The submitting thread runs ready tasks (or waits) until at most `goal`
+  /// tasks are unfinished.
+  void helpUntil(std::unique_lock<std::mutex> &lock, size_t goal);
 };
 
 } // namespace tessel::runtime

@@ -1,6 +1,7 @@
 //===- tests/unit/runtime/ThreadsTest.cpp - numbers on several threads ----===//
 //
-// The task graph runs conflicting tasks in program order, and a functional
+// The task graph runs conflicting tasks in program order (the submitting
+// thread among its threads once the window is full), and a functional
 // run gives the same bits on any number of threads, in float32 or bf16
 // results.
 //
@@ -10,6 +11,8 @@
 #include "runtime/TaskGraph.h"
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstring>
 
 using namespace tessel::runtime;
@@ -42,6 +45,26 @@ TEST(TaskGraph, ConflictingTasksRunInProgramOrder) {
   ASSERT_EQ(log.size(), 67u);
   for (size_t i = 0; i < log.size(); ++i)
     EXPECT_EQ(log[i], int(3 * i));
+}
+
+TEST(TaskGraph, TheSubmitterRunsTasksWhileTheWindowIsFull) {
+  const std::thread::id submitter = std::this_thread::get_id();
+  std::atomic<int> bySubmitter{0}, byWorker{0};
+  {
+    TaskGraph tasks(2, /*window=*/4);
+    for (int i = 0; i < 40; ++i) {
+      Touch own{true, 0, Rect{i, i + 1, 0, 1}, true};
+      tasks.submit(own, [&](unsigned thread) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        bool onSubmitter = std::this_thread::get_id() == submitter;
+        EXPECT_EQ(thread, onSubmitter ? 1u : 0u); // one worker (0) and the submitter (1)
+        ++(onSubmitter ? bySubmitter : byWorker);
+      });
+    }
+    tasks.finish();
+  }
+  EXPECT_EQ(bySubmitter + byWorker, 40);
+  EXPECT_GT(bySubmitter.load(), 0);
 }
 
 TEST(TaskGraph, OneThreadRunsEachTaskAtOnce) {
