@@ -38,6 +38,21 @@ bool sameIndices(const Access &a, const Access &b) {
   return true;
 }
 
+void eraseUnusedTiles(Block &block) {
+  llvm::SmallPtrSet<const Value *, 8> used;
+  for (auto &op : block.ops)
+    walkOp(*op, [&](Op &x) {
+      for (Access *a : x.reads())
+        used.insert(a->base);
+      if (Access *w = x.write())
+        used.insert(w->base);
+    });
+  llvm::erase_if(block.ops, [&](const std::unique_ptr<Op> &op) {
+    auto *alloc = llvm::dyn_cast<AllocOp>(op.get());
+    return alloc && alloc->result->type.space == MemSpace::SBUF && !used.count(alloc->result);
+  });
+}
+
 std::optional<ElementwiseNest> matchElementwiseNest(Op &op) {
   auto *outer = llvm::dyn_cast<ForOp>(&op);
   if (!outer || outer->body.ops.size() != 1)

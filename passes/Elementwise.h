@@ -35,6 +35,11 @@ struct ElementwiseNest {
 /// index expressions, ranges where the other has ranges.
 bool sameIndices(const ir::Access &a, const ir::Access &b);
 
+/// Erases the allocs of SBUF tiles of `block` that no op of it (nested ops
+/// included) reads or writes any more: what a rewrite that bypassed a tile
+/// leaves behind.
+void eraseUnusedTiles(ir::Block &block);
+
 /// Matches `op` (a top-level op) against the elementwise form above.
 std::optional<ElementwiseNest> matchElementwiseNest(ir::Op &op);
 

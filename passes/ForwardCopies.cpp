@@ -85,13 +85,8 @@ bool forwardIn(Block &block, const UseCounts &uses) {
     changed = true;
   }
   // Tiles no longer read or written lose their alloc.
-  UseCounts left;
-  countUses(block, left);
-  llvm::erase_if(block.ops, [&](const std::unique_ptr<Op> &op) {
-    auto *alloc = llvm::dyn_cast<AllocOp>(op.get());
-    return changed && alloc && alloc->result->type.space == MemSpace::SBUF &&
-           !left.reads.count(alloc->result) && !left.writes.count(alloc->result);
-  });
+  if (changed)
+    eraseUnusedTiles(block);
   return changed;
 }
 

@@ -91,18 +91,7 @@ void readAccumulators(Block &block, Op &compute) {
     block.ops.erase(block.ops.begin() + copyAt);
   }
   // Tiles no longer used at all lose their alloc.
-  llvm::SmallPtrSet<const Value *, 8> used;
-  for (auto &op : block.ops)
-    walkOp(*op, [&](Op &x) {
-      for (Access *a : x.reads())
-        used.insert(a->base);
-      if (Access *w = x.write())
-        used.insert(w->base);
-    });
-  llvm::erase_if(block.ops, [&](const std::unique_ptr<Op> &op) {
-    auto *alloc = llvm::dyn_cast<AllocOp>(op.get());
-    return alloc && alloc->result->type.space == MemSpace::SBUF && !used.count(alloc->result);
-  });
+  eraseUnusedTiles(block);
 }
 
 /// The stores of a nest's scratch operands that one block makes at one
