@@ -190,6 +190,7 @@ llvm::Expected<passes::analysis::BlockPlan> planBlocks(Frontend &fe,
   };
   passes::analysis::PlanShape shape{resultRows(*fe.kernel), resultColumns(*fe.kernel)};
   chainShape(*fe.kernel, shape);
+  tileGenBlockParams(fe, target, &shape.projectionColumns);
   shape.oneKernel = oneKernel;
   shape.splittable = !oneKernel && twoKernel.size() < upToAllocate.size() && hasMlpHandoff(*fe.kernel);
   return passes::analysis::planBlocks(given, shape, target, buildAndMeasure);
@@ -258,7 +259,7 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
   };
 
   // 1. The blocks given, checked once against the kernel and the target.
-  if (llvm::Error err = passes::validateBlockConfig(options.blocks, tileGenBlockParams(),
+  if (llvm::Error err = passes::validateBlockConfig(options.blocks, tileGenBlockParams(fe, target),
                                                     resultRows(*fe.kernel), target))
     return fail(llvm::toString(std::move(err)));
 
@@ -347,10 +348,22 @@ std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blo
 
 int64_t resultRows(const ast::Kernel &kernel) { return stripExpr(kernel).type.rows; }
 
-ir::BlockConfig tileGenBlockParams() {
-  return {{ir::BlockConfig::kRowStrip.str(), 0},
-          {ir::BlockConfig::kColumnBlock.str(), 0},
-          {ir::BlockConfig::kContraction.str(), 0}};
+ir::BlockConfig tileGenBlockParams(Frontend &fe, const runtime::Target &target,
+                                   std::map<std::string, int64_t> *projectionColumns) {
+  ir::BlockConfig params{{ir::BlockConfig::kRowStrip.str(), 0},
+                         {ir::BlockConfig::kColumnBlock.str(), 0},
+                         {ir::BlockConfig::kContraction.str(), 0}};
+  // The projections' dimension labels are TileGen's: build the kernel once
+  // at the defaults (a kernel that fails here fails again, with its error,
+  // when built for real).
+  std::map<std::string, int64_t> columns;
+  DiagnosticEngine quiet = DiagnosticEngine::quiet(fe.sourceMgr);
+  generateTileIR(*fe.kernel, tileGenOptionsFor(target), quiet, &columns);
+  for (const auto &entry : columns)
+    params.set(entry.first, 0);
+  if (projectionColumns)
+    *projectionColumns = std::move(columns);
+  return params;
 }
 
 bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,

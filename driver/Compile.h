@@ -30,6 +30,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,8 +93,12 @@ std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blo
 /// of the returned expression (the block `m` tiles them).
 int64_t resultRows(const ast::Kernel &kernel);
 
-/// The block parameters TileGen builds every kernel with.
-ir::BlockConfig tileGenBlockParams();
+/// The block parameters TileGen builds `fe`'s kernel with (values 0): `m`,
+/// `n`, `k`, and a column block for each projection whose result columns
+/// span a dimension of their own (ir::BlockConfig::columnBlockName), in
+/// `projectionColumns` with the columns each tiles when given.
+ir::BlockConfig tileGenBlockParams(Frontend &fe, const runtime::Target &target,
+                                   std::map<std::string, int64_t> *projectionColumns = nullptr);
 
 /// Runs `passes` on a kernel read from tile IR (`tessel opt`). Blocks given
 /// on the command line must be the kernel's own: tile IR cannot be re-tiled.

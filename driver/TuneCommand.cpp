@@ -299,8 +299,10 @@ bool prepareSubject(TuneSubject &s, const std::string &input, const SourceOption
   s.job.sourceText =
       s.fe.sourceMgr.getMemoryBuffer(s.fe.sourceMgr.getMainFileID())->getBuffer().str();
   s.job.kernelName = s.fe.kernel->name;
-  s.job.blockParams = tileGenBlockParams();
+  std::map<std::string, int64_t> projectionColumns;
+  s.job.blockParams = tileGenBlockParams(s.fe, s.job.target, &projectionColumns);
   s.bounds = spaceBoundsOf(*s.fe.kernel, s.job.blockParams);
+  s.bounds.projectionColumns = std::move(projectionColumns);
   return true;
 }
 

@@ -65,11 +65,12 @@ int64_t maxBlockValue(llvm::StringRef name, const SpaceBounds &bounds,
   const int64_t tile = tileOf(target);
   if (name == "m")
     return llvm::alignTo(bounds.rows, tile);
-  if (name == "n") {
-    // An output block of fp32 accumulators fills at most one PSUM bank.
-    int64_t bank = target.psum_bank_bytes / ir::dtypeBytes(ir::DType::F32);
-    return std::min<int64_t>(llvm::alignTo(bounds.cols, tile), llvm::alignDown(bank, tile));
-  }
+  // An output block of fp32 accumulators fills at most one PSUM bank.
+  int64_t bank = llvm::alignDown(target.psum_bank_bytes / ir::dtypeBytes(ir::DType::F32), tile);
+  if (name == "n")
+    return std::min<int64_t>(llvm::alignTo(bounds.cols, tile), bank);
+  if (auto it = bounds.projectionColumns.find(name.str()); it != bounds.projectionColumns.end())
+    return std::min<int64_t>(llvm::alignTo(it->second, tile), bank);
   return 0;
 }
 
@@ -114,11 +115,16 @@ llvm::Error validateSpace(const SpaceRestriction &restriction, const SpaceBounds
                                   "{2}-row tile",
                                   name, v, tile));
       if (limit > 0 && v > limit) {
+        auto projection = bounds.projectionColumns.find(name);
+        int64_t cols = projection != bounds.projectionColumns.end() ? projection->second : bounds.cols;
+        std::string what = projection != bounds.projectionColumns.end()
+                               ? "dimension " + BlockConfig::columnBlockLabel(name)
+                               : std::string("the result");
         std::string why =
             name == "m" ? llvm::formatv("the kernel has {0} rows", bounds.rows).str()
-                        : llvm::formatv("the result has {0} columns and an fp32 output block "
+                        : llvm::formatv("{3} has {0} columns and an fp32 output block "
                                         "fills at most one {1}-byte PSUM bank of target '{2}'",
-                                        bounds.cols, target.psum_bank_bytes, target.name)
+                                        cols, target.psum_bank_bytes, target.name, what)
                               .str();
         return fail(llvm::formatv("--space {0}={1}: impossible value, {2} (at most {0}={3})", name,
                                   v, why, limit));
@@ -142,6 +148,10 @@ std::vector<BlockConfig> enumerateSpace(const SpaceBounds &bounds,
     // by default TileGen K-blocks exactly the contractions whose strip
     // cannot be held whole, and holding it whole is never slower.
     if (name == ir::BlockConfig::kContraction)
+      continue;
+    // A projection's own column block likewise: unset, it is `n`, which the
+    // space searches; naming it (--space r2=...) searches it apart.
+    if (bounds.projectionColumns.count(name))
       continue;
     int64_t limit = maxBlockValue(name, bounds, target);
     axes.push_back({name, defaultValues(limit > 0 ? std::min(limit, passes::policy::kMaxDefaultTuneBlock)

@@ -34,6 +34,8 @@ struct SpaceBounds {
   std::vector<std::string> names; ///< the kernel's block parameters
   int64_t rows = 0;               ///< rows of the row strip (bounds m)
   int64_t cols = 0;               ///< columns of the result (bounds n)
+  /// A projection's own column block -> the columns it tiles (bounds it).
+  std::map<std::string, int64_t> projectionColumns;
 };
 
 /// Bounds of `kernel`, whose default tile IR has the block parameters `params`.

@@ -120,8 +120,10 @@ private:
 
 class TileGen {
 public:
-  TileGen(const ast::Kernel &ast, const TileGenOptions &opts, DiagnosticEngine &diags)
-      : ast(ast), opts(opts), diags(diags), kernel(std::make_unique<Kernel>()),
+  TileGen(const ast::Kernel &ast, const TileGenOptions &opts, DiagnosticEngine &diags,
+          std::map<std::string, int64_t> *projectionColumns)
+      : ast(ast), opts(opts), diags(diags), projectionColumns(projectionColumns),
+        kernel(std::make_unique<Kernel>()),
         rowTile(opts.geometry.partitions), movingTile(opts.geometry.maxMoving) {}
 
   std::unique_ptr<Kernel> run();
@@ -167,6 +169,9 @@ private:
   static IndexExpr kIndex(const RowBlock &r, Value *k);
   /// SBUF bytes per partition of a K-blocked row block's fp32 accumulator.
   int64_t accumulatorBytes(int64_t stripRows, int64_t N) const;
+  /// The column block of a matmul whose result columns span `nDim`: its
+  /// projection's own (named after the dimension) when given, else `n`.
+  int64_t columnBlockFor(const Dim &nDim);
   void lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c);
   void lowerTranspose(const ast::Expr &e, Value *a, Value *c);
   std::string labelOf(unsigned slot) { return labeler.label(slot); }
@@ -181,6 +186,8 @@ private:
   const ast::Kernel &ast;
   const TileGenOptions &opts;
   DiagnosticEngine &diags;
+  /// Where the projections' own column blocks are reported (may be null).
+  std::map<std::string, int64_t> *projectionColumns;
   std::unique_ptr<Kernel> kernel;
   DimLabeler labeler;
   /// Rows and contraction per tensor-engine pass (the partitions), and the
@@ -387,6 +394,20 @@ struct TileGen::RowBlock {
   IndexExpr en;
 };
 
+int64_t TileGen::columnBlockFor(const Dim &nDim) {
+  if (!ir::BlockConfig::hasOwnColumnBlock(nDim.label))
+    return wantedBlockCols;
+  std::string name = ir::BlockConfig::columnBlockName(nDim.label);
+  if (projectionColumns)
+    (*projectionColumns)[name] = nDim.size;
+  std::optional<int64_t> given = opts.blocks.get(name);
+  if (!given)
+    return wantedBlockCols;
+  // Recorded only when given, so kernels built at `n` alone print as before.
+  kernel->blockParams.set(name, std::min(*given, movingTile));
+  return *given;
+}
+
 IndexExpr TileGen::kIndex(const RowBlock &r, Value *k) {
   return r.kb ? IndexExpr::var(r.kb) + IndexExpr::var(k) : IndexExpr::var(k);
 }
@@ -408,7 +429,7 @@ ForOp *TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value 
   const int64_t M = e.type.rows, K = e.lhs->type.cols, N = e.type.cols;
   // Column tiles no wider than the (partition-rounded) columns, so a narrow
   // N gets one exact tile rather than a clamped moving-wide one.
-  int64_t blockCols = std::min({wantedBlockCols, movingTile, roundToTile(N)});
+  int64_t blockCols = std::min({columnBlockFor(b->type.dims[1]), movingTile, roundToTile(N)});
   llvm::SMLoc loc = e.opLoc;
 
   Value *mb = openLoop("mb", rowLo, rowHi, stripRows, loc);
@@ -796,8 +817,9 @@ std::unique_ptr<Kernel> TileGen::run() {
 } // namespace
 
 std::unique_ptr<ir::Kernel> generateTileIR(const ast::Kernel &kernel, const TileGenOptions &options,
-                                           DiagnosticEngine &diags) {
-  return TileGen(kernel, options, diags).run();
+                                           DiagnosticEngine &diags,
+                                           std::map<std::string, int64_t> *projectionColumns) {
+  return TileGen(kernel, options, diags, projectionColumns).run();
 }
 
 } // namespace tessel

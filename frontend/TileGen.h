@@ -15,6 +15,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/Kernel.h"
 
+#include <map>
 #include <memory>
 
 namespace tessel {
@@ -42,9 +43,11 @@ struct TileGenOptions {
 };
 
 /// Returns null after reporting an error (e.g. a block that cannot fit).
-std::unique_ptr<ir::Kernel> generateTileIR(const ast::Kernel &kernel,
-                                           const TileGenOptions &options,
-                                           DiagnosticEngine &diags);
+/// `projectionColumns`, when given, receives the projections' own column
+/// blocks (ir::BlockConfig::columnBlockName -> the columns they tile).
+std::unique_ptr<ir::Kernel>
+generateTileIR(const ast::Kernel &kernel, const TileGenOptions &options, DiagnosticEngine &diags,
+               std::map<std::string, int64_t> *projectionColumns = nullptr);
 
 } // namespace tessel
 

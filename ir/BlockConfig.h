@@ -32,6 +32,25 @@ public:
   /// accumulate in SBUF. Present on kernels that K-block.
   static constexpr llvm::StringLiteral kContraction = "k";
 
+  /// A projection's column block: result columns of every matmul whose
+  /// columns span dimension `label` (one that is neither the result's M or N
+  /// nor the first contraction K), named after it: `n_r2` tiles R2. Unset,
+  /// such a matmul takes the column block `n`. (A later contraction's K block
+  /// is named after its dimension alone, e.g. `r` for R.)
+  static std::string columnBlockName(llvm::StringRef label) { return "n_" + label.lower(); }
+  /// The dimension label a projection's column block tiles ("R2" for n_r2).
+  static std::string columnBlockLabel(llvm::StringRef name) { return name.drop_front(2).upper(); }
+  /// Whether a matmul whose result columns span `label` has a column block
+  /// of its own (`columnBlockName`) rather than the kernel's `n`.
+  static bool hasOwnColumnBlock(llvm::StringRef label) {
+    return !label.empty() && label != "M" && label != "N" && label != "K";
+  }
+  /// Whether `name` is an output column block (`n` or a projection's), the
+  /// blocks of fp32 accumulators that one PSUM bank bounds.
+  static bool isColumnBlock(llvm::StringRef name) {
+    return name == kColumnBlock || name.startswith("n_");
+  }
+
   using const_iterator = std::map<std::string, int64_t, std::less<>>::const_iterator;
 
   BlockConfig() = default;

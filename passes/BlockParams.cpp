@@ -54,14 +54,14 @@ llvm::Error validateBlockConfig(const ir::BlockConfig &given, const ir::BlockCon
                                   "rows (at most m={2})",
                                   value, rows, maxRows));
     }
-    if (name == "n") {
+    if (ir::BlockConfig::isColumnBlock(name)) {
       int64_t accBytes = ir::dtypeBytes(ir::DType::F32);
       if (value * accBytes > target.psum_bank_bytes)
-        return fail(llvm::formatv("--block n={0}: an output block of {0} fp32 accumulators needs "
+        return fail(llvm::formatv("--block {5}={0}: an output block of {0} fp32 accumulators needs "
                                   "{1} bytes per partition, over one {2}-byte PSUM bank of "
-                                  "target '{3}' (at most n={4})",
+                                  "target '{3}' (at most {5}={4})",
                                   value, value * accBytes, target.psum_bank_bytes, target.name,
-                                  target.psum_bank_bytes / accBytes));
+                                  target.psum_bank_bytes / accBytes, name));
     }
   }
   return llvm::Error::success();

@@ -72,6 +72,12 @@ constexpr double kMinIoTransposeGain = 0.02;
 /// within the cost model's own resolution.
 constexpr double kShallowerKBlockGain = 0.01;
 
+/// select-blocks gives a projection a column block of its own (narrower
+/// than `n`) only when predicted this much faster: the kernel then differs
+/// from the one `n` alone builds, and smaller differences are within the
+/// cost model's own resolution.
+constexpr double kColumnBlockGain = 0.02;
+
 /// The largest block `tessel tune`'s default space tries for a parameter:
 /// the paper's sweeps stop there (Table 3), and past it a strip no longer
 /// fits SBUF on trn1; --space may name larger values.

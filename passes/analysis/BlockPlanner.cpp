@@ -312,6 +312,36 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
   if (!final)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "the kernel could not be built with " + chosen.str());
+
+  // 3. Each projection's own column block (n_r2, ...), one at a time at the
+  // chosen strip and `n`: a narrower block of a projection's accumulators
+  // leaves PSUM banks to double-buffer the others. Taken only when predicted
+  // policy::kColumnBlockGain faster than that projection at `n`.
+  if (final->fits) {
+    const int64_t bankColumns = t.psum_bank_bytes / int64_t(sizeof(float));
+    for (const auto &[name, cols] : shape.projectionColumns) {
+      if (given.has(name))
+        continue;
+      const Candidate *best = final;
+      for (int64_t v : powerOfTwoTiles(cols, bankColumns, tile)) {
+        BlockConfig blocks = final->built.blocks;
+        if (v >= std::min(cols, blocks.lookup(N)))
+          continue; // as wide as the projection's block at `n`: the same kernel
+        blocks.set(name, v);
+        const Candidate *c = candidates.get(blocks);
+        if (c && c->fits &&
+            c->built.cost.predictedUs(t) <
+                best->built.cost.predictedUs(t) * (1 - policy::kColumnBlockGain))
+          best = c;
+      }
+      if (best != final) {
+        note(llvm::formatv("{0} = {1}: predicted {2:f1} us, against {3:f1} us at n = {4}", name,
+                           best->built.blocks.lookup(name), best->built.cost.predictedUs(t),
+                           final->built.cost.predictedUs(t), final->built.blocks.lookup(N)));
+        final = best;
+      }
+    }
+  }
   plan.blocks = final->built.blocks;
   plan.twoKernel = plan.blocks.has(kTwoKernelKey);
   plan.blocks.erase(kTwoKernelKey);

@@ -40,6 +40,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +79,10 @@ struct PlanShape {
   /// as one kernel is also tried as two (the pipeline without
   /// fuse-handoff, asked for with kTwoKernelKey in the blocks).
   bool splittable = false;
+  /// The projections' own column blocks (ir::BlockConfig::columnBlockName)
+  /// -> the columns each tiles; tried narrower than `n` once `m` and `n` are
+  /// chosen.
+  std::map<std::string, int64_t> projectionColumns = {};
 };
 
 /// The planner's request to build a candidate as two kernels: a key of the

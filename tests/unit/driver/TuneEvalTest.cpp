@@ -29,14 +29,19 @@ std::string printed(const runtime::Program &program) {
   return os.str();
 }
 
-/// `tessel compile -O2 --block <config> --emit=tasm`, in process.
-std::string compiledDirectly(const BlockConfig &config) {
-  Frontend fe;
+/// kSource through the front end.
+void parseSource(Frontend &fe) {
   fe.sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(kSource, "up.tsl"),
                                   llvm::SMLoc());
   fe.diags = std::make_unique<DiagnosticEngine>(fe.sourceMgr);
   fe.module = parseAndCheck(*fe.diags, {});
   fe.kernel = fe.module->findKernel("up");
+}
+
+/// `tessel compile -O2 --block <config> --emit=tasm`, in process.
+std::string compiledDirectly(const BlockConfig &config) {
+  Frontend fe;
+  parseSource(fe);
   CompileOptions options;
   options.passes = *passes::buildPipeline("O2");
   options.blocks = config;
@@ -55,8 +60,10 @@ TuneJob upJob() {
   job.path = "up.tsl";
   job.sourceText = kSource;
   job.kernelName = "up";
-  job.blockParams = tileGenBlockParams();
   job.target = runtime::trn1Target();
+  Frontend fe;
+  parseSource(fe);
+  job.blockParams = tileGenBlockParams(fe, job.target);
   job.passes = *passes::buildPipeline("O2");
   return job;
 }

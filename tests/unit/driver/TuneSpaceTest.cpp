@@ -60,6 +60,30 @@ TEST(TuneSpace, RestrictionReplacesTheDefaultValues) {
   EXPECT_EQ(space.size(), 6u);
 }
 
+TEST(TuneSpace, ProjectionColumnBlocksAreSearchedOnlyWhenNamed) {
+  const runtime::Target &t = runtime::trn1Target();
+  SpaceBounds b = bounds(1024, 2048);
+  b.names.push_back("n_r2");
+  b.projectionColumns = {{"n_r2", 300}};
+  // Unnamed, the projection takes `n`: the space is m x n alone.
+  auto space = enumerateSpace(b, {}, t);
+  EXPECT_EQ(space.size(), 12u);
+  for (const BlockConfig &c : space)
+    EXPECT_FALSE(c.has("n_r2")) << formatBlock(c);
+  // Named, its values are bounded by its own columns (300, so 384), not the
+  // result's.
+  EXPECT_EQ(maxBlockValue("n_r2", b, t), 384);
+  SpaceRestriction r;
+  ASSERT_FALSE(errorOf(parseSpaceSpec("n_r2=128,384", r)).size());
+  ASSERT_EQ(errorOf(validateSpace(r, b, t)), "");
+  space = enumerateSpace(b, r, t);
+  EXPECT_EQ(valuesOf(space, "n_r2"), (std::vector<int64_t>{128, 384}));
+  EXPECT_EQ(space.size(), 24u);
+  SpaceRestriction wide;
+  ASSERT_FALSE(errorOf(parseSpaceSpec("n_r2=512", wide)).size());
+  EXPECT_NE(errorOf(validateSpace(wide, b, t)).find("dimension R2 has 300 columns"), std::string::npos);
+}
+
 TEST(TuneSpace, SpaceSpecErrors) {
   SpaceRestriction r;
   EXPECT_EQ(errorOf(parseSpaceSpec("m=", r)), "--space m=: empty search space (no values for 'm')");

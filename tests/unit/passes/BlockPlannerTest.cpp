@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 using namespace tessel;
 using namespace tessel::passes::analysis;
 using tessel::ir::BlockConfig;
@@ -71,6 +73,48 @@ TEST(BlockPlanner, ChoosesTheSmallestPeakWhenNothingFits) {
   for (const std::string &n : plan->notes)
     said |= llvm::StringRef(n).contains("no row strip fits SBUF; m = 128");
   EXPECT_TRUE(said);
+}
+
+/// FakeKernel whose predicted latency depends on the projection column
+/// block n_r: `phased` (ns) for each value, the default for any other.
+struct ProjectionKernel {
+  FakeKernel base;
+  std::map<int64_t, double> phased;
+  std::optional<BuiltCandidate> operator()(const BlockConfig &blocks) {
+    std::optional<BuiltCandidate> c = base(blocks);
+    auto it = phased.find(blocks.lookup("n_r"));
+    c->cost.phasedNs = it != phased.end() ? it->second : 1e9;
+    return c;
+  }
+};
+
+TEST(BlockPlanner, TakesAProjectionColumnBlockOnlyWhenClearlyFaster) {
+  PlanShape shape{65536, 4096};
+  shape.projectionColumns = {{"n_r", 4096}};
+  ProjectionKernel fast;
+  fast.phased = {{256, 0.95e9}, {128, 0.97e9}};
+  auto plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(fast));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->blocks.lookup("n_r"), 256);
+  bool said = false;
+  for (const std::string &n : plan->notes)
+    said |= llvm::StringRef(n).startswith("[select-blocks] n_r = 256: predicted 950000.0 us, "
+                                          "against 1000000.0 us at n = 512");
+  EXPECT_TRUE(said);
+  // 1% is within the model's resolution: the projection keeps n.
+  ProjectionKernel close;
+  close.phased = {{256, 0.99e9}};
+  plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(close));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_FALSE(plan->blocks.has("n_r")) << plan->blocks.str();
+  // A given one is kept, and no other is built.
+  ProjectionKernel given;
+  given.phased = {{256, 0.5e9}};
+  plan = planBlocks({{"n_r", 128}}, shape, runtime::trn1Target(), std::ref(given));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->blocks.lookup("n_r"), 128);
+  for (const BlockConfig &b : given.base.built)
+    EXPECT_EQ(b.lookup("n_r"), 128) << b.str();
 }
 
 TEST(BlockPlanner, FailsWhenNothingCanBeBuilt) {
