@@ -60,8 +60,10 @@ TimingScheduler::TimingScheduler(const Program &P, const Target &T, bool recordi
   fp32Operands.assign(P.instrs.size(), false);
   for (uint32_t i = 0; i < P.instrs.size(); ++i) {
     const Instr &in = P.instrs[i];
-    if (in.op == Opcode::Matmul || in.op == Opcode::Transpose)
-      fp32Operands[i] = llvm::any_of(in.srcs, isF32);
+    if (in.op == Opcode::Matmul && in.srcs.size() >= 2)
+      fp32Operands[i] = isF32(in.srcs[0]) || isF32(in.srcs[1]); // stationary, moving
+    else if (in.op == Opcode::Transpose && !in.srcs.empty())
+      fp32Operands[i] = isF32(in.srcs[0]);
   }
   tensorLatencyNs = cost.tensorLatencyNs();
   throttleExact = std::isfinite(T.tensor_warmup_ns) && std::isfinite(T.tensor_throttle_rate);
