@@ -51,6 +51,19 @@ void setTileShape(TileView &v, int rank, const int64_t *extent, const bool *isIn
   v.contig = v.nf == 0 ? 1 : (v.fStride[v.nf - 1] == 1 ? v.fSize[v.nf - 1] : 1);
 }
 
+bool FlatAffine::assign(const AffineExpr &e) {
+  *this = FlatAffine();
+  constant = e.constant;
+  if (e.terms.size() > size_t(MaxTerms))
+    return false;
+  n = uint32_t(e.terms.size());
+  for (size_t i = 0; i < e.terms.size(); ++i) {
+    var[i] = e.terms[i].first;
+    coeff[i] = e.terms[i].second;
+  }
+  return true;
+}
+
 namespace {
 
 /// The loops around each instruction, outermost first.
@@ -122,16 +135,17 @@ AccessPlans::AccessPlans(const Program &P) {
     if (p.fixedShape) {
       rowMajorStrides(shape, stride);
       setTileShape(v, rank, extent, isIndex, stride);
-      p.row0 = a.dims[0].start;
       p.rows = extent[0];
       p.rowStride = stride[0];
       p.cols = 1;
+      AffineExpr col0;
       for (int d = 1; d < rank; ++d) {
-        p.col0.add(a.dims[d].start, stride[d]);
+        col0.add(a.dims[d].start, stride[d]);
         p.cols += (extent[d] - 1) * stride[d];
       }
+      const bool flat = p.row0.assign(a.dims[0].start) && p.col0.assign(col0);
       const std::vector<uint32_t> &around = enclosing.loops[instr];
-      p.inBounds = enclosing.places[instr] == 1;
+      p.inBounds = flat && enclosing.places[instr] == 1;
       if (p.inBounds && !neverRuns(P, around))
         for (int d = 0; d < rank && p.inBounds; ++d)
           p.inBounds = staysWithin(P, a.dims[d].start, around, 0, shape[d] - extent[d]);

@@ -32,14 +32,34 @@ void rowMajorStrides(const std::vector<int64_t> &shape, int64_t *stride);
 /// dropped ones.
 void setTileShape(TileView &v, int rank, const int64_t *extent, const bool *isIndex, const int64_t *stride);
 
+/// An affine form of at most MaxTerms loop variables, held inline (no
+/// pointer to follow on every evaluation).
+struct FlatAffine {
+  static constexpr int MaxTerms = 4;
+  int64_t constant = 0;
+  uint32_t n = 0;
+  uint32_t var[MaxTerms] = {};
+  int64_t coeff[MaxTerms] = {};
+  /// False if `e` has more than MaxTerms terms.
+  bool assign(const AffineExpr &e);
+  int64_t eval(const int64_t *vars) const {
+    // Wrapping arithmetic, as AffineExpr::eval.
+    uint64_t v = uint64_t(constant);
+    for (uint32_t i = 0; i < n; ++i)
+      v += uint64_t(coeff[i]) * uint64_t(vars[var[i]]);
+    return int64_t(v);
+  }
+};
+
 /// One access of one instruction, planned.
 struct AccessPlan {
   /// Every extent constant: the view's shape is fixed and the fields below hold.
   bool fixedShape = false;
-  /// Also every start in bounds for every iteration: no check is needed.
+  /// Also every start in bounds for every iteration, and both forms below
+  /// fit a FlatAffine: no check is needed.
   bool inBounds = false;
-  AffineExpr row0; ///< first row (partition) of the region
-  AffineExpr col0; ///< first element of the region's flattened inner dimensions
+  FlatAffine row0; ///< first row (partition) of the region
+  FlatAffine col0; ///< first element of the region's flattened inner dimensions
   int64_t rows = 0, cols = 0; ///< region size: rows x inner elements
   int64_t rowStride = 0;      ///< the element offset is row0 * rowStride + col0
 };

@@ -4,6 +4,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace tessel::runtime {
@@ -52,6 +53,20 @@ TimingScheduler::TimingScheduler(const Program &P, const Target &T, bool recordi
   for (uint32_t i = 0; i < P.instrs.size(); ++i)
     if (P.instrs[i].op == Opcode::Dma)
       dmaInstrs.push_back(i);
+  // An instruction's operands are the same objects in every execution.
+  auto isF32 = [&](const Access &a) {
+    return (a.isBuffer() ? P.buffers[a.id].dtype : P.tensors[a.id].dtype) == DType::F32;
+  };
+  fp32Operands.assign(P.instrs.size(), false);
+  for (uint32_t i = 0; i < P.instrs.size(); ++i) {
+    const Instr &in = P.instrs[i];
+    if (in.op == Opcode::Matmul && in.srcs.size() >= 2)
+      fp32Operands[i] = isF32(in.srcs[0]) || isF32(in.srcs[1]); // stationary, moving
+    else if (in.op == Opcode::Transpose && !in.srcs.empty())
+      fp32Operands[i] = isF32(in.srcs[0]);
+  }
+  tensorLatencyNs = cost.tensorLatencyNs();
+  throttleExact = std::isfinite(T.tensor_warmup_ns) && std::isfinite(T.tensor_throttle_rate);
 }
 
 template <bool Write> double TimingScheduler::ready(const TileView &v, int unit, double floor) const {
@@ -126,7 +141,7 @@ void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const
       }
     }
   }
-  if (unit == 0) // TensorE: throttled while it warms up after an idle gap
+  if (unit == 0 && !warmAndStaysWarm(busyNs, start - unitFree[0])) // throttled while it warms up after an idle gap
     busyNs = cost.tensorThrottledNs(busyNs, start - unitFree[0], tensorWarmNs);
   double end = start + busyNs;
   perInstr[id].count++;
@@ -149,7 +164,9 @@ void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const
 }
 
 void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, const TileView &sb, bool load) {
-  uint32_t queue = in.queue + uint32_t(perInstr[id].count % in.queueSpan);
+  // The rotation over queues; spans are mostly powers of two (no division).
+  const uint64_t n = perInstr[id].count, span = in.queueSpan;
+  uint32_t queue = in.queue + uint32_t((span & (span - 1)) == 0 ? n & (span - 1) : n % span);
   int unit = NumComputeUnits + int(queue);
   const TensorDecl &t = P.tensors[hbm.id];
   int64_t bytes = hbm.P * hbm.F * dtypeBytes(t.dtype);
@@ -199,7 +216,7 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
 void TimingScheduler::matmul(const Instr &, uint32_t id, const TileView &dst, const TileView *srcs) {
   const TileView &st = srcs[0], &mv = srcs[1];
   int64_t K = st.P, M = st.F, N = mv.F;
-  bool fp32 = dtypeOf(st) == DType::F32 || dtypeOf(mv) == DType::F32;
+  const bool fp32 = fp32Operands[id];
   bool newStat = !haveStationary || lastStatObj != st.obj || !(lastStatRect == st.rect);
   haveStationary = true;
   lastStatObj = st.obj;
@@ -210,17 +227,17 @@ void TimingScheduler::matmul(const Instr &, uint32_t id, const TileView &dst, co
     last.ns = cost.matmulNs(K, M, N, fp32, newStat);
   double busy = last.ns;
   // An accumulating matmul also reads its PSUM tile; same-engine order covers it.
-  schedule(id, 0, dst, srcs, 2, busy, cost.tensorLatencyNs(), float(M), float(N));
+  schedule(id, 0, dst, srcs, 2, busy, tensorLatencyNs, float(M), float(N));
 }
 
 void TimingScheduler::transpose(const Instr &, uint32_t id, const TileView &dst, const TileView &src) {
   counts.transposeFlops += uint64_t(2 * src.P * src.P * src.F);
   haveStationary = false; // the data tile becomes the stationary operand
-  const bool fp32 = dtypeOf(src) == DType::F32;
+  const bool fp32 = fp32Operands[id];
   LastCost &last = lastCost[id];
   if (!last.same(src.P, src.F, fp32, 0))
     last.ns = cost.peTransposeNs(src.P, src.F, fp32);
-  schedule(id, 0, dst, &src, 1, last.ns, cost.tensorLatencyNs(), float(src.F), float(src.P));
+  schedule(id, 0, dst, &src, 1, last.ns, tensorLatencyNs, float(src.F), float(src.P));
 }
 
 void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst, const TileView *srcs,

@@ -157,6 +157,18 @@ private:
   Rect lastStatRect;
   /// TensorE's busy time since it last went cold (CostModel::tensorThrottledNs).
   double tensorWarmNs = 0;
+  /// Whether TensorE, fully warm, stays so through `busyNs` after `idleNs`:
+  /// tensorThrottledNs would return busyNs unchanged and keep tensorWarmNs
+  /// (a warm-up of 0, the default, is never left).
+  bool warmAndStaysWarm(double busyNs, double idleNs) const {
+    return throttleExact && tensorWarmNs == T.tensor_warmup_ns && busyNs > 0 &&
+           (T.tensor_warmup_ns == 0 || !(idleNs > 0 && idleNs >= T.tensor_throttle_idle_ns));
+  }
+  bool throttleExact = false; ///< the target's warm-up figures are finite
+  double tensorLatencyNs = 0;
+  /// Per static instruction: whether a TensorE operand is f32 (its operands
+  /// are the same objects in every execution).
+  std::vector<uint8_t> fp32Operands;
 
   // Forgetting the intervals that can delay nothing any more (Horizon.h)
   // keeps memory bounded by the live state (the trackers bound their own
