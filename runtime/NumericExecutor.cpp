@@ -65,18 +65,24 @@ NumericExecutor::NumericExecutor(const Program &P, unsigned threads)
     : P(P), ten(P.tensors.size()), buf(P.buffers.size()), tenWrites(P.tensors.size()),
       bufWrites(P.buffers.size()), operands(OperandCacheBytes), tasks(threads) {
   scratch.resize(tasks.threads());
-  auto zeroed = [](Store &s, DType dtype, size_t n) {
-    if (dtype == DType::BF16)
-      assignZeros(s.bf16, n);
-    else
-      assignZeros(s.f32, n);
-    assignZeros(s.init, n);
+  // The flags are used by this thread as it submits; the zeroed values, by
+  // tasks only: they are zeroed (and their pages first touched) as tasks,
+  // in parallel with the inputs' drawing.
+  auto zeroed = [this](Store &s, bool isBuffer, uint32_t id, DType dtype, size_t n) {
+    s.init = ZeroPages<uint8_t>(n);
+    Touch whole{isBuffer, id, Rect{0, INT64_MAX, 0, INT64_MAX}, true};
+    tasks.submit(whole, [&s, dtype, n](unsigned) {
+      if (dtype == DType::BF16)
+        assignZeros(s.bf16, n);
+      else
+        assignZeros(s.f32, n);
+    });
   };
   for (size_t i = 0; i < P.tensors.size(); ++i)
     if (P.tensors[i].role != TensorRole::Input) // setInput
-      zeroed(ten[i], P.tensors[i].dtype, size_t(P.tensors[i].numElements()));
+      zeroed(ten[i], false, uint32_t(i), P.tensors[i].dtype, size_t(P.tensors[i].numElements()));
   for (size_t b = 0; b < P.buffers.size(); ++b)
-    zeroed(buf[b], P.buffers[b].dtype,
+    zeroed(buf[b], true, uint32_t(b), P.buffers[b].dtype,
            size_t(P.buffers[b].bufs * P.buffers[b].partitions() * P.buffers[b].freeElems()));
 }
 
@@ -112,13 +118,14 @@ std::vector<uint16_t> NumericExecutor::takeBits(uint32_t id) {
 }
 
 size_t NumericExecutor::unwrittenElements(uint32_t id) const {
-  return size_t(std::count(ten[id].init.begin(), ten[id].init.end(), uint8_t(0)));
+  const uint8_t *init = ten[id].init.data();
+  return size_t(std::count(init, init + ten[id].init.size(), uint8_t(0)));
 }
 
 void NumericExecutor::allocate(uint32_t id, int64_t slot) {
   const BufferDecl &b = P.buffers[id];
   size_t n = size_t(b.partitions() * b.freeElems());
-  std::fill_n(buf[id].init.begin() + size_t(slot) * n, n, 0);
+  std::memset(buf[id].init.data() + size_t(slot) * n, 0, n);
 }
 
 int64_t NumericExecutor::firstUnwritten(const TileView &v) const {

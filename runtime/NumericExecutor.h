@@ -20,6 +20,7 @@
 #ifndef TESSEL_RUNTIME_NUMERICEXECUTOR_H
 #define TESSEL_RUNTIME_NUMERICEXECUTOR_H
 
+#include "runtime/HugePages.h"
 #include "runtime/Program.h"
 #include "runtime/TaskGraph.h"
 #include "runtime/TileCache.h"
@@ -71,7 +72,7 @@ private:
   struct Store {
     std::vector<float> f32;
     std::vector<uint16_t> bf16;
-    std::vector<uint8_t> init; ///< written-flags (not kept for inputs)
+    ZeroPages<uint8_t> init; ///< written-flags (not kept for inputs)
   };
   /// Float32 tiles of one thread.
   struct Scratch {
