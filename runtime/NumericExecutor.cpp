@@ -19,6 +19,9 @@ namespace {
 /// tiles of one block.
 constexpr size_t OperandCacheBytes = size_t(24) << 20;
 
+/// Fully written views remembered per object (a few hundred bytes each).
+constexpr size_t MaxWrittenViews = 4096;
+
 Touch reads(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, false}; }
 Touch writes(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, true}; }
 
@@ -61,8 +64,26 @@ NumericExecutor::OneBlasThread::OneBlasThread() = default;
 NumericExecutor::OneBlasThread::~OneBlasThread() = default;
 #endif
 
+NumericExecutor::ViewKey::ViewKey(const TileView &v) {
+  f[0] = v.base;
+  f[1] = v.P;
+  f[2] = v.pStride;
+  f[3] = v.nf;
+  for (int d = 0; d < v.nf; ++d) {
+    f[size_t(4 + 2 * d)] = v.fSize[d];
+    f[size_t(5 + 2 * d)] = v.fStride[d];
+  }
+}
+
+size_t NumericExecutor::ViewKeyHash::operator()(const ViewKey &k) const {
+  return llvm::hash_combine_range(k.f.begin(), k.f.begin() + 4 + 2 * k.f[3]);
+}
+
 NumericExecutor::NumericExecutor(const Program &P, unsigned threads)
-    : P(P), ten(P.tensors.size()), buf(P.buffers.size()), tenWrites(P.tensors.size()),
+    : P(P), ten(P.tensors.size()), buf(P.buffers.size()),
+      writtenViews{std::vector<std::unordered_set<ViewKey, ViewKeyHash>>(P.tensors.size()),
+                   std::vector<std::unordered_set<ViewKey, ViewKeyHash>>(P.buffers.size())},
+      tenWrites(P.tensors.size()),
       bufWrites(P.buffers.size()), operands(OperandCacheBytes), tasks(threads) {
   scratch.resize(tasks.threads());
   // The flags are used by this thread as it submits; the zeroed values, by
@@ -126,10 +147,15 @@ void NumericExecutor::allocate(uint32_t id, int64_t slot) {
   const BufferDecl &b = P.buffers[id];
   size_t n = size_t(b.partitions() * b.freeElems());
   std::memset(buf[id].init.data() + size_t(slot) * n, 0, n);
+  writtenViews[1][id].clear();
 }
 
 int64_t NumericExecutor::firstUnwritten(const TileView &v) const {
   if (isInput(v))
+    return -1;
+  auto &known = writtenViews[v.isBuffer][v.id];
+  ViewKey key(v);
+  if (known.count(key))
     return -1;
   const uint8_t *init = store(v).init.data();
   int64_t bad = -1;
@@ -147,6 +173,11 @@ int64_t NumericExecutor::firstUnwritten(const TileView &v) const {
         return;
       }
   });
+  if (bad < 0) {
+    if (known.size() >= MaxWrittenViews)
+      known.clear();
+    known.insert(key);
+  }
   return bad;
 }
 

@@ -26,9 +26,11 @@
 #include "runtime/TileCache.h"
 #include "runtime/TileView.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 namespace tessel::runtime {
@@ -89,9 +91,24 @@ private:
     ~OneBlasThread();
   };
 
+  /// A view's placement and shape: the key of a view found fully written.
+  struct ViewKey {
+    std::array<int64_t, 4 + 2 * MaxDims> f{};
+    explicit ViewKey(const TileView &v);
+    bool operator==(const ViewKey &o) const { return f == o.f; }
+  };
+  struct ViewKeyHash {
+    size_t operator()(const ViewKey &k) const;
+  };
+
   const Program &P;
   OneBlasThread blasThreads;
   std::vector<Store> ten, buf;
+  /// Per buffer and tensor, views firstUnwritten found fully written since
+  /// the buffer's last allocate (flags only go from unwritten to written in
+  /// between): a tile read again -- a moving tile feeding several products,
+  /// the strip a blocked kernel reads for every column block -- is checked once.
+  mutable std::vector<std::unordered_set<ViewKey, ViewKeyHash>> writtenViews[2];
   /// Per tensor and buffer: instructions submitted that write it (TileCache's generation).
   std::vector<uint64_t> tenWrites, bufWrites;
   std::vector<Scratch> scratch; ///< per thread
