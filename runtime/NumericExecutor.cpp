@@ -25,6 +25,11 @@ constexpr size_t MaxWrittenViews = 4096;
 Touch reads(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, false}; }
 Touch writes(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, true}; }
 
+/// bf16BitsToFloats and floatsToBF16Bits, for AVX2 where the machine has it:
+/// every operand tile and every store into a bf16 object converts.
+TESSEL_AVX2_CLONES void widen(const uint16_t *in, float *out, size_t n) { bf16BitsToFloats(in, out, n); }
+TESSEL_AVX2_CLONES void narrow(const float *in, uint16_t *out, size_t n) { floatsToBF16Bits(in, out, n); }
+
 /// out[0, P*F) = the tile's elements of `storage`, row-major, as they are.
 template <class T> void copyOut(const TileView &v, const T *storage, T *out) {
   forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
@@ -44,6 +49,33 @@ template <class T> void copyIn(const TileView &v, T *storage, const T *in) {
     else
       for (int64_t i = 0; i < len; ++i)
         storage[off + i * stride] = in[lin + i];
+  });
+}
+
+/// dst's elements = src's (tiles of the same P * F elements), run by run,
+/// without a copy of the tile in between: cvt(from, to, n) converts n
+/// contiguous elements, single elements go through one(from) -> To.
+template <class To, class From, class Cvt, class One>
+void copyRuns(const TileView &dst, To *to, const TileView &src, const From *from, std::vector<Run> &runs, Cvt cvt,
+              One one) {
+  runs.clear();
+  forEachRun(src, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) { runs.push_back({off, lin, len, stride}); });
+  size_t i = 0;
+  forEachRun(dst, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+    for (int64_t done = 0; done < len;) {
+      const Run &r = runs[i];
+      const int64_t at = lin + done - r.lin, n = std::min(len - done, r.len - at);
+      To *d = to + off + done * stride;
+      const From *f = from + r.off + at * r.stride;
+      if (stride == 1 && r.stride == 1)
+        cvt(f, d, size_t(n));
+      else
+        for (int64_t k = 0; k < n; ++k)
+          d[k * stride] = one(f[k * r.stride]);
+      done += n;
+      if (at + n == r.len)
+        ++i;
+    }
   });
 }
 
@@ -201,7 +233,7 @@ void NumericExecutor::gather(const TileView &v, float *out) const {
     const uint16_t *src = s.bf16.data();
     forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
       if (stride == 1)
-        bf16BitsToFloats(src + off, out + lin, size_t(len));
+        widen(src + off, out + lin, size_t(len));
       else
         for (int64_t i = 0; i < len; ++i)
           out[lin + i] = bf16BitsToFloat(src[off + i * stride]);
@@ -217,7 +249,7 @@ void NumericExecutor::scatter(const TileView &v, const float *in) {
     uint16_t *dst = s.bf16.data();
     forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
       if (stride == 1)
-        floatsToBF16Bits(in + lin, dst + off, size_t(len));
+        narrow(in + lin, dst + off, size_t(len));
       else
         for (int64_t i = 0; i < len; ++i)
           dst[off + i * stride] = floatToBF16Bits(in[lin + i]);
@@ -227,11 +259,35 @@ void NumericExecutor::scatter(const TileView &v, const float *in) {
   }
 }
 
+void NumericExecutor::copyTile(const TileView &dst, const TileView &src, Scratch &s) {
+  const Store &from = store(src);
+  Store &to = store(dst);
+  const bool bf16In = !from.bf16.empty(), bf16Out = !to.bf16.empty();
+  if (bf16In && bf16Out)
+    copyRuns(
+        dst, to.bf16.data(), src, from.bf16.data(), s.runs,
+        [](const uint16_t *f, uint16_t *d, size_t n) { std::memcpy(d, f, n * sizeof(uint16_t)); },
+        [](uint16_t x) { return x; });
+  else if (bf16In)
+    copyRuns(dst, to.f32.data(), src, from.bf16.data(), s.runs, widen, bf16BitsToFloat);
+  else if (bf16Out)
+    copyRuns(dst, to.bf16.data(), src, from.f32.data(), s.runs, narrow, floatToBF16Bits);
+  else
+    copyRuns(
+        dst, to.f32.data(), src, from.f32.data(), s.runs,
+        [](const float *f, float *d, size_t n) { std::memcpy(d, f, n * sizeof(float)); },
+        [](float x) { return x; });
+}
+
 void NumericExecutor::dma(const TileView &dst, const TileView &src, bool transpose) {
   setWritten(dst);
   Touch touches[] = {reads(src), writes(dst)};
   tasks.submit(touches, [this, dst, src, transpose](unsigned thread) {
     Scratch &s = scratch[thread];
+    if (!transpose && !sameObject(dst, src)) {
+      copyTile(dst, src, s);
+      return;
+    }
     const Store &from = store(src);
     Store &to = store(dst);
     if (!from.bf16.empty() && !to.bf16.empty()) { // bf16 to bf16: the bits as they are
@@ -334,6 +390,10 @@ void NumericExecutor::runElementwise(const Instr &in, const TileView &dst, const
     break;
   }
   case Opcode::Copy:
+    if (!sameObject(dst, srcs[0])) {
+      copyTile(dst, srcs[0], s);
+      return;
+    }
     gather(srcs[0], a);
     break;
   case Opcode::Memset:

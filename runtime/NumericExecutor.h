@@ -80,6 +80,7 @@ private:
   struct Scratch {
     std::vector<float> a, b, c;
     std::vector<uint16_t> bits, bitsT;
+    std::vector<Run> runs;
   };
 
   /// OpenBLAS on one thread while the executor lives (a tile product is at
@@ -127,6 +128,10 @@ private:
   /// Stores in[0, P*F) into the tile's elements (bf16: rounded to nearest even).
   void scatter(const TileView &v, const float *in);
   void setWritten(const TileView &v);
+  static bool sameObject(const TileView &a, const TileView &b) { return a.isBuffer == b.isBuffer && a.id == b.id; }
+  /// dst = src (another object), converted run by run: a DMA or copy
+  /// without a float32 or bits copy of the tile in between.
+  void copyTile(const TileView &dst, const TileView &src, Scratch &s);
   uint64_t &generation(const TileView &v) { return v.isBuffer ? bufWrites[v.id] : tenWrites[v.id]; }
   /// `v` (at write generation `gen`) as a float32 matrix for BLAS, with its
   /// leading dimension: in place when the storage is float32 with contiguous

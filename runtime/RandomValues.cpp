@@ -13,14 +13,8 @@ namespace {
 constexpr size_t N = MersenneTwister64::BlockSize, M = 156;
 constexpr uint64_t MatrixA = 0xB5026F5AA96619E9ull, Upper = ~uint64_t(0) << 31, Lower = ~Upper;
 
-// The loops over a whole block, compiled for AVX2 as well as the baseline
-// ISA and chosen when the program loads: at -O2 the compiler vectorizes
-// loops of a constant trip count, and AVX2's four 64-bit lanes double SSE2's.
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
-#define TESSEL_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define TESSEL_AVX2_CLONES
-#endif
+// The loops run over whole blocks (TESSEL_AVX2_CLONES, BF16.h): at -O2 the
+// compiler vectorizes loops of a constant trip count.
 
 double bitsDouble(uint64_t u) {
   double d;
