@@ -54,6 +54,16 @@ inline void bf16BitsToFloats(const uint16_t *in, float *out, size_t n) {
     out[i] = bitsFloat(uint32_t(in[i]) << 16);
 }
 
+// Marks a function of whole-array loops to be compiled for AVX2 as well as
+// the baseline ISA, the version chosen when the program loads (the compiler
+// vectorizes those loops; AVX2's lanes are twice SSE2's). Only on
+// definitions in .cpp files: a clone set must not be inline.
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
+#define TESSEL_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TESSEL_AVX2_CLONES
+#endif
+
 /// Rounds an fp32 value to the nearest bf16 value (ties to even).
 inline float roundToBF16(float f) { return bf16BitsToFloat(floatToBF16Bits(f)); }
 

@@ -15,6 +15,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
+#include <utility>
 #include <vector>
 
 namespace tessel::runtime {
@@ -41,6 +43,42 @@ template <class T> void assignZeros(std::vector<T> &v, size_t n) {
   fresh.resize(n);
   v = std::move(fresh);
 }
+
+/// `n` zeroed elements of T the executor keeps to itself, in advised fresh
+/// pages from the system: zero without a memset, and each page is first
+/// touched (and cleared by the kernel) by whichever thread first writes it,
+/// not all at once by the thread that allocates.
+template <class T> class ZeroPages {
+public:
+  ZeroPages() = default;
+  explicit ZeroPages(size_t n) : bytes(n * sizeof(T)) {
+    if (!bytes)
+      return;
+    void *m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+      bytes = 0;
+      throw std::bad_alloc();
+    }
+    adviseHugePages(m, bytes);
+    p = static_cast<T *>(m);
+  }
+  ZeroPages(ZeroPages &&o) noexcept : p(std::exchange(o.p, nullptr)), bytes(std::exchange(o.bytes, 0)) {}
+  ZeroPages &operator=(ZeroPages &&o) noexcept {
+    std::swap(p, o.p);
+    std::swap(bytes, o.bytes);
+    return *this;
+  }
+  ~ZeroPages() {
+    if (p)
+      munmap(p, bytes);
+  }
+  T *data() const { return p; }
+  size_t size() const { return bytes / sizeof(T); }
+
+private:
+  T *p = nullptr;
+  size_t bytes = 0;
+};
 
 } // namespace tessel::runtime
 

@@ -19,8 +19,16 @@ namespace {
 /// tiles of one block.
 constexpr size_t OperandCacheBytes = size_t(24) << 20;
 
+/// Fully written views remembered per object (a few hundred bytes each).
+constexpr size_t MaxWrittenViews = 4096;
+
 Touch reads(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, false}; }
 Touch writes(const TileView &v) { return Touch{v.isBuffer, v.id, v.rect, true}; }
+
+/// bf16BitsToFloats and floatsToBF16Bits, for AVX2 where the machine has it:
+/// every operand tile and every store into a bf16 object converts.
+TESSEL_AVX2_CLONES void widen(const uint16_t *in, float *out, size_t n) { bf16BitsToFloats(in, out, n); }
+TESSEL_AVX2_CLONES void narrow(const float *in, uint16_t *out, size_t n) { floatsToBF16Bits(in, out, n); }
 
 /// out[0, P*F) = the tile's elements of `storage`, row-major, as they are.
 template <class T> void copyOut(const TileView &v, const T *storage, T *out) {
@@ -44,6 +52,33 @@ template <class T> void copyIn(const TileView &v, T *storage, const T *in) {
   });
 }
 
+/// dst's elements = src's (tiles of the same P * F elements), run by run,
+/// without a copy of the tile in between: cvt(from, to, n) converts n
+/// contiguous elements, single elements go through one(from) -> To.
+template <class To, class From, class Cvt, class One>
+void copyRuns(const TileView &dst, To *to, const TileView &src, const From *from, std::vector<Run> &runs, Cvt cvt,
+              One one) {
+  runs.clear();
+  forEachRun(src, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) { runs.push_back({off, lin, len, stride}); });
+  size_t i = 0;
+  forEachRun(dst, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
+    for (int64_t done = 0; done < len;) {
+      const Run &r = runs[i];
+      const int64_t at = lin + done - r.lin, n = std::min(len - done, r.len - at);
+      To *d = to + off + done * stride;
+      const From *f = from + r.off + at * r.stride;
+      if (stride == 1 && r.stride == 1)
+        cvt(f, d, size_t(n));
+      else
+        for (int64_t k = 0; k < n; ++k)
+          d[k * stride] = one(f[k * r.stride]);
+      done += n;
+      if (at + n == r.len)
+        ++i;
+    }
+  });
+}
+
 /// out = the [P, F] tile `in` transposed to [F, P].
 template <class T> void transposeTile(const std::vector<T> &in, int64_t P, int64_t F, std::vector<T> &out) {
   out.resize(in.size());
@@ -61,22 +96,46 @@ NumericExecutor::OneBlasThread::OneBlasThread() = default;
 NumericExecutor::OneBlasThread::~OneBlasThread() = default;
 #endif
 
+NumericExecutor::ViewKey::ViewKey(const TileView &v) {
+  f[0] = v.base;
+  f[1] = v.P;
+  f[2] = v.pStride;
+  f[3] = v.nf;
+  for (int d = 0; d < v.nf; ++d) {
+    f[size_t(4 + 2 * d)] = v.fSize[d];
+    f[size_t(5 + 2 * d)] = v.fStride[d];
+  }
+}
+
+size_t NumericExecutor::ViewKeyHash::operator()(const ViewKey &k) const {
+  return llvm::hash_combine_range(k.f.begin(), k.f.begin() + 4 + 2 * k.f[3]);
+}
+
 NumericExecutor::NumericExecutor(const Program &P, unsigned threads)
-    : P(P), ten(P.tensors.size()), buf(P.buffers.size()), tenWrites(P.tensors.size()),
+    : P(P), ten(P.tensors.size()), buf(P.buffers.size()),
+      writtenViews{std::vector<std::unordered_set<ViewKey, ViewKeyHash>>(P.tensors.size()),
+                   std::vector<std::unordered_set<ViewKey, ViewKeyHash>>(P.buffers.size())},
+      tenWrites(P.tensors.size()),
       bufWrites(P.buffers.size()), operands(OperandCacheBytes), tasks(threads) {
   scratch.resize(tasks.threads());
-  auto zeroed = [](Store &s, DType dtype, size_t n) {
-    if (dtype == DType::BF16)
-      assignZeros(s.bf16, n);
-    else
-      assignZeros(s.f32, n);
-    assignZeros(s.init, n);
+  // The flags are used by this thread as it submits; the zeroed values, by
+  // tasks only: they are zeroed (and their pages first touched) as tasks,
+  // in parallel with the inputs' drawing.
+  auto zeroed = [this](Store &s, bool isBuffer, uint32_t id, DType dtype, size_t n) {
+    s.init = ZeroPages<uint8_t>(n);
+    Touch whole{isBuffer, id, Rect{0, INT64_MAX, 0, INT64_MAX}, true};
+    tasks.submit(whole, [&s, dtype, n](unsigned) {
+      if (dtype == DType::BF16)
+        assignZeros(s.bf16, n);
+      else
+        assignZeros(s.f32, n);
+    });
   };
   for (size_t i = 0; i < P.tensors.size(); ++i)
     if (P.tensors[i].role != TensorRole::Input) // setInput
-      zeroed(ten[i], P.tensors[i].dtype, size_t(P.tensors[i].numElements()));
+      zeroed(ten[i], false, uint32_t(i), P.tensors[i].dtype, size_t(P.tensors[i].numElements()));
   for (size_t b = 0; b < P.buffers.size(); ++b)
-    zeroed(buf[b], P.buffers[b].dtype,
+    zeroed(buf[b], true, uint32_t(b), P.buffers[b].dtype,
            size_t(P.buffers[b].bufs * P.buffers[b].partitions() * P.buffers[b].freeElems()));
 }
 
@@ -112,17 +171,23 @@ std::vector<uint16_t> NumericExecutor::takeBits(uint32_t id) {
 }
 
 size_t NumericExecutor::unwrittenElements(uint32_t id) const {
-  return size_t(std::count(ten[id].init.begin(), ten[id].init.end(), uint8_t(0)));
+  const uint8_t *init = ten[id].init.data();
+  return size_t(std::count(init, init + ten[id].init.size(), uint8_t(0)));
 }
 
 void NumericExecutor::allocate(uint32_t id, int64_t slot) {
   const BufferDecl &b = P.buffers[id];
   size_t n = size_t(b.partitions() * b.freeElems());
-  std::fill_n(buf[id].init.begin() + size_t(slot) * n, n, 0);
+  std::memset(buf[id].init.data() + size_t(slot) * n, 0, n);
+  writtenViews[1][id].clear();
 }
 
 int64_t NumericExecutor::firstUnwritten(const TileView &v) const {
   if (isInput(v))
+    return -1;
+  auto &known = writtenViews[v.isBuffer][v.id];
+  ViewKey key(v);
+  if (known.count(key))
     return -1;
   const uint8_t *init = store(v).init.data();
   int64_t bad = -1;
@@ -140,6 +205,11 @@ int64_t NumericExecutor::firstUnwritten(const TileView &v) const {
         return;
       }
   });
+  if (bad < 0) {
+    if (known.size() >= MaxWrittenViews)
+      known.clear();
+    known.insert(key);
+  }
   return bad;
 }
 
@@ -163,7 +233,7 @@ void NumericExecutor::gather(const TileView &v, float *out) const {
     const uint16_t *src = s.bf16.data();
     forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
       if (stride == 1)
-        bf16BitsToFloats(src + off, out + lin, size_t(len));
+        widen(src + off, out + lin, size_t(len));
       else
         for (int64_t i = 0; i < len; ++i)
           out[lin + i] = bf16BitsToFloat(src[off + i * stride]);
@@ -179,7 +249,7 @@ void NumericExecutor::scatter(const TileView &v, const float *in) {
     uint16_t *dst = s.bf16.data();
     forEachRun(v, [&](int64_t off, int64_t lin, int64_t len, int64_t stride) {
       if (stride == 1)
-        floatsToBF16Bits(in + lin, dst + off, size_t(len));
+        narrow(in + lin, dst + off, size_t(len));
       else
         for (int64_t i = 0; i < len; ++i)
           dst[off + i * stride] = floatToBF16Bits(in[lin + i]);
@@ -189,11 +259,35 @@ void NumericExecutor::scatter(const TileView &v, const float *in) {
   }
 }
 
+void NumericExecutor::copyTile(const TileView &dst, const TileView &src, Scratch &s) {
+  const Store &from = store(src);
+  Store &to = store(dst);
+  const bool bf16In = !from.bf16.empty(), bf16Out = !to.bf16.empty();
+  if (bf16In && bf16Out)
+    copyRuns(
+        dst, to.bf16.data(), src, from.bf16.data(), s.runs,
+        [](const uint16_t *f, uint16_t *d, size_t n) { std::memcpy(d, f, n * sizeof(uint16_t)); },
+        [](uint16_t x) { return x; });
+  else if (bf16In)
+    copyRuns(dst, to.f32.data(), src, from.bf16.data(), s.runs, widen, bf16BitsToFloat);
+  else if (bf16Out)
+    copyRuns(dst, to.bf16.data(), src, from.f32.data(), s.runs, narrow, floatToBF16Bits);
+  else
+    copyRuns(
+        dst, to.f32.data(), src, from.f32.data(), s.runs,
+        [](const float *f, float *d, size_t n) { std::memcpy(d, f, n * sizeof(float)); },
+        [](float x) { return x; });
+}
+
 void NumericExecutor::dma(const TileView &dst, const TileView &src, bool transpose) {
   setWritten(dst);
   Touch touches[] = {reads(src), writes(dst)};
   tasks.submit(touches, [this, dst, src, transpose](unsigned thread) {
     Scratch &s = scratch[thread];
+    if (!transpose && !sameObject(dst, src)) {
+      copyTile(dst, src, s);
+      return;
+    }
     const Store &from = store(src);
     Store &to = store(dst);
     if (!from.bf16.empty() && !to.bf16.empty()) { // bf16 to bf16: the bits as they are
@@ -296,6 +390,10 @@ void NumericExecutor::runElementwise(const Instr &in, const TileView &dst, const
     break;
   }
   case Opcode::Copy:
+    if (!sameObject(dst, srcs[0])) {
+      copyTile(dst, srcs[0], s);
+      return;
+    }
     gather(srcs[0], a);
     break;
   case Opcode::Memset:

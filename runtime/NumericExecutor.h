@@ -20,14 +20,17 @@
 #ifndef TESSEL_RUNTIME_NUMERICEXECUTOR_H
 #define TESSEL_RUNTIME_NUMERICEXECUTOR_H
 
+#include "runtime/HugePages.h"
 #include "runtime/Program.h"
 #include "runtime/TaskGraph.h"
 #include "runtime/TileCache.h"
 #include "runtime/TileView.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 namespace tessel::runtime {
@@ -71,12 +74,13 @@ private:
   struct Store {
     std::vector<float> f32;
     std::vector<uint16_t> bf16;
-    std::vector<uint8_t> init; ///< written-flags (not kept for inputs)
+    ZeroPages<uint8_t> init; ///< written-flags (not kept for inputs)
   };
   /// Float32 tiles of one thread.
   struct Scratch {
     std::vector<float> a, b, c;
     std::vector<uint16_t> bits, bitsT;
+    std::vector<Run> runs;
   };
 
   /// OpenBLAS on one thread while the executor lives (a tile product is at
@@ -88,9 +92,24 @@ private:
     ~OneBlasThread();
   };
 
+  /// A view's placement and shape: the key of a view found fully written.
+  struct ViewKey {
+    std::array<int64_t, 4 + 2 * MaxDims> f{};
+    explicit ViewKey(const TileView &v);
+    bool operator==(const ViewKey &o) const { return f == o.f; }
+  };
+  struct ViewKeyHash {
+    size_t operator()(const ViewKey &k) const;
+  };
+
   const Program &P;
   OneBlasThread blasThreads;
   std::vector<Store> ten, buf;
+  /// Per buffer and tensor, views firstUnwritten found fully written since
+  /// the buffer's last allocate (flags only go from unwritten to written in
+  /// between): a tile read again -- a moving tile feeding several products,
+  /// the strip a blocked kernel reads for every column block -- is checked once.
+  mutable std::vector<std::unordered_set<ViewKey, ViewKeyHash>> writtenViews[2];
   /// Per tensor and buffer: instructions submitted that write it (TileCache's generation).
   std::vector<uint64_t> tenWrites, bufWrites;
   std::vector<Scratch> scratch; ///< per thread
@@ -109,6 +128,10 @@ private:
   /// Stores in[0, P*F) into the tile's elements (bf16: rounded to nearest even).
   void scatter(const TileView &v, const float *in);
   void setWritten(const TileView &v);
+  static bool sameObject(const TileView &a, const TileView &b) { return a.isBuffer == b.isBuffer && a.id == b.id; }
+  /// dst = src (another object), converted run by run: a DMA or copy
+  /// without a float32 or bits copy of the tile in between.
+  void copyTile(const TileView &dst, const TileView &src, Scratch &s);
   uint64_t &generation(const TileView &v) { return v.isBuffer ? bufWrites[v.id] : tenWrites[v.id]; }
   /// `v` (at write generation `gen`) as a float32 matrix for BLAS, with its
   /// leading dimension: in place when the storage is float32 with contiguous

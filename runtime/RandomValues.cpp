@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace tessel::runtime {
 
@@ -12,7 +13,35 @@ namespace {
 constexpr size_t N = MersenneTwister64::BlockSize, M = 156;
 constexpr uint64_t MatrixA = 0xB5026F5AA96619E9ull, Upper = ~uint64_t(0) << 31, Lower = ~Upper;
 
-uint64_t twisted(uint64_t self, uint64_t next, uint64_t far) {
+// The loops run over whole blocks (TESSEL_AVX2_CLONES, BF16.h): at -O2 the
+// compiler vectorizes loops of a constant trip count.
+
+double bitsDouble(uint64_t u) {
+  double d;
+  std::memcpy(&d, &u, 8);
+  return d;
+}
+
+/// 2u - 1 for u = (raw >> 11) / 2^53 in [0, 1), exactly as computed by
+/// double arithmetic: the 52 low bits of x = raw >> 11 make 1 + f (f = low /
+/// 2^52), and f + (top bit of x) - 1 needs no rounding. Integer and double
+/// operations only, which vectorize (a 64-bit integer to double conversion
+/// does not before AVX-512).
+inline double signedUnit(uint64_t raw) {
+  const uint64_t x = raw >> 11;
+  const double f = bitsDouble(0x3FF0000000000000ull | (x & 0xFFFFFFFFFFFFFull)) - 1.0;
+  return f + bitsDouble((x >> 52) ? 0 : 0xBFF0000000000000ull); // + 0 or - 1
+}
+
+/// values[i] = float(signedUnit(raw[i]) * s) for a whole block.
+TESSEL_AVX2_CLONES void blockValues(const uint64_t *raw, double s, float *values) {
+  for (size_t i = 0; i < N; ++i)
+    values[i] = float(signedUnit(raw[i]) * s);
+}
+
+TESSEL_AVX2_CLONES void blockBF16Bits(const float *values, uint16_t *bits) { floatsToBF16Bits(values, bits, N); }
+
+inline uint64_t twisted(uint64_t self, uint64_t next, uint64_t far) {
   uint64_t y = (self & Upper) | (next & Lower);
   return far ^ (y >> 1) ^ ((uint64_t(0) - (y & 1)) & MatrixA);
 }
@@ -36,23 +65,13 @@ template <class Store> void drawValues(const TensorDecl &t, uint64_t seed, std::
   float values[N];
   for (size_t at = 0; at < n; at += N) {
     rng.nextBlock(raw);
-    const size_t len = std::min(N, n - at);
-    for (size_t i = 0; i < len; ++i) {
-      double u = double(int64_t(raw[i] >> 11)) * (1.0 / 9007199254740992.0); // [0, 1)
-      values[i] = float((2.0 * u - 1.0) * s);
-    }
-    store(at, values, len);
+    blockValues(raw, s, values);
+    store(at, values, std::min(N, n - at));
   }
 }
-} // namespace
 
-MersenneTwister64::MersenneTwister64(uint64_t seed) {
-  mt[0] = seed;
-  for (size_t i = 1; i < N; ++i)
-    mt[i] = 6364136223846793005ull * (mt[i - 1] ^ (mt[i - 1] >> 62)) + i;
-}
-
-void MersenneTwister64::nextBlock(uint64_t *out) {
+/// The state's next block: twist and temper (std::mt19937_64's algorithm).
+TESSEL_AVX2_CLONES void twistAndTemper(uint64_t *mt, uint64_t *out) {
   for (size_t i = 0; i < N - M; ++i)
     mt[i] = twisted(mt[i], mt[i + 1], mt[i + M]);
   for (size_t i = N - M; i < N - 1; ++i)
@@ -66,6 +85,15 @@ void MersenneTwister64::nextBlock(uint64_t *out) {
     out[i] = y ^ (y >> 43);
   }
 }
+} // namespace
+
+MersenneTwister64::MersenneTwister64(uint64_t seed) {
+  mt[0] = seed;
+  for (size_t i = 1; i < N; ++i)
+    mt[i] = 6364136223846793005ull * (mt[i - 1] ^ (mt[i - 1] >> 62)) + i;
+}
+
+void MersenneTwister64::nextBlock(uint64_t *out) { twistAndTemper(mt, out); }
 
 void randomFloats(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth, float *out) {
   const bool bf16 = t.dtype == DType::BF16;
@@ -76,8 +104,10 @@ void randomFloats(const TensorDecl &t, uint64_t seed, std::optional<double> half
 }
 
 void randomBF16Bits(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth, uint16_t *out) {
+  uint16_t bits[N];
   drawValues(t, seed, halfWidth, [&](size_t at, const float *values, size_t len) {
-    floatsToBF16Bits(values, out + at, len);
+    blockBF16Bits(values, bits);
+    std::memcpy(out + at, bits, len * sizeof(uint16_t));
   });
 }
 

@@ -32,6 +32,11 @@ struct TileView {
   uint32_t id = 0;    ///< tensor or buffer id
 };
 
+/// One innermost run of a view: the forEachRun arguments.
+struct Run {
+  int64_t off, lin, len, stride;
+};
+
 /// Calls fn(offset, linearIndex, length, stride) for every innermost run of
 /// the view (row-major order of the tile): bulk operations on contiguous runs.
 template <class Fn> inline void forEachRun(const TileView &v, Fn fn) {
