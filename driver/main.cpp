@@ -1,5 +1,6 @@
 //===- driver/main.cpp - The `tessel` command-line tool ------------------===//
 #include "driver/Commands.h"
+#include "runtime/BlasThreads.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/InitLLVM.h"
@@ -29,6 +30,7 @@ static const char *kUsage =
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  tessel::runtime::releaseIdleBlasThreads();
   if (argc < 2) {
     llvm::errs() << kUsage;
     return 1;
