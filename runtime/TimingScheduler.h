@@ -105,8 +105,13 @@ public:
   /// (which repeated the one from `a`): counters exactly, times by k * delta.
   void skipPeriods(const Mark &a, const Mark &b, const Mark &c, llvm::ArrayRef<uint32_t> body,
                    llvm::ArrayRef<uint32_t> bodyDma, double delta, uint64_t k);
-  /// Keeps the log of hazard records (while a loop is watched).
+  /// Keeps the log of hazard records (while a loop is watched); turned off,
+  /// the log is dropped.
   void setLogging(bool on);
+  /// Stops adding records to the log but keeps those in it (a watch about to
+  /// skip and finish reads its periods' records; what the skip records is
+  /// read by no one).
+  void pauseLogging() { logging = false; }
   /// The log before position `pos` is no longer needed.
   void trimLog(uint64_t pos);
 
