@@ -165,6 +165,7 @@ llvm::Expected<passes::analysis::BlockPlan> planBlocks(Frontend &fe,
                                                        const ir::BlockConfig &given,
                                                        llvm::ArrayRef<std::string> passes,
                                                        const runtime::Target &target,
+                                                       std::map<std::string, int64_t> projectionColumns,
                                                        unsigned &builds, bool oneKernel) {
   auto allocate = llvm::find(passes, "allocate");
   llvm::ArrayRef<std::string> upToAllocate(passes.begin(), allocate);
@@ -190,7 +191,7 @@ llvm::Expected<passes::analysis::BlockPlan> planBlocks(Frontend &fe,
   };
   passes::analysis::PlanShape shape{resultRows(*fe.kernel), resultColumns(*fe.kernel)};
   chainShape(*fe.kernel, shape);
-  tileGenBlockParams(fe, target, &shape.projectionColumns);
+  shape.projectionColumns = std::move(projectionColumns);
   shape.oneKernel = oneKernel;
   shape.splittable = !oneKernel && twoKernel.size() < upToAllocate.size() && hasMlpHandoff(*fe.kernel);
   return passes::analysis::planBlocks(given, shape, target, buildAndMeasure);
@@ -259,7 +260,9 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
   };
 
   // 1. The blocks given, checked once against the kernel and the target.
-  if (llvm::Error err = passes::validateBlockConfig(options.blocks, tileGenBlockParams(fe, target),
+  std::map<std::string, int64_t> projectionColumns;
+  ir::BlockConfig known = tileGenBlockParams(fe, target, &projectionColumns);
+  if (llvm::Error err = passes::validateBlockConfig(options.blocks, known,
                                                     resultRows(*fe.kernel), target))
     return fail(llvm::toString(std::move(err)));
 
@@ -286,7 +289,8 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
   if (plan) {
     unsigned builds = 0;
     auto start = std::chrono::steady_clock::now();
-    auto planned = planBlocks(fe, blocks, passes, target, builds, options.mlpForm == MlpForm::OneKernel);
+    auto planned = planBlocks(fe, blocks, passes, target, std::move(projectionColumns), builds,
+                              options.mlpForm == MlpForm::OneKernel);
     if (options.instrumentation.timePasses)
       llvm::errs() << llvm::formatv(
           "// select-blocks (the block planner, before TileGen): {0:F3} ms, {1} configurations "

@@ -150,7 +150,7 @@ std::vector<BlockConfig> enumerateSpace(const SpaceBounds &bounds,
     if (name == ir::BlockConfig::kContraction)
       continue;
     // A projection's own column block likewise: unset, it is `n`, which the
-    // space searches; naming it (--space r2=...) searches it apart.
+    // space searches; naming it (--space n_r2=...) searches it apart.
     if (bounds.projectionColumns.count(name))
       continue;
     int64_t limit = maxBlockValue(name, bounds, target);

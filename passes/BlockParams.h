@@ -28,7 +28,7 @@ llvm::Error parseBlockSpec(llvm::StringRef spec, ir::BlockConfig &out);
 ///  - every value is a positive multiple of the target's partition tile;
 ///  - `m` is at most the row count rounded up to the tile (`rows`; 0 = not
 ///    checked, e.g. for tile IR whose source is gone);
-///  - an output column block (`n`, or a projection's own, e.g. `r2`) of
+///  - an output column block (`n`, or a projection's own, e.g. `n_r2`) of
 ///    fp32 accumulators fits one PSUM bank.
 llvm::Error validateBlockConfig(const ir::BlockConfig &given, const ir::BlockConfig &known,
                                 int64_t rows, const runtime::Target &target);

@@ -92,6 +92,8 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
   const llvm::StringRef M = BlockConfig::kRowStrip, N = BlockConfig::kColumnBlock,
                         K = BlockConfig::kContraction;
   const int64_t tile = geometryFor(t).partitions;
+  // Output columns of fp32 accumulators one PSUM bank holds.
+  const int64_t bankColumns = t.psum_bank_bytes / int64_t(sizeof(float));
   double ridge = t.ridgeFlopsPerByte();
   CandidateCache candidates(buildAndMeasure, t, shape.oneKernel);
   BlockPlan plan;
@@ -104,7 +106,7 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
   // at a narrower one (fewer accumulators in PSUM, smaller weight blocks):
   // the widest that fits, or null.
   std::vector<int64_t> narrower =
-      powerOfTwoTiles(shape.columns, t.psum_bank_bytes / int64_t(sizeof(float)), tile);
+      powerOfTwoTiles(shape.columns, bankColumns, tile);
   auto fitting = [&](BlockConfig b) -> const Candidate * {
     for (int64_t n : llvm::reverse(narrower)) {
       if (!given.has(N))
@@ -251,7 +253,6 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
   // 2. The output column block, at the chosen strip.
   const Candidate *final = nullptr;
   if (!given.has(N)) {
-    const int64_t bankColumns = t.psum_bank_bytes / int64_t(sizeof(float));
     for (int64_t n : powerOfTwoTiles(shape.columns, bankColumns, tile)) {
       BlockConfig blocks = chosen;
       blocks.set(N, n);
@@ -318,7 +319,6 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
   // leaves PSUM banks to double-buffer the others. Taken only when predicted
   // policy::kColumnBlockGain faster than that projection at `n`.
   if (final->fits) {
-    const int64_t bankColumns = t.psum_bank_bytes / int64_t(sizeof(float));
     for (const auto &[name, cols] : shape.projectionColumns) {
       if (given.has(name))
         continue;
