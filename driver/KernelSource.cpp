@@ -55,7 +55,7 @@ Expected<runtime::Program> loadKernelProgram(const KernelSpec &spec, const runti
     std::unique_ptr<ir::Kernel> kernel = traceNkiKernel(src, target, sm);
     if (!kernel)
       return fail(formatv("kernel '{0}' did not trace (see the message above)", spec.path));
-    return emitProgram(*kernel, target);
+    return emitNkiProgram(*kernel, target);
   }
   if (!spec.defines.empty())
     return fail(formatv("'{0}': defines apply to .tsl sources only", spec.path));

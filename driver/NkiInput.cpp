@@ -164,6 +164,14 @@ NkiOptions::NkiOptions()
                     "its --input file). Repeatable"),
            cl::value_desc("NAME=DTYPE[D0,D1,...]")) {}
 
+llvm::Expected<runtime::Program> emitNkiProgram(ir::Kernel &kernel, const runtime::Target &target,
+                                                const llvm::SourceMgr *sources) {
+  llvm::Expected<runtime::Program> program = emitProgram(kernel, target, sources);
+  if (program)
+    program->slotReuse = runtime::SlotReuse::Whole;
+  return program;
+}
+
 std::unique_ptr<ir::Kernel> traceNkiKernel(const NkiSource &src, const runtime::Target &target,
                                            llvm::SourceMgr &sm) {
   std::string text;
@@ -196,7 +204,7 @@ int compileNkiKernel(const NkiSource &src, const std::string &targetName, bool t
   std::string text;
   llvm::raw_string_ostream os(text);
   if (tasm) {
-    auto program = emitProgram(*kernel, *target, &sm);
+    auto program = emitNkiProgram(*kernel, *target, &sm);
     if (!program)
       return fail(llvm::toString(program.takeError())), 1;
     runtime::printProgram(*program, os);

@@ -56,6 +56,12 @@ std::map<std::string, std::string> nkiInputFiles(const std::vector<std::string> 
 std::unique_ptr<ir::Kernel> traceNkiKernel(const NkiSource &src, const runtime::Target &target,
                                            llvm::SourceMgr &sm);
 
+/// The simulator program of a traced kernel: emitProgram's, with the buffer
+/// reuse of NKI's allocator (runtime::SlotReuse::Whole): a slot's next
+/// occupant waits for every access to the previous one (docs/nki.md).
+llvm::Expected<runtime::Program> emitNkiProgram(ir::Kernel &kernel, const runtime::Target &target,
+                                                const llvm::SourceMgr *sources = nullptr);
+
 /// `tessel compile kernel.py`: prints the traced tile IR, or the program when
 /// `tasm`, to `output`. `otherFlags` (-D, compile flags, --emit=ast) is an
 /// error: an NKI kernel is compiled as written. Returns the exit status.

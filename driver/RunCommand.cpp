@@ -340,9 +340,10 @@ int runRunCommand(int argc, char **argv) {
       return 1;
   }
   llvm::Expected<Program> prog =
-      isSource ? emitProgram(*kernel, compileTarget, isNki ? &nkiSourceMgr : &fe.sourceMgr)
-      : isTir  ? emitProgram(*tir.kernel, compileTarget, &tir.sourceMgr)
-               : parseProgram(inputBuffer->getBuffer(), inputBuffer->getBufferIdentifier());
+      isNki      ? emitNkiProgram(*kernel, compileTarget, &nkiSourceMgr)
+      : isSource ? emitProgram(*kernel, compileTarget, &fe.sourceMgr)
+      : isTir    ? emitProgram(*tir.kernel, compileTarget, &tir.sourceMgr)
+                 : parseProgram(inputBuffer->getBuffer(), inputBuffer->getBufferIdentifier());
   if (!prog) {
     reportError(llvm::toString(prog.takeError()));
     return 1;

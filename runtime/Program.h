@@ -208,9 +208,22 @@ struct Loop {
   int64_t tripCount() const { return hi > lo ? int64_t(llvm::divideCeil(hi - lo, step)) : 0; }
 };
 
+/// When a buffer slot's new occupant (an `alloc`) may be accessed.
+enum class SlotReuse {
+  /// Region by region: an access waits only for the accesses to the
+  /// previous occupant that overlap it (a program whose synchronisation is
+  /// per tile, as tessel's backend emits).
+  Region,
+  /// Slot by slot: the new occupant waits for every access to the previous
+  /// one, as an allocator that frees a tensor only when its live range ends
+  /// (`reuse whole` in the text form; NKI kernels, docs/nki.md).
+  Whole,
+};
+
 struct Program {
   std::string kernel = "kernel";
   std::string target = "trn1";
+  SlotReuse slotReuse = SlotReuse::Region;
   std::string fileName; ///< for messages; empty when built in memory
   std::vector<TensorDecl> tensors;
   std::vector<BufferDecl> buffers;

@@ -859,7 +859,8 @@ private:
       body.push_back({Stmt::Kind::Alloc, uint32_t(b)});
       return expectEndOfLine();
     }
-    if (tok.text == "tensor" || tok.text == "buffer" || tok.text == "kernel" || tok.text == "target") {
+    if (tok.text == "tensor" || tok.text == "buffer" || tok.text == "kernel" || tok.text == "target" ||
+        tok.text == "reuse") {
       if (!scope.empty())
         return error(formatv("'{0}' declarations are only allowed at the top level", tok.text));
     }
@@ -870,8 +871,21 @@ private:
     return true;
   }
 
+  /// `reuse region|whole`: when a buffer slot's new occupant may be used.
+  bool parseReuse() {
+    next();
+    if (isIdent("region"))
+      prog.slotReuse = SlotReuse::Region;
+    else if (isIdent("whole"))
+      prog.slotReuse = SlotReuse::Whole;
+    else
+      return error("expected 'region' or 'whole' after 'reuse'");
+    next();
+    return expectEndOfLine();
+  }
+
   void parseFile() {
-    bool sawKernel = false, sawTarget = false;
+    bool sawKernel = false, sawTarget = false, sawReuse = false;
     while (true) {
       skipNewlines();
       if (tok.kind == Tok::Eof)
@@ -905,6 +919,13 @@ private:
         }
         next();
         ok = expectEndOfLine();
+      } else if (isIdent("reuse")) {
+        if (sawReuse) {
+          error("duplicate 'reuse' line");
+          return;
+        }
+        sawReuse = true;
+        ok = parseReuse();
       } else if (isIdent("tensor")) {
         ok = parseTensorDecl();
       } else if (isIdent("buffer")) {

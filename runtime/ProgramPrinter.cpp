@@ -126,6 +126,8 @@ static std::string shapeList(const std::vector<int64_t> &shape) {
 static void printDecls(const Program &p, raw_ostream &os) {
   os << "kernel " << p.kernel << "\n";
   os << "target " << p.target << "\n";
+  if (p.slotReuse == SlotReuse::Whole)
+    os << "reuse whole\n";
   if (!p.tensors.empty())
     os << "\n";
   for (const TensorDecl &t : p.tensors) {

@@ -409,6 +409,8 @@ bool Machine::execBody(const std::vector<Stmt> &body) {
       ++allocCount[s.id];
       if (functional)
         num->allocate(s.id, curSlot[s.id]);
+      if (P.slotReuse == SlotReuse::Whole)
+        sched->reuseSlot(s.id, curSlot[s.id]);
       break;
     }
     case Stmt::Kind::Instr:

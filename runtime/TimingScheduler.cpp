@@ -81,6 +81,16 @@ template <bool Write> double TimingScheduler::ready(const TileView &v, int unit,
   return t;
 }
 
+void TimingScheduler::reuseSlot(uint32_t buffer, int64_t slot) {
+  const uint32_t obj = slotObject(buffer, slot);
+  const double t = trackers[obj].latestEnd();
+  if (t <= 0)
+    return;
+  const BufferDecl &b = P.buffers[buffer];
+  const int64_t a0 = b.address + slot * b.slotBytes();
+  recordWrite(obj, Rect{0, b.partitions(), a0, a0 + b.slotBytes()}, t, RegionTracker::MixedUnits, t);
+}
+
 void TimingScheduler::revive(uint32_t obj) {
   liveObject[obj] = true;
   for (uint32_t a : aliases[obj])

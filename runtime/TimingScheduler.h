@@ -45,6 +45,9 @@ public:
   uint32_t tensorObject(uint32_t tensor) const { return tensor; }
   uint32_t slotObject(uint32_t buffer, int64_t slot) const { return slotObj[buffer] + uint32_t(slot); }
 
+  /// Slot `slot` of `buffer` gets a new occupant (an `alloc`): it may be
+  /// accessed only once every access to its previous occupant has ended.
+  void reuseSlot(uint32_t buffer, int64_t slot);
   /// A transfer between HBM tile `hbm` and buffer tile `sb` (load: into sb).
   void dma(const Instr &in, uint32_t id, const TileView &hbm, const TileView &sb, bool load);
   /// srcs[0] is the stationary operand, srcs[1] the moving one.

@@ -110,6 +110,64 @@ TEST(Timing, WarHazardIsRespected) {
   EXPECT_LT(dLoad1->startNs, dAct0->startNs + dAct0->durNs);
 }
 
+// One slot holding two tiles, refilled every iteration: tile 0 is read
+// once, early; tile 1 after a chain of ScalarE work.
+const char *kRefilledPair = R"(REUSE
+tensor %X : bf16[128, 8192] input
+buffer %t : sbuf bf16[128, 2, 512] bufs=1 addr=0
+buffer %o : sbuf bf16[128, 512] bufs=1 addr=4096
+for %i = 0 to 4 {
+  alloc %t
+  dma %t[0:128, 0, 0:512] <- %X[0:128, %i*1024 : 512] queue=0
+  dma %t[0:128, 1, 0:512] <- %X[0:128, %i*1024 + 512 : 512] queue=1
+  activation.exp %o <- %t[0:128, 0, 0:512]
+  activation.exp %o <- %o
+  activation.exp %o <- %o
+  activation.exp %o <- %t[0:128, 1, 0:512]
+}
+)";
+
+std::string withReuse(const char *reuse) {
+  std::string s = kRefilledPair;
+  s.replace(s.find("REUSE"), 5, reuse);
+  return s;
+}
+
+// Region by region, the next iteration's load of tile 0 waits only for the
+// activation reading tile 0; with `reuse whole` (NKI kernels) it waits for
+// every access to the slot's previous occupant, the last read of tile 1 too.
+TEST(Timing, WholeSlotReuseWaitsForThePreviousOccupant) {
+  SimOptions o;
+  o.timingOnly = true;
+  o.recordTimeline = true;
+  Program region = parseOrFail(withReuse(""));
+  Program whole = parseOrFail(withReuse("reuse whole"));
+  EXPECT_EQ(region.slotReuse, SlotReuse::Region);
+  ASSERT_EQ(whole.slotReuse, SlotReuse::Whole);
+  SimResult r = runOrFail(region, o), w = runOrFail(whole, o);
+  // Lines (the text's first line holds REUSE): the load of tile 0 is line 7,
+  // the last read of tile 1 line 12.
+  const TraceEvent *wRead1 = eventAtLine(w, whole, 12, 0), *wLoad0 = eventAtLine(w, whole, 7, 1);
+  const TraceEvent *rRead1 = eventAtLine(r, region, 12, 0), *rLoad0 = eventAtLine(r, region, 7, 1);
+  ASSERT_TRUE(wRead1 && wLoad0 && rRead1 && rLoad0);
+  EXPECT_GE(wLoad0->startNs, wRead1->startNs + wRead1->durNs - 1e-9);
+  EXPECT_LT(rLoad0->startNs, rRead1->startNs + rRead1->durNs);
+  EXPECT_GT(w.report.latencyNs, r.report.latencyNs);
+}
+
+TEST(Timing, ReuseLineIsParsedAndPrinted) {
+  Program whole = parseOrFail(withReuse("reuse whole"));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printProgram(whole, os);
+  EXPECT_NE(os.str().find("reuse whole\n"), std::string::npos);
+  EXPECT_EQ(parseOrFail(os.str()).slotReuse, SlotReuse::Whole);
+  EXPECT_NE(parseError(withReuse("reuse some")).find("expected 'region' or 'whole' after 'reuse'"),
+            std::string::npos);
+  EXPECT_NE(parseError(withReuse("reuse whole\nreuse region")).find("duplicate 'reuse' line"),
+            std::string::npos);
+}
+
 // A blocked matmul: out[128, 512] tiles accumulated over K; timing-only.
 const char *kBigMatmul = R"(
 kernel mm
