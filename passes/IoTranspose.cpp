@@ -41,16 +41,12 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 #include "passes/Policy.h"
-#include "passes/analysis/BlockPlanner.h"
-#include "passes/analysis/KernelCost.h"
+#include "passes/Trial.h"
 
 #include "ir/Builder.h"
-#include "ir/Parser.h"
-#include "ir/Printer.h"
 
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/SourceMgr.h"
 
 namespace tessel::passes {
 namespace {
@@ -205,43 +201,16 @@ private:
   int64_t P;
 };
 
-/// A copy of `kernel` (its printed form parsed again: the round trip every
-/// pass output keeps), or null if it does not parse.
-std::unique_ptr<Kernel> copyKernel(const Kernel &kernel) {
-  llvm::SourceMgr sm;
-  DiagnosticEngine quiet = DiagnosticEngine::quiet(sm);
-  auto module = parseModuleString(toString(kernel), "<io-transpose>", quiet, kernel.geometry);
-  if (!module || module->kernels.size() != 1)
-    return nullptr;
-  return std::move(module->kernels.front());
-}
-
-bool fits(const analysis::KernelCost &cost, const runtime::Target &target) {
-  return cost.sbufPeakBytesPerPartition <= analysis::plannerSbufLimit(target) &&
-         cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition;
-}
-
 /// The predicted latency of `kernel` with its I/O transposes in the form of
-/// `groups` (0: the DMA form, as it is), after the passes of the pipeline
-/// that still change its buffers before allocation (widen-loads, schedule:
-/// the copies schedule gives a strip decide whether its fill is exposed);
-/// nullopt when that form does not fit the planner's SBUF or PSUM.
+/// `groups` (0: the DMA form, as it is), after the passes that still change
+/// its buffers (passes/Trial.h); nullopt when that form does not fit.
 std::optional<double> trialUs(const Kernel &kernel, int64_t groups, const runtime::Target &target) {
   std::unique_ptr<Kernel> trial = copyKernel(kernel);
   if (!trial)
     return std::nullopt;
   if (groups > 0)
     Rewriter(*trial, groups).rewrite(trial->body);
-  llvm::SourceMgr sm;
-  DiagnosticEngine quiet = DiagnosticEngine::quiet(sm);
-  PassContext ctx{target, quiet};
-  for (auto create : {createWidenLoadsPass, createSchedulePass})
-    if (create()->run(*trial, ctx) == PassResult::Failed)
-      return std::nullopt;
-  analysis::KernelCost cost = analysis::analyzeKernel(*trial, target);
-  if (!fits(cost, target))
-    return std::nullopt;
-  return cost.predictedUs(target);
+  return predictAfterLatePasses(*trial, target);
 }
 
 class IoTransposePass : public Pass {
