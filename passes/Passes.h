@@ -29,6 +29,8 @@ std::unique_ptr<Pass> createSchedulePass();
 std::unique_ptr<Pass> createSelectBlocksPass();
 std::unique_ptr<Pass> createStripCachePass();
 std::unique_ptr<Pass> createStripAccumulatePass();
+/// A weight's column blocks loaded two at a time (passes/WidenColumns.cpp).
+std::unique_ptr<Pass> createWidenColumnsPass();
 std::unique_ptr<Pass> createWidenLoadsPass();
 
 } // namespace tessel::passes

@@ -51,6 +51,7 @@ PassList buildO2() {
   pl.add("fuse-handoff");       // the MLP's gated strip feeds the down projection in SBUF
   pl.add("forward-copies");     // after the fusions: ops write their strips without a tile
   pl.add("io-transpose");       // the input's transposes on the cheaper engine, before loads widen
+  pl.add("widen-columns");      // longer runs per partition, where the model finds it faster
   pl.add("widen-loads");        // after the nests are final: several tiles per transfer
   pl.add("schedule");           // prefetch depths: before allocate places the buffers
   pl.add("allocate");           // after every pass that creates or resizes buffers

@@ -65,6 +65,12 @@ constexpr double kWideLoadShare = 0.9;
 /// DMA form keeps the tensor engine free and transpose_flops 0.
 constexpr double kMinIoTransposeGain = 0.02;
 
+/// widen-columns loads a weight two column blocks at a time only when the
+/// cost model predicts the kernel at least this much faster: the wide form
+/// holds the blocks' whole K column in SBUF and runs the two blocks in turn,
+/// which the model's own error could make a loss.
+constexpr double kMinWideColumnGain = 0.02;
+
 /// The block planner takes a shallower K block than a deeper one that also
 /// fits only when its predicted latency is at least this much lower: each K
 /// block adds one partial sum (one more bf16 rounding of a cached strip,
