@@ -16,6 +16,24 @@ IndexExpr remapExpr(const IndexExpr &e, const ValueMap &map) {
   return out;
 }
 
+void substituteInOp(Op &op, const Value *from, const IndexExpr &to) {
+  walkOp(op, [&](Op &o) {
+    if (auto *loop = llvm::dyn_cast<ForOp>(&o)) {
+      loop->lo = loop->lo.substitute(from, to).simplified();
+      loop->hi = loop->hi.substitute(from, to).simplified();
+    }
+    llvm::SmallVector<Access *, 4> accesses = o.reads();
+    if (Access *w = o.write())
+      accesses.push_back(w);
+    for (Access *a : accesses)
+      for (Index &idx : a->indices) {
+        idx.start = idx.start.substitute(from, to).simplified();
+        if (idx.extent)
+          idx.extent = idx.extent->substitute(from, to).simplified();
+      }
+  });
+}
+
 Access remapAccess(const Access &a, const ValueMap &map) {
   Access out = a;
   auto it = map.find(a.base);

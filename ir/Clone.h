@@ -15,6 +15,9 @@ using ValueMap = llvm::DenseMap<const Value *, Value *>;
 IndexExpr remapExpr(const IndexExpr &e, const ValueMap &map);
 /// Rewrites the base and the index variables of `a` through `map`.
 Access remapAccess(const Access &a, const ValueMap &map);
+/// Replaces loop variable `from` by `to` in every loop bound and every
+/// access index `op` holds, recursively (simplified).
+void substituteInOp(Op &op, const Value *from, const IndexExpr &to);
 
 /// Deep-copies `op` into `kernel`: every alloc and loop it contains defines a
 /// fresh value (a unique name derived from the old one), recorded in `map`;

@@ -457,20 +457,12 @@ void rewriteTail(Kernel &kernel, Block &block, Value *victim, Value *tail, int64
 /// `rowOffset` of its first dimension.
 void remapInOp(Op &op, const Value *from, const IndexExpr &to, const Value *acc, Value *accG,
                const IndexExpr &rowOffset) {
+  substituteInOp(op, from, to);
   walkOp(op, [&](Op &o) {
-    if (auto *loop = llvm::dyn_cast<ForOp>(&o)) {
-      loop->lo = loop->lo.substitute(from, to).simplified();
-      loop->hi = loop->hi.substitute(from, to).simplified();
-    }
     llvm::SmallVector<Access *, 4> accesses = o.reads();
     if (Access *w = o.write())
       accesses.push_back(w);
     for (Access *a : accesses) {
-      for (Index &idx : a->indices) {
-        idx.start = idx.start.substitute(from, to).simplified();
-        if (idx.extent)
-          idx.extent = idx.extent->substitute(from, to).simplified();
-      }
       if (a->base == acc) {
         a->base = accG;
         a->indices[0].start = (a->indices[0].start + rowOffset).simplified();

@@ -172,6 +172,10 @@ void collect(Block &block, int64_t P, llvm::SmallVectorImpl<Candidate> &out) {
 struct Widened {
   Value *blk;
   const ForOp *kLoop;
+  /// The block's row of the contraction step: %k - lo.
+  IndexExpr row() const {
+    return (IndexExpr::var(kLoop->iv) - IndexExpr(kLoop->lo.constValue())).simplified();
+  }
 };
 
 /// Rewrites one copy of the column loop's body (`ops`) as one of the two
@@ -187,45 +191,36 @@ void rewriteBlock(std::vector<std::unique_ptr<Op>> &ops, const Value *nIv, const
     walkOp(*op, [&](Op &o) {
       if (auto *a = llvm::dyn_cast<AllocOp>(&o); a && tiles.count(a->result))
         dropped.insert(&o);
-      if (auto *d = llvm::dyn_cast<DmaOp>(&o); d && tiles.count(d->dst.base))
-        (keepLoads ? loads : dropped).insert(&o);
+      auto *d = llvm::dyn_cast<DmaOp>(&o);
+      if (!d || !tiles.count(d->dst.base))
+        return;
+      if (!keepLoads) {
+        dropped.insert(&o);
+        return;
+      }
+      loads.insert(&o);
+      const Widened &w = tiles.find(d->dst.base)->second;
+      d->dst = makeAccess(w.blk, {{w.row(), IndexExpr(P)}, {IndexExpr(0), IndexExpr(width)}});
+      d->src.indices[1].start = d->src.indices[1].start.substitute(nIv, n2).simplified();
+      d->src.indices[1].extent = IndexExpr(width);
     });
-  for (auto &op : ops)
+  for (auto &op : ops) {
+    substituteInOp(*op, nIv, n);
     walkOp(*op, [&](Op &o) {
-      if (auto *l = llvm::dyn_cast<ForOp>(&o)) {
-        l->lo = l->lo.substitute(nIv, n).simplified();
-        l->hi = l->hi.substitute(nIv, n).simplified();
+      if (dropped.count(&o) || loads.count(&o))
         return;
-      }
-      if (dropped.count(&o))
-        return;
-      if (loads.count(&o)) {
-        auto &d = llvm::cast<DmaOp>(o);
-        const Widened &w = tiles.find(d.dst.base)->second;
-        IndexExpr row = (IndexExpr::var(w.kLoop->iv) - IndexExpr(w.kLoop->lo.constValue())).simplified();
-        d.dst = makeAccess(w.blk, {{row, IndexExpr(P)}, {IndexExpr(0), IndexExpr(width)}});
-        d.src.indices[1].start = d.src.indices[1].start.substitute(nIv, n2).simplified();
-        d.src.indices[1].extent = IndexExpr(width);
-        return;
-      }
       llvm::SmallVector<Access *, 4> accesses = o.reads();
       if (Access *wr = o.write())
         accesses.push_back(wr);
-      for (Access *a : accesses) {
-        for (Index &i : a->indices) {
-          i.start = i.start.substitute(nIv, n).simplified();
-          if (i.extent)
-            i.extent = i.extent->substitute(nIv, n).simplified();
-        }
+      for (Access *a : accesses)
         if (auto it = tiles.find(a->base); it != tiles.end()) {
           const Widened &w = it->second;
           a->base = w.blk;
-          IndexExpr k = IndexExpr::var(w.kLoop->iv) - IndexExpr(w.kLoop->lo.constValue());
-          a->indices[0].start = (a->indices[0].start + k).simplified();
+          a->indices[0].start = (a->indices[0].start + w.row()).simplified();
           a->indices[1].start = (a->indices[1].start + nh).simplified();
         }
-      }
     });
+  }
   std::function<void(Block &)> erase = [&](Block &b) {
     llvm::erase_if(b.ops, [&](auto &o) { return dropped.count(o.get()) != 0; });
     for (auto &o : b.ops)

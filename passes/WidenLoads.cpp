@@ -286,12 +286,8 @@ private:
       });
       if (moved)
         continue;
+      substituteInOp(*op, loop.iv, k);
       walkOp(*op, [&](Op &o) {
-        if (auto *l = llvm::dyn_cast<ForOp>(&o)) {
-          l->lo = l->lo.substitute(loop.iv, k).simplified();
-          l->hi = l->hi.substitute(loop.iv, k).simplified();
-          return;
-        }
         if (auto *mm = llvm::dyn_cast<MatmulOp>(&o)) {
           auto at = llvm::find(mm->resetOn, loop.iv);
           if (at != mm->resetOn.end()) {
@@ -303,11 +299,6 @@ private:
         if (Access *w = o.write())
           accesses.push_back(w);
         for (Access *a : accesses) {
-          for (Index &i : a->indices) {
-            i.start = i.start.substitute(loop.iv, k).simplified();
-            if (i.extent)
-              i.extent = i.extent->substitute(loop.iv, k).simplified();
-          }
           if (auto it = wide.find(a->base); it != wide.end()) {
             a->base = it->second;
             a->indices[0].start = (a->indices[0].start + ki).simplified();
