@@ -7,7 +7,10 @@
 //  1. Live ranges (passes/BufferLiveness.h): a buffer allocated in a loop body
 //     lives for the whole body (its copies rotate across iterations); one
 //     allocated at the top of the kernel lives until the last loop nest that
-//     uses it.
+//     uses it. SBUF is first placed with PhaseSharing::Prefetch (a phase's
+//     tiles never share addresses with the previous phase's, so its first
+//     loads overlap that phase's compute); only when that does not fit do
+//     the phases share (PhaseSharing::Shared), before anything is spilled.
 //  2. Alignment: SBUF buffers start on the target's sbuf_align_bytes. A PSUM
 //     buffer starts on its fold size (the bytes one partition group of one
 //     copy takes)
@@ -166,7 +169,8 @@ public:
   PassResult run(Kernel &kernel, PassContext &ctx) override;
 
 private:
-  bool collectItems(Kernel &kernel, MemSpace space, PassContext &ctx, std::vector<Item> &items);
+  bool collectItems(Kernel &kernel, MemSpace space, PassContext &ctx, std::vector<Item> &items,
+                    PhaseSharing phases);
   bool psumAlignment(const LiveRange &r, int64_t partitions, PassContext &ctx, int64_t &align,
                      int64_t &offset);
   AllocOp *chooseVictim(Kernel &kernel, const std::vector<Item> &items, const StagingDepth &depth,
@@ -177,10 +181,10 @@ private:
 };
 
 bool AllocatePass::collectItems(Kernel &kernel, MemSpace space, PassContext &ctx,
-                                std::vector<Item> &items) {
+                                std::vector<Item> &items, PhaseSharing phases) {
   items.clear();
   bool ok = true;
-  for (const LiveRange &r : computeLiveRanges(kernel)) {
+  for (const LiveRange &r : computeLiveRanges(kernel, phases)) {
     if (r.space != space)
       continue;
     Item it;
@@ -320,12 +324,20 @@ PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
     int64_t capacity = sbuf ? ctx.target.sbuf_bytes_per_partition : ctx.target.psum_bytes_per_partition;
     std::vector<Item> items;
     int64_t peak = 0;
-    bool collected;
+    bool collected, prefetch = false;
     for (;;) {
-      if (!(collected = collectItems(kernel, space, ctx, items)))
+      if (!(collected = collectItems(kernel, space, ctx, items, PhaseSharing::Prefetch)))
         break;
       peak = placeAll(items);
-      if (peak <= capacity || !sbuf)
+      if ((prefetch = peak <= capacity) || !sbuf)
+        break;
+      // Prefetching across phase boundaries is worth no spill: the phases
+      // share addresses first. (Each round tries prefetching again, so that
+      // allocating the result once more places it the same way.)
+      if (!(collected = collectItems(kernel, space, ctx, items, PhaseSharing::Shared)))
+        break;
+      peak = placeAll(items);
+      if (peak <= capacity)
         break;
       // Staging tiles deeper than double-buffered give their extra copies
       // back before anything else is spilled.
@@ -370,6 +382,10 @@ PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
     for (const Item &it : items)
       total += it.range.bytes;
     placed += items.size();
+    if (sbuf)
+      noteStatistic("phase-prefetch", prefetch,
+                    "1 when consecutive phases' SBUF tiles got disjoint addresses (prefetch across "
+                    "phase boundaries), 0 when they share");
     noteStatistic(sbuf ? "sbuf-peak-bytes" : "psum-peak-bytes", peak,
                   sbuf ? "SBUF bytes per partition at the peak" : "PSUM bytes per partition at the peak");
     noteStatistic(sbuf ? "sbuf-bytes-shared" : "psum-bytes-shared", total - peak,

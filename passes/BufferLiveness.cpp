@@ -38,7 +38,34 @@ OpPositions numberOps(Kernel &kernel) {
   return std::move(static_cast<OpPositions &>(n));
 }
 
-std::vector<LiveRange> computeLiveRanges(Kernel &kernel) {
+/// The phase holding a buffer allocated in `loop`: the loop around it (or
+/// itself) directly in the body of a top-level loop, or null for a buffer
+/// of the top-level loop's own body (a strip's buffers are no phase's).
+static const ForOp *phaseOf(const Numbering &n, const ForOp *loop) {
+  while (loop) {
+    const ForOp *parent = n.parentOf.lookup(loop);
+    if (!parent)
+      return nullptr;
+    if (!n.parentOf.lookup(parent))
+      return loop;
+    loop = parent;
+  }
+  return nullptr;
+}
+
+/// The loop before `phase` in its parent's body, or null.
+static const ForOp *previousLoop(const ForOp *phase, const ForOp *parent) {
+  const ForOp *prev = nullptr;
+  for (auto &op : parent->body.ops) {
+    if (op.get() == phase)
+      return prev;
+    if (auto *loop = llvm::dyn_cast<ForOp>(op.get()))
+      prev = loop;
+  }
+  return nullptr;
+}
+
+std::vector<LiveRange> computeLiveRanges(Kernel &kernel, PhaseSharing phases) {
   Numbering n;
   n.number(kernel.body, nullptr);
 
@@ -91,6 +118,12 @@ std::vector<LiveRange> computeLiveRanges(Kernel &kernel) {
         r.start = n.pos[alloc];
         r.end = std::max(r.start, n.end[loop]);
       }
+      // Prefetch across a phase boundary: the tile also lives through the
+      // phase before its own, so the two never share addresses.
+      if (phases == PhaseSharing::Prefetch && r.space == MemSpace::SBUF)
+        if (const ForOp *phase = phaseOf(n, loop))
+          if (const ForOp *prev = previousLoop(phase, n.parentOf.lookup(phase)))
+            r.start = std::min(r.start, n.pos[prev]);
     } else {
       r.topLevel = true;
       r.start = n.pos[alloc];

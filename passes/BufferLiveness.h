@@ -12,6 +12,9 @@
 //    phases (a strip's K blocks, then its column blocks), each long, and
 //    sharing between them costs one wait per row block while it lets a
 //    tall strip double-buffer its K block;
+//  - with PhaseSharing::Prefetch, an SBUF tile of a phase (a loop in a
+//    top-level loop's body, and the loops inside it) also lives through the
+//    loop before that phase, so consecutive phases never share addresses;
 //  - an alloc at the top of the kernel lives from its definition to the end
 //    of the last top-level op (loop nest) that uses it, so a buffer that is
 //    dead after the first nest leaves its space to the next nests.
@@ -49,8 +52,21 @@ struct OpPositions {
 };
 OpPositions numberOps(ir::Kernel &kernel);
 
+/// Whether a phase's SBUF tiles may share addresses with the previous
+/// phase's (the loop before it in a row block's body: a strip's K blocks,
+/// then its column blocks).
+enum class PhaseSharing {
+  /// They may: the next phase's first loads wait until the previous phase's
+  /// last tiles are read (one stall per phase boundary), for the lowest peak.
+  Shared,
+  /// They may not: a phase's tiles live from the start of the previous
+  /// phase, so its first loads run while the previous phase computes.
+  Prefetch,
+};
+
 /// Live ranges of every sbuf/psum alloc, in program order.
-std::vector<LiveRange> computeLiveRanges(ir::Kernel &kernel);
+std::vector<LiveRange> computeLiveRanges(ir::Kernel &kernel,
+                                         PhaseSharing phases = PhaseSharing::Shared);
 
 } // namespace tessel::passes
 

@@ -29,7 +29,7 @@ std::optional<double> predictAfterLatePasses(ir::Kernel &trial, const runtime::T
     if (create()->run(trial, ctx) == PassResult::Failed)
       return std::nullopt;
   analysis::KernelCost cost = analysis::analyzeKernel(trial, target);
-  if (cost.sbufPeakBytesPerPartition > analysis::plannerSbufLimit(target) ||
+  if (cost.sbufLeastPeakBytesPerPartition > analysis::plannerSbufLimit(target) ||
       cost.psumPeakBytesPerPartition > target.psum_bytes_per_partition)
     return std::nullopt;
   return cost.predictedUs(target);

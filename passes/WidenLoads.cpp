@@ -207,7 +207,7 @@ private:
       return widenFill(kernel, model, loop, trips);
     int64_t groups = chooseGroups(model, tiles, trips, partitions);
     // The wider tiles must leave the kernel within the planner's SBUF limit.
-    int64_t peak = analysis::analyzeKernel(kernel, ctx.target).sbufPeakBytesPerPartition;
+    int64_t peak = analysis::analyzeKernel(kernel, ctx.target).sbufLeastPeakBytesPerPartition;
     auto extraBytes = [&](int64_t g) {
       int64_t extra = 0;
       for (const StreamedTile &t : tiles)

@@ -48,7 +48,7 @@ public:
     std::optional<Candidate> c;
     if (std::optional<BuiltCandidate> built = build(blocks)) {
       c = Candidate{std::move(*built), false};
-      c->fits = c->built.cost.sbufPeakBytesPerPartition <= sbufLimit &&
+      c->fits = c->built.cost.sbufLeastPeakBytesPerPartition <= sbufLimit &&
                 c->built.cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition &&
                 !(oneKernel && c->built.cost.scratchBytes > 0);
       cache.emplace(c->built.blocks, c);
@@ -75,8 +75,8 @@ int64_t plannerSbufLimit(const runtime::Target &t) {
 std::string describeCost(const KernelCost &cost, const runtime::Target &t) {
   std::string text = llvm::formatv("AI {0:f1} flop/B, SBUF peak {1} ({2:f0}%), PSUM peak {3}, roofline "
                                    "{4:f1} us, engine bound {5:f1} us, predicted {6:f1} us",
-                                   cost.arithmeticIntensity(), kib(cost.sbufPeakBytesPerPartition),
-                                   100.0 * cost.sbufPeakBytesPerPartition / t.sbuf_bytes_per_partition,
+                                   cost.arithmeticIntensity(), kib(cost.sbufLeastPeakBytesPerPartition),
+                                   100.0 * cost.sbufLeastPeakBytesPerPartition / t.sbuf_bytes_per_partition,
                                    kib(cost.psumPeakBytesPerPartition), cost.rooflineUs(t), cost.boundUs(t),
                                    cost.predictedUs(t))
                          .str();
@@ -196,7 +196,7 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
     bool spills = !pick;
     if (spills)
       pick = *std::min_element(strips.begin(), strips.end(), [](const Candidate *a, const Candidate *b) {
-        return a->built.cost.sbufPeakBytesPerPartition < b->built.cost.sbufPeakBytesPerPartition;
+        return a->built.cost.sbufLeastPeakBytesPerPartition < b->built.cost.sbufLeastPeakBytesPerPartition;
       });
     for (const Candidate *c : strips)
       note(llvm::formatv("{0} m = {1}{2}: {3}", c == pick ? "*" : " ", c->built.blocks.lookup(M),
@@ -287,7 +287,7 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
           b.set(K, k);
           if (const Candidate *c = candidates.get(b)) {
             blocked.push_back(c);
-            if (c->built.cost.sbufPeakBytesPerPartition < least->built.cost.sbufPeakBytesPerPartition)
+            if (c->built.cost.sbufLeastPeakBytesPerPartition < least->built.cost.sbufLeastPeakBytesPerPartition)
               least = c;
           }
         }
@@ -295,16 +295,16 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
         int64_t slack = int64_t(t.sbuf_bytes_per_partition * policy::kSpillDeeperKBlockSbufShare);
         for (const Candidate *c : blocked)
           if (least != final &&
-              c->built.cost.sbufPeakBytesPerPartition <=
-                  least->built.cost.sbufPeakBytesPerPartition + slack &&
+              c->built.cost.sbufLeastPeakBytesPerPartition <=
+                  least->built.cost.sbufLeastPeakBytesPerPartition + slack &&
               c->built.blocks.lookup(K) > pickK->built.blocks.lookup(K))
             pickK = c;
         if (pickK != final) {
           note(llvm::formatv("m = {0} does not fit even K-blocked; k = {1} (SBUF peak {2}, the "
                              "smallest is {3}; allocate spills what does not fit)",
                              pickK->built.blocks.lookup(M), pickK->built.blocks.lookup(K),
-                             kib(pickK->built.cost.sbufPeakBytesPerPartition),
-                             kib(least->built.cost.sbufPeakBytesPerPartition)));
+                             kib(pickK->built.cost.sbufLeastPeakBytesPerPartition),
+                             kib(least->built.cost.sbufLeastPeakBytesPerPartition)));
           final = pickK;
         }
       }
@@ -351,7 +351,7 @@ llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
                                               plan.blocks.lookup(N), tile, shape.elementBytes);
     note(llvm::formatv("chosen: eq. 11 SBUF model {0} ({1:f0}%) beside the kernel's SBUF peak {2}",
                        kib(bytes), 100.0 * bytes / t.sbuf_bytes_per_partition,
-                       kib(final->built.cost.sbufPeakBytesPerPartition)));
+                       kib(final->built.cost.sbufLeastPeakBytesPerPartition)));
   }
   return plan;
 }

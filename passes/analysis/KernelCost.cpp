@@ -472,9 +472,15 @@ KernelCost analyzeKernel(const Kernel &kernel, const runtime::Target &target) {
   cost.dmaQueueNs = walker.dmaQueueNs();
   cost.dmaEstimateNs = walker.dmaEstimateNs();
   // computeLiveRanges only reads the kernel; its ranges point at mutable ops.
-  std::vector<LiveRange> ranges = computeLiveRanges(const_cast<Kernel &>(kernel));
-  cost.sbufPeakBytesPerPartition = onChipPeak(ranges, MemSpace::SBUF);
-  cost.psumPeakBytesPerPartition = onChipPeak(ranges, MemSpace::PSUM);
+  Kernel &ranged = const_cast<Kernel &>(kernel);
+  std::vector<LiveRange> shared = computeLiveRanges(ranged, PhaseSharing::Shared);
+  cost.sbufLeastPeakBytesPerPartition = onChipPeak(shared, MemSpace::SBUF);
+  cost.psumPeakBytesPerPartition = onChipPeak(shared, MemSpace::PSUM);
+  // As allocate places SBUF: phases prefetching when that fits.
+  int64_t prefetch =
+      onChipPeak(computeLiveRanges(ranged, PhaseSharing::Prefetch), MemSpace::SBUF);
+  cost.sbufPeakBytesPerPartition =
+      prefetch <= target.sbuf_bytes_per_partition ? prefetch : cost.sbufLeastPeakBytesPerPartition;
   cost.serialFills = int64_t(serial.size());
   return cost;
 }

@@ -29,7 +29,13 @@ struct KernelCost {
   /// DMA bytes of scratch tensors: intermediates handed between nests
   /// through HBM (an MLP's two-kernel form writes and reads h^T).
   uint64_t scratchBytes = 0;
-  int64_t sbufPeakBytesPerPartition = 0;  ///< placed peak if allocated, else liveness peak
+  /// Placed peak if allocated, else the peak `allocate` will place: its
+  /// phases prefetching (passes/BufferLiveness.h, PhaseSharing) when that
+  /// fits the target's SBUF, else sharing.
+  int64_t sbufPeakBytesPerPartition = 0;
+  /// The least peak, with phases sharing addresses: what decides whether a
+  /// kernel fits (allocate gives prefetching up before it spills).
+  int64_t sbufLeastPeakBytesPerPartition = 0;
   int64_t psumPeakBytesPerPartition = 0;
   /// SBUF buffers refilled from HBM on every iteration of their loop with a
   /// single copy: each fill waits for the previous copy's last reader, so

@@ -34,7 +34,7 @@ struct FakeKernel {
     c.blocks = full;
     c.cost.flops = uint64_t(1) << 40;
     c.cost.hbmReadBytes = (uint64_t(1) << 40) / uint64_t(m); // AI = m flop/B
-    c.cost.sbufPeakBytesPerPartition = fixed + perRow * m;
+    c.cost.sbufLeastPeakBytesPerPartition = c.cost.sbufPeakBytesPerPartition = fixed + perRow * m;
     c.cost.psumPeakBytesPerPartition = 1024;
     return c;
   }
