@@ -242,9 +242,10 @@ Plan planSpill(Kernel &kernel, AllocOp &alloc) {
 }
 
 /// The staging tile's dimensions: the access's range dimensions, each as
-/// large as its extent can get (partitions: at most one group of
-/// `partitions` rows).
-llvm::SmallVector<Dim, 2> stagingDims(const Site &s, int64_t partitions) {
+/// large as its extent can get. A DMA's region may span several partition
+/// groups (a strip filled 1024 rows at a time), and its staging tile spans
+/// as many.
+llvm::SmallVector<Dim, 2> stagingDims(const Site &s) {
   const TensorType &t = s.access->base->type;
   VarRanges vars(s.loops);
   llvm::SmallVector<Dim, 2> dims;
@@ -253,9 +254,8 @@ llvm::SmallVector<Dim, 2> stagingDims(const Site &s, int64_t partitions) {
       dims.push_back(Dim{t.dims[d].label, s.widen->hi.constValue() - s.widen->lo.constValue()});
       continue;
     }
-    int64_t cap = d == 0 ? std::min(t.dims[0].size, partitions) : t.dims[d].size;
     int64_t ub = vars.of(*s.access->indices[d].extent).hi;
-    dims.push_back(Dim{t.dims[d].label, std::clamp<int64_t>(ub, 1, cap)});
+    dims.push_back(Dim{t.dims[d].label, std::clamp<int64_t>(ub, 1, t.dims[d].size)});
   }
   return dims;
 }
@@ -674,7 +674,7 @@ SpillEstimate estimateSpill(Kernel &kernel, AllocOp &alloc, const OpPositions &p
   const int64_t partitions = kernel.geometry.partitions;
   est.freedBytes = t.bytesPerPartition(partitions) * alloc.bufs;
   for (const Site &s : plan.sites) {
-    llvm::SmallVector<Dim, 2> dims = stagingDims(s, partitions);
+    llvm::SmallVector<Dim, 2> dims = stagingDims(s);
     int64_t bytes = s.replacesCopy ? 0 : stagingBytes(t, dims, partitions, depth);
     est.stagingBytes += bytes;
     // A staging tile in a loop body takes space for the whole body.
@@ -731,7 +731,7 @@ Value *spillToHbm(Kernel &kernel, AllocOp &alloc, const StagingDepth &depth,
       replaced.insert(s.op);
       continue;
     }
-    llvm::SmallVector<Dim, 2> dims = stagingDims(s, kernel.geometry.partitions);
+    llvm::SmallVector<Dim, 2> dims = stagingDims(s);
     Value *stage = kernel.newValue(ValueKind::Buffer,
                                    kernel.uniqueName(victim->name + (s.write ? "_save" : "_reload")));
     stage->type.space = MemSpace::SBUF;
