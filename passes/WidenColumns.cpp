@@ -371,11 +371,11 @@ public:
     }
     if (taken.empty() || bestUs > *narrowUs * (1.0 - policy::kMinWideColumnGain)) {
       kernel.notes.push_back(llvm::formatv("[widen-columns] {0} weight stream{1} kept one column block per "
-                                           "load (predicted {2:F1} us; two blocks per load {3}, not {4}% faster)",
+                                           "load (predicted {2:F1} us; two blocks per load {3}, not {4:F1}% faster)",
                                            total, total == 1 ? "" : "s", *narrowUs,
                                            taken.empty() ? std::string("no faster or does not fit SBUF")
                                                          : llvm::formatv("{0:F1} us", bestUs).str(),
-                                           int(policy::kMinWideColumnGain * 100))
+                                           policy::kMinWideColumnGain * 100)
                                  .str());
       return PassResult::Unchanged; // a note only
     }
