@@ -167,8 +167,18 @@ NkiOptions::NkiOptions()
 llvm::Expected<runtime::Program> emitNkiProgram(ir::Kernel &kernel, const runtime::Target &target,
                                                 const llvm::SourceMgr *sources) {
   llvm::Expected<runtime::Program> program = emitProgram(kernel, target, sources);
-  if (program)
-    program->slotReuse = runtime::SlotReuse::Whole;
+  if (!program)
+    return program;
+  program->slotReuse = runtime::SlotReuse::Whole;
+  // One queue per DMA statement: its transfers are triggered by one engine,
+  // and a queue is tied to its trigger engine (DMA-OV), in order; the
+  // statements take the queues round-robin in program order.
+  uint32_t next = 0;
+  for (runtime::Instr &in : program->instrs)
+    if (in.op == runtime::Opcode::Dma) {
+      in.queue = next++ % uint32_t(target.dma_queues);
+      in.queueSpan = 1;
+    }
   return program;
 }
 

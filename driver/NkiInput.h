@@ -58,7 +58,8 @@ std::unique_ptr<ir::Kernel> traceNkiKernel(const NkiSource &src, const runtime::
 
 /// The simulator program of a traced kernel: emitProgram's, with the buffer
 /// reuse of NKI's allocator (runtime::SlotReuse::Whole): a slot's next
-/// occupant waits for every access to the previous one (docs/nki.md).
+/// occupant waits for every access to the previous one (docs/nki.md), and
+/// each DMA statement on one queue of its own (not rotating over several).
 llvm::Expected<runtime::Program> emitNkiProgram(ir::Kernel &kernel, const runtime::Target &target,
                                                 const llvm::SourceMgr *sources = nullptr);
 

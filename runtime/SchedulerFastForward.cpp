@@ -75,6 +75,7 @@ void TimingScheduler::mark(Mark &m, llvm::ArrayRef<uint32_t> body, llvm::ArrayRe
   m.unitBusy = unitBusy;
   m.unitCount = unitCount;
   m.queueBytes = queueBytes;
+  m.queueEnd = queueEnd;
   for (int i = 0; i < NumCounters; ++i)
     m.counters[i] = counter(i);
   for (uint32_t id : body)
@@ -110,6 +111,11 @@ bool TimingScheduler::samePeriods(const Mark &a, const Mark &b, const Mark &c, d
       delta = fb;
     if (!close(fa, fb) || !close(fb, delta) || !close(b.unitBusy[u] - a.unitBusy[u], c.unitBusy[u] - b.unitBusy[u]))
       return false;
+    if (u >= size_t(NumComputeUnits)) {
+      size_t q = u - size_t(NumComputeUnits);
+      if (!close(b.queueEnd[q] - a.queueEnd[q], delta) || !close(c.queueEnd[q] - b.queueEnd[q], delta))
+        return false;
+    }
   }
   if (!(delta > 0))
     return false;
@@ -185,6 +191,8 @@ void TimingScheduler::skipPeriods(const Mark &a, const Mark &b, const Mark &c, l
     cut = std::min(cut, b.unitFree[u]);
     anyDma |= u >= size_t(NumComputeUnits);
     unitFree[u] += d;
+    if (u >= size_t(NumComputeUnits))
+      queueEnd[u - size_t(NumComputeUnits)] += d;
     unitBusy[u] += double(k) * (c.unitBusy[u] - b.unitBusy[u]);
     unitCount[u] += k * n;
   }

@@ -108,6 +108,13 @@ static Target makeTrn1() {
   // §4.3, FIDELITY.md §3: "~1300 ns" descriptor setup, synchronisation and
   // semaphore latency per transfer, cross-engine (DMA-BW) [DOC].
   t.dma_fixed_latency_ns = 1300;
+  // How soon a queue issues its next transfer. trn1 has no hardware
+  // descriptor generation (descriptors are static in HBM or written by
+  // software: trainium2_arch.rst, "Descriptor Generation Engine"), so the
+  // per-transfer setup of the ~1300 ns above is serial on the queue; the
+  // transfer's data then flows while the next one is set up [DOC figure,
+  // DERIVED rule]. trn2's hardware DGE issues one in ~600 ns (trn2.json).
+  t.dma_queue_issue_ns = 1300;
   // §4.3, FIDELITY.md §3 (efficiency by bytes per partition per transfer):
   // < 256 B severely overhead-bound, >= 2 KiB recommended, >= 4 KiB nearly
   // saturates [DOC]; bpp / (bpp + 256) gives 50% / 89% / 94% at

@@ -47,6 +47,7 @@ TimingScheduler::TimingScheduler(const Program &P, const Target &T, bool recordi
   unitBusy.assign(units, 0.0);
   unitCount.assign(units, 0);
   queueBytes.assign(size_t(T.dma_queues), 0);
+  queueEnd.assign(size_t(T.dma_queues), 0.0);
   perInstr.assign(P.instrs.size(), InstrStats());
   lastCost.resize(P.instrs.size());
   dmaInstrBusy.resize(P.instrs.size());
@@ -193,12 +194,16 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   start = ready<true>(dst, unit, start);
   double t0 = start + T.dma_fixed_latency_ns;
   double finish = shared.reserve(t0, c.occupancy);
-  double end = std::max(t0 + double(bytes) / c.rate, finish);
+  // A queue issues its next transfer once this one's descriptors are out,
+  // and completes its transfers in order.
+  double &inOrder = queueEnd[queue];
+  double end = std::max({t0 + double(bytes) / c.rate, finish, inOrder});
   perInstr[id].count++;
   perInstr[id].busyNs += end - start;
   perInstr[id].waitNs += start - unitFree[unit];
-  unitFree[unit] = end;
-  unitBusy[unit] += end - start;
+  unitFree[unit] = start + std::min(T.dma_queue_issue_ns, end - start);
+  unitBusy[unit] += end - std::max(start, inOrder); // the union of the queue's transfers
+  inOrder = end;
   ++unitCount[unit];
   queueBytes[queue] += uint64_t(bytes);
   perInstr[id].bytes += uint64_t(bytes);

@@ -71,6 +71,7 @@ public:
   struct Mark {
     std::vector<double> unitFree, unitBusy;
     std::vector<uint64_t> unitCount, queueBytes;
+    std::vector<double> queueEnd;
     uint64_t counters[NumCounters] = {};
     std::vector<InstrStats> body;
     std::vector<double> dmaLength; ///< per bodyDma instruction: its busy union
@@ -149,6 +150,7 @@ private:
   std::vector<double> unitFree, unitBusy;
   std::vector<uint64_t> unitCount;
   std::vector<uint64_t> queueBytes;
+  std::vector<double> queueEnd; ///< per DMA queue: when its last transfer completes
   IntervalUnion dmaBusy; ///< time with at least one transfer in flight
   /// Per DMA instruction, the time any of its transfers is in flight: the
   /// hotspot's busy time (its transfers rotate over queues and overlap, so
