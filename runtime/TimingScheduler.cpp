@@ -121,12 +121,23 @@ void TimingScheduler::record(uint32_t id, int unit, float rows, float cols, doub
     ++traceDropped;
 }
 
+// The profiler counts a matmul active while it waits for its later operand
+// once the earlier one is in place and the engine is free: AWS's trn2
+// profile analyses find matmuls that "take longer when weight data arrives
+// late" (performance-bounds.md). Which operand's wait counts is not
+// published; either's is assumed (docs/calibration.md, "TensorE busy").
+double TimingScheduler::operandWaitNs(int unit, const TileView *srcs, double start) const {
+  double a = ready<false>(srcs[0], unit, unitFree[unit]), b = ready<false>(srcs[1], unit, unitFree[unit]);
+  return std::max(0.0, std::min(start, std::max(a, b)) - std::max(unitFree[unit], std::min(a, b)));
+}
+
 void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc,
                                double busyNs, double latencyNs, float rows, float cols) {
   double start = unitFree[unit];
   for (unsigned i = 0; i < nsrc; ++i)
     start = ready<false>(srcs[i], unit, start);
   start = ready<true>(dst, unit, start);
+  const double activeWait = unit == 0 && nsrc == 2 && start > unitFree[unit] ? operandWaitNs(unit, srcs, start) : 0.0;
   // trn1 port sharing: VectorE/ScalarE on PSUM, VectorE/GpSimdE on SBUF.
   bool usePsum = false, useSbuf = false;
   if (unit >= 1 && unit <= 3) {
@@ -156,14 +167,14 @@ void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const
     busyNs = cost.tensorThrottledNs(busyNs, start - unitFree[0], tensorWarmNs);
   double end = start + busyNs;
   perInstr[id].count++;
-  perInstr[id].busyNs += busyNs;
-  perInstr[id].waitNs += start - unitFree[unit];
+  perInstr[id].busyNs += busyNs + activeWait;
+  perInstr[id].waitNs += start - unitFree[unit] - activeWait;
   if (usePsum)
     psumPort[unit].add(start, end);
   if (useSbuf)
     sbufPort[unit].add(start, end);
   unitFree[unit] = end;
-  unitBusy[unit] += busyNs;
+  unitBusy[unit] += busyNs + activeWait;
   ++unitCount[unit];
   for (unsigned i = 0; i < nsrc; ++i)
     if (tracked(srcs[i]))

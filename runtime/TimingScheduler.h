@@ -257,6 +257,9 @@ private:
   /// When `v`'s region (and every object aliasing it) is ready for `unit`
   /// to read it (`Write`: to write it), or `floor` if later.
   template <bool Write> LLVM_ATTRIBUTE_ALWAYS_INLINE double ready(const TileView &v, int unit, double floor) const;
+  /// Of a TensorE instruction starting at `start`, the time between its
+  /// first and its last operand's arrival after the engine was free.
+  double operandWaitNs(int unit, const TileView *srcs, double start) const;
   void schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc, double busyNs,
                 double latencyNs, float rows, float cols);
   void record(uint32_t id, int unit, float rows, float cols, double start, double dur);
