@@ -171,7 +171,9 @@ bool TimingScheduler::futureClear(const Mark &a, const Mark &b, const Mark &c, d
       Rect r = {y.rect.r0 + int64_t(m) * dr, y.rect.r1 + int64_t(m) * dr, y.rect.c0 + int64_t(m) * dc,
                 y.rect.c1 + int64_t(m) * dc};
       double start = y.start + double(m) * delta;
-      double ready = y.write ? trackers[y.obj].writeReady(r, y.unit, 0) : trackers[y.obj].readReady(r, y.unit, 0);
+      // A DMA queue's own accesses are hazards to it (TimingScheduler::dma).
+      int unit = y.unit >= NumComputeUnits ? RegionTracker::NoUnit : y.unit;
+      double ready = y.write ? trackers[y.obj].writeReady(r, unit, 0) : trackers[y.obj].readReady(r, unit, 0);
       if (ready > start && !close(ready, start))
         return false;
     }

@@ -201,8 +201,10 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   const TileView &src = load ? hbm : sb;
   const TileView &dst = load ? sb : hbm;
   double start = unitFree[unit];
-  start = ready<false>(src, unit, start);
-  start = ready<true>(dst, unit, start);
+  // A queue's transfers overlap (it issues the next before this one ends),
+  // so its own earlier accesses are hazards too: no unit is exempt.
+  start = ready<false>(src, RegionTracker::NoUnit, start);
+  start = ready<true>(dst, RegionTracker::NoUnit, start);
   double t0 = start + T.dma_fixed_latency_ns;
   double finish = shared.reserve(t0, c.occupancy);
   // A queue issues its next transfer once this one's descriptors are out,

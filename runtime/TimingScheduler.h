@@ -153,8 +153,8 @@ private:
   std::vector<double> queueEnd; ///< per DMA queue: when its last transfer completes
   IntervalUnion dmaBusy; ///< time with at least one transfer in flight
   /// Per DMA instruction, the time any of its transfers is in flight: the
-  /// hotspot's busy time (its transfers rotate over queues and overlap, so
-  /// their sum could exceed the latency).
+  /// hotspot's busy time (its transfers overlap, on several queues and on
+  /// one, so their sum could exceed the latency).
   /// Indexed by instruction; one holds intervals once it has run.
   std::vector<IntervalUnion> dmaInstrBusy;
   std::vector<uint32_t> dmaInstrs; ///< the DMA instructions' ids
