@@ -269,9 +269,11 @@ private:
       cost.spillReloadBytes += bytes;
   }
 
-  /// Σ over a statement's executions of what the simulator charges its
-  /// queue: the fixed cost, then the bytes at the rate a transfer of that
-  /// size, partition count and contiguous run reaches (runtime::DmaModel).
+  /// Σ over a statement's executions of a transfer's queue time: the fixed
+  /// cost, then the bytes at the rate a transfer of that size, partition
+  /// count and contiguous run reaches (runtime::DmaModel). The simulator lets
+  /// a queue issue its next transfer after dma_queue_issue_ns, sooner on
+  /// trn2; charging the whole fixed cost ranks blocks better (docs/cost-models.md).
   double transferEstimateNs(const DmaOp &dma, bool load, llvm::ArrayRef<const IndexExpr *> hbmExtents,
                             int64_t elemBytes) {
     const Access &onChip = load ? dma.dst : dma.src;
