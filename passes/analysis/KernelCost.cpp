@@ -259,7 +259,7 @@ private:
     estimateGroupNs.resize(groups, 0.0);
     double estimateNs = transferEstimateNs(dma, load, extents, elemBytes);
     if (serialFillLoads.count(&dma))
-      cost.serialFillNs += estimateNs / double(queueSpan());
+      cost.serialFillNs += estimateNs / double(queueSpan()) / double(streamedSlices(dma));
     estimateGroupNs[dmaStatements % groups] += estimateNs;
     groupNs[dmaStatements++ % groups] += statementNs;
     allStatementsNs += statementNs;
@@ -267,6 +267,33 @@ private:
       cost.spillSaveBytes += bytes;
     else if (dma.tag == DmaTag::SpillReload)
       cost.spillReloadBytes += bytes;
+  }
+
+  /// How many slices a serial fill streams in: the trip count of the
+  /// innermost enclosing loop that both moves the load's destination and
+  /// reads the buffer (widen-columns' first block loads each contraction
+  /// step's rows where it uses them), else 1. The simulator's hazards are by
+  /// region, so such a fill waits only for the previous copy's reader of
+  /// the same slice and its reader only for the slice it reads: one slice's
+  /// transfer is exposed per fill, not the whole fill.
+  int64_t streamedSlices(const DmaOp &dma) const {
+    const Value *buffer = dma.dst.base;
+    llvm::SmallVector<const Value *, 4> moved;
+    for (const Index &i : dma.dst.indices)
+      i.start.collectVars(moved);
+    for (size_t d = loops.size(); d-- > 0;) {
+      const ForOp &loop = *loops[d];
+      if (!llvm::is_contained(moved, loop.iv) || loop.constTripCount() <= 1)
+        continue;
+      bool reads = false;
+      ir::walk(const_cast<ForOp &>(loop).body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
+        for (Access *a : op.reads())
+          reads |= a && a->base == buffer;
+      });
+      if (reads)
+        return loop.constTripCount();
+    }
+    return 1;
   }
 
   /// Σ over a statement's executions of a transfer's queue time: the fixed
