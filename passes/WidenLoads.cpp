@@ -35,6 +35,18 @@
 // planner's headroom (the wider tiles keep their buffer counts). Each
 // iteration's work and order are unchanged; only the transfers are merged.
 //
+// First, a fill nest that walks a strip's columns one partition group at a
+// time, loading a tile of columns per step, loads all its columns at once:
+//
+//   for %mi = 0 to 512 step 128 {
+//     for %k = 0 to K step 128 { dma %S[%k +: 128, %mi +: 128] <- %T[%k +: 128, %m + %mi +: 128] } }
+// becomes
+//   for %k = 0 to K step 128 { dma %S[%k +: 128, 0 +: 512] <- %T[%k +: 128, %m +: 512] }
+//
+// (the two-kernel MLP's down projection filling its h^T strip from the
+// transposed hand-off): each partition's run grows from 256 B to 1 KiB, and
+// the strip arrives in the contraction order its first reader uses.
+//
 //===----------------------------------------------------------------------===//
 #include "ir/Clone.h"
 #include "passes/Passes.h"
@@ -135,6 +147,57 @@ DmaOp *fillLoad(ForOp &loop, int64_t partitions) {
   return fixed(load->src) && fixed(load->dst) ? load : nullptr;
 }
 
+/// The plain load of a column fill loop: `loop` holds only it, or only a
+/// loop holding only it; its destination is an SBUF buffer allocated outside
+/// `loop` whose columns, like the source's, advance with the loop by
+/// exactly one step's constant extent while nothing else moves.
+DmaOp *columnFillLoad(ForOp &loop) {
+  if (loop.body.ops.size() != 1)
+    return nullptr;
+  Op *only = loop.body.ops.front().get();
+  if (auto *inner = llvm::dyn_cast<ForOp>(only))
+    only = inner->body.ops.size() == 1 ? inner->body.ops.front().get() : nullptr;
+  auto *load = llvm::dyn_cast_or_null<DmaOp>(only);
+  if (!load || load->transpose || load->tag != DmaTag::None ||
+      load->src.base->type.space != MemSpace::HBM || load->dst.base->type.space != MemSpace::SBUF ||
+      load->src.indices.size() != 2 || load->dst.indices.size() != 2)
+    return nullptr;
+  for (const Access *a : {&load->src, &load->dst}) {
+    const Index &rows = a->indices[0], &cols = a->indices[1];
+    if (rows.start.mentions(loop.iv) || (rows.extent && rows.extent->mentions(loop.iv)) ||
+        !cols.start.advancesWith(loop.iv) || !cols.hasExtent(loop.step))
+      return nullptr;
+  }
+  bool allocInside = false;
+  walk(loop.body, [&](Op &o, llvm::ArrayRef<ForOp *>) { allocInside |= &o == load->dst.base->def; });
+  return allocInside ? nullptr : load;
+}
+
+/// Loads every column of each column fill loop (columnFillLoad) at once.
+bool collapseColumnFills(Block &block) {
+  bool changed = false;
+  for (auto &op : block.ops) {
+    auto *loop = llvm::dyn_cast<ForOp>(op.get());
+    if (!loop)
+      continue;
+    DmaOp *load = columnFillLoad(*loop);
+    if (!load || !loop->lo.isConst() || !loop->hi.isConst() || loop->constTripCount() < 2 ||
+        (loop->hi.constValue() - loop->lo.constValue()) % loop->step != 0) {
+      changed |= collapseColumnFills(loop->body);
+      continue;
+    }
+    const int64_t span = loop->hi.constValue() - loop->lo.constValue();
+    for (Access *a : {&load->src, &load->dst}) {
+      a->indices[1].start = a->indices[1].start.substitute(loop->iv, loop->lo).simplified();
+      a->indices[1].extent = IndexExpr(span);
+    }
+    std::unique_ptr<Op> body = std::move(loop->body.ops.front());
+    op = std::move(body);
+    changed = true;
+  }
+  return changed;
+}
+
 class WidenLoadsPass : public Pass {
 public:
   llvm::StringRef name() const override { return "widen-loads"; }
@@ -144,9 +207,9 @@ public:
   }
 
   PassResult run(Kernel &kernel, PassContext &ctx) override {
+    bool changed = collapseColumnFills(kernel.body);
     llvm::SmallVector<std::pair<Block *, ForOp *>, 8> loops;
     collectLoops(kernel.body, loops);
-    bool changed = false;
     runtime::CostModel model(ctx.target);
     for (auto [parent, loop] : loops)
       changed |= widen(kernel, ctx, model, *parent, *loop);
