@@ -58,6 +58,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 
+#include <functional>
+#include <optional>
+
 namespace tessel::passes {
 namespace {
 
@@ -114,15 +117,47 @@ double throughput(const runtime::CostModel &model, int64_t rowBytes, int64_t gro
   return double(bytes) / std::max(c.occupancy, double(bytes) / c.rate);
 }
 
+/// Bytes of one partition's row of `load`'s source (its columns' extents), or
+/// none when an extent is not constant.
+std::optional<int64_t> columnBytes(const DmaOp &load) {
+  int64_t bytes = dtypeBytes(load.src.base->type.dtype);
+  for (const Index &i : llvm::drop_begin(load.src.indices))
+    if (i.extent) {
+      if (!i.extent->isConst())
+        return std::nullopt;
+      bytes *= i.extent->constValue();
+    }
+  return bytes;
+}
+
 /// The smallest divisor g of `trips` whose transfers of g groups reach
-/// policy::kWideLoadShare of the throughput of one transfer for all trips.
-int64_t groupsFor(const runtime::CostModel &model, int64_t rowBytes, int64_t trips, int64_t partitions) {
+/// `share` of the throughput of one transfer for all trips.
+int64_t groupsFor(const runtime::CostModel &model, int64_t rowBytes, int64_t trips, int64_t partitions,
+                  double share = policy::kWideLoadShare) {
   double best = throughput(model, rowBytes, trips, partitions);
   int64_t g = 1;
-  while (g < trips &&
-         (trips % g != 0 || throughput(model, rowBytes, g, partitions) < policy::kWideLoadShare * best))
+  while (g < trips && (trips % g != 0 || throughput(model, rowBytes, g, partitions) < share * best))
     ++g;
   return g;
+}
+
+/// Whether `load` is a plain load from HBM into one partition group of a
+/// folded buffer per iteration of `loop`, source and destination rows
+/// advancing with the loop, their columns fixed.
+bool loadsSuccessiveGroups(const DmaOp &load, const ForOp &loop, int64_t partitions) {
+  if (load.transpose || load.tag != DmaTag::None || load.src.base->type.space != MemSpace::HBM ||
+      load.dst.base->type.dims[0].size <= partitions)
+    return false;
+  const Index &src = load.src.indices[0], &dst = load.dst.indices[0];
+  if (!src.hasExtent(partitions) || !dst.hasExtent(partitions) || !src.start.advancesWith(loop.iv) ||
+      !dst.start.advancesWith(loop.iv))
+    return false;
+  auto fixed = [&](const Access &a) {
+    return llvm::all_of(llvm::drop_begin(a.indices), [&](const Index &i) {
+      return !i.start.mentions(loop.iv) && (!i.extent || !i.extent->mentions(loop.iv));
+    });
+  };
+  return fixed(load.src) && fixed(load.dst);
 }
 
 /// A fill loop: one load per iteration into successive partition groups of
@@ -132,19 +167,96 @@ int64_t groupsFor(const runtime::CostModel &model, int64_t rowBytes, int64_t tri
 /// `dma %T[%ko + a +: 128 g, C] <- %W[%ko + b +: 128 g, C']`.
 DmaOp *fillLoad(ForOp &loop, int64_t partitions) {
   auto *load = loop.body.ops.size() == 1 ? opAt<DmaOp>(loop.body, 0) : nullptr;
-  if (!load || load->transpose || load->tag != DmaTag::None || load->src.base->type.space != MemSpace::HBM ||
-      load->dst.base->type.dims[0].size <= partitions)
-    return nullptr;
-  const Index &src = load->src.indices[0], &dst = load->dst.indices[0];
-  if (!src.hasExtent(partitions) || !dst.hasExtent(partitions) ||
-      !src.start.advancesWith(loop.iv) || !dst.start.advancesWith(loop.iv))
-    return nullptr;
-  auto fixed = [&](const Access &a) {
-    return llvm::all_of(llvm::drop_begin(a.indices), [&](const Index &i) {
-      return !i.start.mentions(loop.iv) && (!i.extent || !i.extent->mentions(loop.iv));
+  return load && loadsSuccessiveGroups(*load, loop, partitions) ? load : nullptr;
+}
+
+/// The loads of a streamed fill: a plain load at the top level of `loop`'s
+/// body into successive partition groups of an SBUF buffer allocated outside
+/// the loop, its columns fixed, while the rest of the body touches that
+/// buffer only by reading the rows this iteration loads (widen-columns'
+/// first block, which loads a K column as its contraction goes):
+///   for %k = 0 to L step 128 {
+///     dma %T[%k + a +: 128, C] <- %W[%k + b +: 128, C']
+///     ... reads of %T[%k + a +: 128, ...] ...
+///   }
+/// Loading g groups at the top of every g-th iteration only moves writes of
+/// rows nobody reads before their own iteration earlier.
+llvm::SmallVector<DmaOp *, 4> streamedFillLoads(ForOp &loop, int64_t partitions) {
+  llvm::SmallVector<DmaOp *, 4> loads;
+  for (auto &op : loop.body.ops) {
+    auto *load = llvm::dyn_cast<DmaOp>(op.get());
+    if (!load || load->dst.base->type.space != MemSpace::SBUF || !loadsSuccessiveGroups(*load, loop, partitions))
+      continue;
+    const Index &dst = load->dst.indices[0];
+    const Value *buffer = load->dst.base;
+    bool inside = false, onlyOwnRows = true;
+    walk(loop.body, [&](Op &o, llvm::ArrayRef<ForOp *>) {
+      inside |= &o == buffer->def;
+      if (&o == load)
+        return;
+      if (Access *w = o.write(); w && w->base == buffer)
+        onlyOwnRows = false;
+      for (Access *r : o.reads())
+        if (r->base == buffer &&
+            (r->indices.empty() || !r->indices[0].start.structurallyEqual(dst.start) ||
+             !r->indices[0].hasExtent(partitions)))
+          onlyOwnRows = false;
     });
+    if (!inside && onlyOwnRows)
+      loads.push_back(load);
+  }
+  return loads;
+}
+
+/// The largest value of `extent`: its constant, or else the size of the
+/// dimension `dim` of the tile's buffer.
+int64_t largestExtent(const Access &a, unsigned dim) {
+  const Index &i = a.indices[dim];
+  if (!i.extent)
+    return 1;
+  return i.extent->isConst() ? i.extent->constValue() : a.base->type.dims[dim].size;
+}
+
+/// Whether one iteration of `loop` keeps the DMA engines policy::
+/// kFillBoundRatio times busier with the `fills`' transfers (one group each)
+/// than the tensor engine with its matmuls (at their largest extents), as a
+/// decode-sized block streaming its weight is. A merged transfer makes the
+/// first reader of each block wait for g groups, and where the buffer has
+/// one copy the next block's fill waits for every reader of them; only a
+/// loop whose matmuls hardly hide its loads gains more than that costs.
+bool fillBound(const runtime::CostModel &model, ForOp &loop, llvm::ArrayRef<DmaOp *> fills,
+               int64_t partitions) {
+  double dmaNs = 0;
+  for (DmaOp *load : fills) {
+    auto rowBytes = columnBytes(*load);
+    if (!rowBytes)
+      return false;
+    dmaNs += model.dma(*rowBytes * partitions, partitions, *rowBytes, false).occupancy;
+  }
+  double tensorNs = 0;
+  bool known = true;
+  std::function<void(Block &, int64_t)> visit = [&](Block &block, int64_t times) {
+    for (auto &op : block.ops) {
+      if (auto *inner = llvm::dyn_cast<ForOp>(op.get())) {
+        if (!inner->lo.isConst() || !inner->hi.isConst())
+          known = false;
+        else
+          visit(inner->body, times * inner->constTripCount());
+      } else if (auto *mm = llvm::dyn_cast<MatmulOp>(op.get())) {
+        auto st = mm->stationary.rangeDims(), mv = mm->moving.rangeDims();
+        if (st.size() != 2 || mv.size() != 2) {
+          known = false;
+          continue;
+        }
+        bool fp32 = mm->moving.base->type.dtype == DType::F32;
+        tensorNs += double(times) * model.matmulNs(largestExtent(mm->stationary, st[0]),
+                                                   largestExtent(mm->stationary, st[1]),
+                                                   largestExtent(mm->moving, mv[1]), fp32, false);
+      }
+    }
   };
-  return fixed(load->src) && fixed(load->dst) ? load : nullptr;
+  visit(loop.body, 1);
+  return known && dmaNs > policy::kFillBoundRatio * tensorNs;
 }
 
 /// The plain load of a column fill loop: `loop` holds only it, or only a
@@ -241,14 +353,10 @@ private:
     DmaOp *load = fillLoad(loop, partitions);
     if (!load)
       return false;
-    int64_t rowBytes = dtypeBytes(load->src.base->type.dtype);
-    for (const Index &i : llvm::drop_begin(load->src.indices))
-      if (i.extent) {
-        if (!i.extent->isConst())
-          return false;
-        rowBytes *= i.extent->constValue();
-      }
-    int64_t groups = groupsFor(model, rowBytes, trips, partitions);
+    auto rowBytes = columnBytes(*load);
+    if (!rowBytes)
+      return false;
+    int64_t groups = groupsFor(model, *rowBytes, trips, partitions);
     if (groups <= 1)
       return false;
     loop.step = partitions * groups;
@@ -266,9 +374,23 @@ private:
     if (trips < 2 || span % partitions != 0)
       return false;
     auto tiles = streamedTiles(loop, partitions);
-    if (tiles.empty())
+    if (tiles.empty() && fillLoad(loop, partitions))
       return widenFill(kernel, model, loop, trips);
+    auto fills = streamedFillLoads(loop, partitions);
+    if (tiles.empty() && fills.empty())
+      return false;
     int64_t groups = chooseGroups(model, tiles, trips, partitions);
+    // A fill loaded whole would hold its first reader until the last group
+    // lands (the form widen-columns dropped), so a fill keeps at least two
+    // transfers.
+    if (!fillBound(model, loop, fills, partitions))
+      fills.clear();
+    if (tiles.empty() && fills.empty())
+      return false;
+    for (DmaOp *load : fills)
+      if (auto rowBytes = columnBytes(*load))
+        if (int64_t g = groupsFor(model, *rowBytes, trips, partitions, policy::kWideFillShare); g < trips)
+          groups = std::max(groups, g);
     // The wider tiles must leave the kernel within the planner's SBUF limit.
     int64_t peak = analysis::analyzeKernel(kernel, ctx.target).sbufLeastPeakBytesPerPartition;
     auto extraBytes = [&](int64_t g) {
@@ -281,13 +403,15 @@ private:
       --groups;
     if (groups <= 1)
       return false;
-    rewrite(kernel, parent, loop, tiles, groups);
+    rewrite(kernel, parent, loop, tiles, fills, groups);
     return true;
   }
 
-  /// Replaces `loop` in `parent` by the strip-mined nest with wide loads.
+  /// Replaces `loop` in `parent` by the strip-mined nest with wide loads:
+  /// `tiles` get wide tiles of their own, `fills` (streamedFillLoads) load
+  /// their g groups into the buffer they already fill.
   static void rewrite(Kernel &kernel, Block &parent, ForOp &loop, llvm::ArrayRef<StreamedTile> tiles,
-                      int64_t groups) {
+                      llvm::ArrayRef<DmaOp *> fills, int64_t groups) {
     const int64_t partitions = kernel.geometry.partitions;
     const int64_t rows = partitions * groups;
     auto outer = std::make_unique<ForOp>();
@@ -341,9 +465,22 @@ private:
       outer->body.ops.push_back(std::move(load));
     }
 
+    for (auto &op : loop.body.ops) {
+      auto *load = llvm::dyn_cast<DmaOp>(op.get());
+      if (!load || !llvm::is_contained(fills, load))
+        continue;
+      for (Access *a : {&load->src, &load->dst}) {
+        a->indices[0].start = a->indices[0].start.substitute(loop.iv, ko).simplified();
+        a->indices[0].extent = IndexExpr(rows);
+      }
+      outer->body.ops.push_back(std::move(op));
+    }
+
     // The rest of the body, once per group: %k = %ko + %ki, tile rows at %ki.
     const IndexExpr k = ko + ki;
     for (auto &op : loop.body.ops) {
+      if (!op)
+        continue;
       bool moved = llvm::any_of(tiles, [&](const StreamedTile &t) {
         return op.get() == t.alloc || op.get() == t.load;
       });
