@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "driver/NkiInput.h"
 #include "driver/Check.h"
+#include "driver/CommonOptions.h"
 #include "driver/Compile.h"
 
 #include "ir/Parser.h"
@@ -162,7 +163,7 @@ NkiOptions::NkiOptions()
            cl::desc("NKI kernels (.py): shape and dtype of kernel argument NAME, e.g. "
                     "--arg lhsT=bf16[8192,4096] (dtype bf16 or f32; `NAME=bf16` takes the shape of "
                     "its --input file). Repeatable"),
-           cl::value_desc("NAME=DTYPE[D0,D1,...]")) {}
+           cl::value_desc("NAME=DTYPE[D0,D1,...]"), cl::cat(toolCategory())) {}
 
 llvm::Expected<runtime::Program> emitNkiProgram(ir::Kernel &kernel, const runtime::Target &target,
                                                 const llvm::SourceMgr *sources) {

@@ -118,9 +118,11 @@ int runRunCommand(int argc, char **argv) {
   PipelineOptions pipeline;
   NkiOptions nki;
   cl::opt<bool> checkFlag("check",
-                          cl::desc("Compare the outputs with a plain fp32 reference of the kernel's DSL "
-                                   "semantics (.tsl only); fails when an element differs by more "
-                                   "than 8x the reference's estimate of bf16 rounding (docs/tasm.md)"),
+                          cl::desc("Compare the outputs with a plain fp32 reference: for .tsl, of the "
+                                   "kernel's DSL semantics, failing when an element differs by more "
+                                   "than 8x the reference's estimate of bf16 rounding (docs/tasm.md); "
+                                   "for NKI kernels (.py), numpy on the same inputs, failing when the "
+                                   "largest error exceeds 2% of the largest |reference| (docs/nki.md)"),
                           cl::cat(toolCategory()));
   cl::list<std::string> inputs(
       "input",
