@@ -582,6 +582,12 @@ private:
                    op.mnemonic().str() + " " + o.role.str() + " extent of dimension " +
                        labelsOf(*o.access)[r] + " must equal the destination's");
       }
+      // nisa.tensor_tensor: the vector engine reads at most one input from PSUM.
+      if (op.kind == OpKind::TensorTensor && operands.size() == 3 &&
+          spaceOf(*operands[1].access) == MemSpace::PSUM && spaceOf(*operands[2].access) == MemSpace::PSUM)
+        error(locOf(*operands[2].access, op), &op,
+              "tensor_tensor inputs cannot both be in psum (nisa.tensor_tensor reads at most one "
+              "from PSUM); copy one to sbuf first");
       break;
     }
     }

@@ -67,9 +67,14 @@ size_t indexIn(Block &b, const Op *op) {
 
 /// A compute op reading a tile that was just copied out of PSUM reads the
 /// accumulator instead; the copy (and the tile, when unused) goes away.
+/// A tensor_tensor reads at most one input from PSUM (nisa.tensor_tensor), so
+/// its second accumulator keeps its copy.
 void readAccumulators(Block &block, Op &compute) {
+  bool binary = llvm::isa<TensorTensorOp>(compute);
   for (Access *r : compute.reads()) {
     if (r->base->type.space != MemSpace::SBUF)
+      continue;
+    if (binary && llvm::any_of(compute.reads(), [](Access *a) { return a->base->type.space == MemSpace::PSUM; }))
       continue;
     size_t copyAt = block.ops.size(), uses = 0;
     for (size_t i = 0; i < block.ops.size(); ++i) {
