@@ -11,6 +11,8 @@
 #include "passes/Policy.h"
 #include "passes/TargetGeometry.h"
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -130,13 +132,22 @@ bool hasMlpHandoff(const ast::Kernel &kernel) {
           return resolve(s.value.get());
     return e;
   };
+  // Statements share values (`h = silu(g) * g`), so the expressions form a
+  // DAG: each walk visits a node once, or it takes exponential time.
+  llvm::DenseMap<const ast::Expr *, bool> matmulBelow;
   std::function<bool(const ast::Expr *)> hasMatmul = [&](const ast::Expr *e) {
     e = resolve(e);
-    return e->kind == ast::ExprKind::MatMul || (e->lhs && hasMatmul(e->lhs.get())) ||
-           (e->rhs && hasMatmul(e->rhs.get()));
+    if (auto it = matmulBelow.find(e); it != matmulBelow.end())
+      return it->second;
+    bool found = e->kind == ast::ExprKind::MatMul || (e->lhs && hasMatmul(e->lhs.get())) ||
+                 (e->rhs && hasMatmul(e->rhs.get()));
+    return matmulBelow[e] = found;
   };
+  llvm::DenseSet<const ast::Expr *> searched;
   std::function<bool(const ast::Expr *)> search = [&](const ast::Expr *e) {
     e = resolve(e);
+    if (!searched.insert(e).second)
+      return false; // already searched, and found nothing then
     if (e->kind == ast::ExprKind::MatMul) {
       const ast::Expr *lhs = resolve(e->lhs.get());
       if ((lhs->kind == ast::ExprKind::Binary || lhs->kind == ast::ExprKind::Unary) && hasMatmul(lhs))
