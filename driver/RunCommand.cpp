@@ -45,6 +45,9 @@ namespace tessel::driver {
 
 enum class ReportFormat { Text, JSON };
 
+/// --jobs beyond this is a mistake, not a machine: each job is a thread.
+constexpr unsigned kMaxJobs = 1024;
+
 /// Everything `tessel run` needs besides the program.
 struct RunSettings {
   Target target;
@@ -401,8 +404,9 @@ int runRunCommand(int argc, char **argv) {
   s.sim.tracePath = tracePath;
   s.format = format;
   s.reportPath = output;
-  if (jobs == 0) {
-    reportError("--jobs 0: at least one thread is needed");
+  if (jobs == 0 || jobs > kMaxJobs) {
+    reportError(jobs == 0 ? "--jobs 0: at least one thread is needed"
+                          : llvm::formatv("--jobs {0}: at most {1} threads", unsigned(jobs), kMaxJobs).str());
     return 1;
   }
   s.sim.threads = jobs;

@@ -6,6 +6,9 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+#include <string>
+
 namespace tessel::passes {
 namespace {
 
@@ -56,12 +59,15 @@ llvm::Error validateBlockConfig(const ir::BlockConfig &given, const ir::BlockCon
     }
     if (ir::BlockConfig::isColumnBlock(name)) {
       int64_t accBytes = ir::dtypeBytes(ir::DType::F32);
-      if (value * accBytes > target.psum_bank_bytes)
+      if (value > target.psum_bank_bytes / accBytes) // (value * accBytes may overflow)
         return fail(llvm::formatv("--block {5}={0}: an output block of {0} fp32 accumulators needs "
                                   "{1} bytes per partition, over one {2}-byte PSUM bank of "
                                   "target '{3}' (at most {5}={4})",
-                                  value, value * accBytes, target.psum_bank_bytes, target.name,
-                                  target.psum_bank_bytes / accBytes, name));
+                                  value,
+                                  value <= std::numeric_limits<int64_t>::max() / accBytes
+                                      ? std::to_string(value * accBytes)
+                                      : "over " + std::to_string(std::numeric_limits<int64_t>::max()),
+                                  target.psum_bank_bytes, target.name, target.psum_bank_bytes / accBytes, name));
     }
   }
   return llvm::Error::success();
