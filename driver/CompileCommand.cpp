@@ -109,7 +109,7 @@ int runCompileCommand(int argc, char **argv) {
            "--help)\n";
     return 1;
   }
-  if (!rejectEmptyValue(targetName))
+  if (!rejectEmptyValue(targetName) || !rejectInputAsOutput("-o", output, {input}))
     return 1;
   if (isNkiSource(input) || !nki.args.empty())
     return compileNkiKernel({input, source.kernel, {nki.args.begin(), nki.args.end()}, {}}, targetName,

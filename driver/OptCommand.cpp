@@ -23,6 +23,7 @@
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
 #include "driver/Compile.h"
+#include "driver/OptionChecks.h"
 
 #include "ir/Diagnostics.h"
 #include "ir/Parser.h"
@@ -246,6 +247,8 @@ int runOptCommand(int argc, char **argv) {
   int status = 0;
   if (pipeline.handleInfoFlags(status))
     return status;
+  if (!rejectInputAsOutput("-o", outputFile, {inputFile}))
+    return 1;
   auto target = runtime::loadTarget(targetName);
   if (!target) {
     llvm::WithColor::error(llvm::errs(), "tessel opt") << llvm::toString(target.takeError()) << "\n";

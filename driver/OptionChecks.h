@@ -1,7 +1,8 @@
 //===- driver/OptionChecks.h - Options given without effect ----*- C++ -*-===//
 //
 // An option that is given but would do nothing is an error, never silently
-// ignored: `--target=` or `--output-dir ""` (an empty value).
+// ignored: `--target=` or `--output-dir ""` (an empty value). An output that
+// would replace one of the command's inputs is an error too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_DRIVER_OPTIONCHECKS_H
@@ -16,6 +17,12 @@ namespace tessel::driver {
 /// False (after reporting "--NAME= needs a value") when `opt` was given with
 /// an empty value.
 bool rejectEmptyValue(const llvm::cl::opt<std::string> &opt);
+
+/// False (after reporting) when `output`, the value of `flag`, is the same
+/// file as one of `inputs`: compared by file identity, so another spelling
+/// of the path or a link to it counts. '-' and files that do not exist yet
+/// are never inputs.
+bool rejectInputAsOutput(llvm::StringRef flag, llvm::StringRef output, llvm::ArrayRef<std::string> inputs);
 
 } // namespace tessel::driver
 

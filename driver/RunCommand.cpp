@@ -389,6 +389,11 @@ int runRunCommand(int argc, char **argv) {
     }
     s.sim.inputFiles[name.str()] = file.str();
   }
+  std::vector<std::string> read{input};
+  for (const auto &[name, file] : s.sim.inputFiles)
+    read.push_back(file);
+  if (!rejectInputAsOutput("-o", output, read) || !rejectInputAsOutput("--trace", tracePath, read))
+    return 1;
   s.sim.seed = seed;
   // Weights are fan-in scaled by the kernel as written (under --tp, not
   // one core's shard: the whole inputs are drawn, then sliced).

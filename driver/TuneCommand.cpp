@@ -85,10 +85,13 @@ struct OutputOptions {
   cl::opt<bool> noCache{"no-cache", cl::desc("Neither read nor write the results cache"),
                         cl::cat(toolCategory())};
 
-  bool check() const {
+  /// `inputs`: the files the command reads, which no output may replace.
+  bool check(llvm::ArrayRef<std::string> inputs) const {
     if (noCache && cache.getNumOccurrences())
       return error("give --cache or --no-cache, not both");
-    return rejectEmptyValue(cache) && rejectEmptyValue(output) && rejectEmptyValue(plot);
+    return rejectEmptyValue(cache) && rejectEmptyValue(output) && rejectEmptyValue(plot) &&
+           rejectInputAsOutput("-o", output, inputs) && rejectInputAsOutput("--plot", plot, inputs) &&
+           (noCache || rejectInputAsOutput("--cache", cachePath(), inputs));
   }
   std::string cachePath() const { return cache.empty() ? defaultTuneCachePath() : cache.getValue(); }
 
@@ -157,7 +160,7 @@ int runTuneMerge(int argc, char **argv) {
                         "same kernel, shapes, target and pipeline. Prints the combined ranked report\n"
                         "(the same best as one unsharded run) and records it in the results cache,\n"
                         "so that `tessel compile|run --tuned` can use it (docs/tuning.md).\n") ||
-      !out.check())
+      !out.check(std::vector<std::string>(inputs.begin(), inputs.end())))
     return 1;
 
   TuneReport merged;
@@ -401,7 +404,7 @@ int runTuneCommand(int argc, char **argv) {
     return fail("--budget 0: the budget must allow at least one simulation");
   if (jobs == 0)
     return fail("--jobs 0: at least one job is needed");
-  if (!out.check())
+  if (!out.check({input}))
     return 1;
   Shard shard;
   if (shardSpec.getNumOccurrences()) {
