@@ -19,6 +19,7 @@
 #include "driver/Commands.h"
 #include "driver/AtomicFile.h"
 #include "driver/CommonOptions.h"
+#include "driver/OptionChecks.h"
 #include "driver/Progress.h"
 
 #include "factorize/Factorize.h"
@@ -26,6 +27,7 @@
 #include "runtime/Target.h"
 
 #include "fmt/format.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -35,6 +37,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -75,13 +78,6 @@ std::optional<factorize::Matrix> readMatrix(llvm::StringRef path, llvm::StringRe
   m.cols = npy->shape[1];
   m.data = std::move(npy->data);
   return m;
-}
-
-/// Writes one output file (driver/AtomicFile.h).
-bool writeOutput(llvm::StringRef path, llvm::StringRef bytes) {
-  if (llvm::Error e = writeFileAtomically(path, bytes))
-    return fail("cannot write '" + path + "': " + llvm::toString(std::move(e)));
-  return true;
 }
 
 std::string kernelSource(llvm::StringRef weightPath, double ratio, const factorize::Matrix &W,
@@ -182,6 +178,10 @@ int runFactorizeCommand(int argc, char **argv) {
     for (llvm::StringRef p : {uPath.str(), vPath.str(), kPath.str()})
       if ((p != kPath.str() || emitKernel) && llvm::sys::fs::exists(p))
         return fail("'" + p + "' exists; pass --force to replace it"), 1;
+  for (llvm::StringRef p : {uPath.str(), vPath.str(), kPath.str()})
+    if ((p != kPath.str() || emitKernel) &&
+        !rejectInputAsOutput("-o", p, std::vector<std::string>{input.getValue(), activations.getValue()}))
+      return 1;
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create '" + outDir + "': " + ec.message()), 1;
 
@@ -201,16 +201,27 @@ int runFactorizeCommand(int argc, char **argv) {
   llvm::Expected<factorize::Factors> factors = factorize::factorize(*W, options);
   if (!factors)
     return progress.finish(), fail(llvm::toString(factors.takeError())), 1;
+  auto finite = [](const factorize::Matrix &m) {
+    return llvm::all_of(m.data, [](float v) { return std::isfinite(v); });
+  };
+  if (!finite(factors->U) || !finite(factors->V))
+    return progress.finish(),
+           fail(input + ": the factors overflow float32: W's values are too large for its SVD (scale W "
+                        "down and the factors back up)"),
+           1;
   progress.stage("errors");
   const double wError = factorize::relativeError(*W, *factors);
   std::optional<double> xError;
   if (X)
     xError = factorize::activationError(*X, *W, *factors);
   progress.stage("writing");
-  if (!writeOutput(uPath, runtime::serializeNpy({factors->U.rows, factors->U.cols}, factors->U.data)) ||
-      !writeOutput(vPath, runtime::serializeNpy({factors->V.rows, factors->V.cols}, factors->V.data)) ||
-      (emitKernel && !writeOutput(kPath, kernelSource(input, ratio, *W, rank->rank))))
-    return progress.finish(), 1;
+  std::vector<std::pair<std::string, std::string>> files = {
+      {uPath.str().str(), runtime::serializeNpy({factors->U.rows, factors->U.cols}, factors->U.data)},
+      {vPath.str().str(), runtime::serializeNpy({factors->V.rows, factors->V.cols}, factors->V.data)}};
+  if (emitKernel)
+    files.push_back({kPath.str().str(), kernelSource(input, ratio, *W, rank->rank)});
+  if (llvm::Error e = writeFilesAtomically(files))
+    return progress.finish(), fail(llvm::toString(std::move(e))), 1;
   progress.finish();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -4,6 +4,7 @@
   arrays.py acts OUT ROWS COLS     activations with a few dominant channels
   arrays.py int OUT                an int32 array
   arrays.py cube OUT               a 3-D float32 array
+  arrays.py huge OUT               a 256x512 float32 array of 3e38 (finite)
 """
 import sys
 import numpy as np
@@ -24,3 +25,5 @@ elif kind == "int":
     np.save(out, np.arange(12, dtype=np.int32).reshape(3, 4))
 elif kind == "cube":
     np.save(out, np.zeros((2, 3, 4), dtype=np.float32))
+elif kind == "huge":
+    np.save(out, np.full((256, 512), 3e38, dtype=np.float32))
