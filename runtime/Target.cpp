@@ -171,6 +171,9 @@ enum class Constraint { Count, Bytes, Positive, NonNegative, Fraction, Flag };
 constexpr int64_t kMaxCount = 4096;
 constexpr int64_t kMaxBytes = int64_t(1) << 40;
 constexpr double kMaxReal = 1e6;
+// A rate or clock this small divides times into infinities (1e-308 GHz gave
+// an INF latency): none is below a millionth of its unit.
+constexpr double kMinPositive = 1e-6;
 constexpr const char *kCountWhy = "the simulator keeps state for, or steps over, each unit";
 constexpr const char *kBytesWhy = "1 TiB; larger sizes overflow the simulator's byte arithmetic";
 constexpr const char *kRealWhy = "a clock, rate or cost term; larger values make times meaningless";
@@ -201,6 +204,10 @@ Error checkConstraint(StringRef origin, StringRef field, double v, Constraint c)
   case Constraint::Positive:
     if (!(v > 0) || !std::isfinite(v))
       return fieldError(origin, formatv("field '{0}' must be > 0, got {1}", field, v));
+    if (v < kMinPositive)
+      return fieldError(origin, formatv("field '{0}' = {1} is under its limit of {2} (a clock, rate "
+                                        "or multiplier; smaller values make times infinite)",
+                                        field, fmt::format("{}", v), fmt::format("{}", kMinPositive)));
     if (v > kMaxReal)
       return overLimit(origin, field, v, kMaxReal, kRealWhy);
     break;
