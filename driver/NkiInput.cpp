@@ -135,7 +135,13 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
   if (status != 0) {
     if (!execError.empty())
       return fail("running the NKI tracer: " + execError);
-    return false; // the tracer printed a located error
+    if (status == 1)
+      return false; // the tracer printed a located error
+    // Only an exit the tracer could not catch (posix._exit) gets here.
+    return fail(llvm::formatv("the NKI tracer exited with status {0} on {1} without reporting an "
+                              "error (did the kernel's code call posix._exit?)",
+                              status, src.path)
+                    .str());
   }
   auto buffer = llvm::MemoryBuffer::getFile(outFile);
   if (!buffer)
@@ -188,6 +194,10 @@ std::unique_ptr<ir::Kernel> traceNkiKernel(const NkiSource &src, const runtime::
   std::string text;
   if (!runTracer(src, target, {}, text))
     return nullptr;
+  if (llvm::StringRef(text).trim().empty())
+    return fail("the NKI tracer printed no kernel for " + src.path +
+                " (did the kernel's code end the process, e.g. with posix._exit(0)?)"),
+           nullptr;
   DiagnosticEngine diags(sm);
   auto module = ir::parseModuleString(text, src.path + " (traced tile IR)", diags, passes::geometryFor(target));
   if (!module || module->kernels.size() != 1)

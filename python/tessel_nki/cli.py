@@ -5,7 +5,8 @@
   nki_trace.py KERNEL.py ... --reference DIR --tolerance T
       executes the same trace with numpy on DIR/in/<name>.npy, compares with the
       simulator's DIR/out/<name>.npy and prints the check as JSON.
-Errors: `file:line: error: message` on stderr, exit status 1.
+Errors: `file:line: error: message` on stderr, exit status 1 -- also for the kernel's BaseExceptions,
+sys.exit and os._exit. Only the IR (or JSON) goes to stdout: the kernel's own writes to stdout go to stderr.
 """
 import argparse
 import builtins
@@ -29,7 +30,10 @@ def parse_arg(spec):
     if not m:
         raise NkiError("malformed --arg '%s': expected NAME=DTYPE[D0,D1,...] with DTYPE bf16 or f32" % spec, False)
     dtype = BF16 if m.group(2) in ("bf16", "bfloat16") else F32
-    return m.group(1), dtype, tuple(int(x) for x in m.group(3).split(","))
+    shape = tuple(int(x) for x in m.group(3).split(","))
+    if any(d <= 0 for d in shape):
+        raise NkiError("--arg '%s': dimensions must be positive, got %s" % (spec, list(shape)), False)
+    return m.group(1), dtype, shape
 
 
 def load_module(path):
@@ -137,6 +141,64 @@ def parse_geometry(text):
     return g
 
 
+def _stdout_for_results():
+    """Returns a text stream on the real stdout and sends everything else written to stdout to stderr.
+
+    The driver reads stdout as the tile IR (or the --reference JSON), and the kernel's own
+    code -- print(), sys.stdout.write, os.write(1, ...), also at import or exit time -- must
+    not get into it: from here on fd 1 and sys.stdout are stderr, where the user still sees
+    their output, and only the returned stream writes to the original stdout.
+    """
+    sys.stdout.flush()
+    try:
+        real = os.dup(1)
+    except OSError:  # no fd 1: nothing to protect at the fd level
+        real = None
+    if real is not None:
+        os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    if real is None:
+        return sys.__stdout__
+    return os.fdopen(real, "w", encoding="utf-8")
+
+
+class _OsExit(BaseException):
+    """os._exit(status) called by the kernel's code (a BaseException, like SystemExit)."""
+
+    def __init__(self, status):
+        super().__init__(status)
+        self.status = status
+
+
+def _catch_os_exit():
+    """Makes os._exit in this process raise _OsExit, so that it is reported at the kernel's line.
+
+    A process the kernel's code forks still exits for real. posix._exit stays uncatchable
+    (the driver is to report a tracer that fails without an error message itself).
+    """
+    real_exit, pid = os._exit, os.getpid()
+
+    def _exit(status):
+        if os.getpid() != pid:
+            real_exit(status)
+        raise _OsExit(status)
+    os._exit = _exit
+
+
+def _kernel_loc(exc, path):
+    """'file:line: ' of the innermost frame of the kernel's file in exc's traceback, or ''."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in tb if os.path.abspath(f.filename) == os.path.abspath(path)]
+    return "%s:%d: " % (frames[-1].filename, frames[-1].lineno) if frames else ""
+
+
+def _text(exc):
+    try:
+        return str(exc)
+    except BaseException:  # an exception class of the kernel's with a failing __str__
+        return "<unprintable %s>" % type(exc).__name__
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="nki_trace")
     ap.add_argument("kernel")
@@ -146,25 +208,38 @@ def main(argv=None):
     ap.add_argument("--reference", default="")
     ap.add_argument("--tolerance", type=float, default=2e-2)
     opts = ap.parse_args(argv)
+    out = _stdout_for_results()
+    _catch_os_exit()
     try:
         geometry = parse_geometry(opts.geometry)
         tr, name, outputs = trace(opts.kernel, opts.name, opts.arg, geometry)
         if opts.reference:
             from . import reference
-            json.dump(reference.check(tr, outputs, opts.reference, opts.tolerance), sys.stdout)
-            sys.stdout.write("\n")
+            text = json.dumps(reference.check(tr, outputs, opts.reference, opts.tolerance)) + "\n"
         else:
-            sys.stdout.write(emit.emit(tr, name, outputs))
-        return 0
+            text = emit.emit(tr, name, outputs)
     except NkiError as e:
         sys.stderr.write(e.format() + "\n")
         return 1
     except SyntaxError as e:
-        sys.stderr.write("%s:%s: error: %s\n" % (e.filename, e.lineno, e.msg))
+        if e.filename and e.lineno:  # a syntax error of the kernel's file (or a module it imports)
+            sys.stderr.write("%s:%s: error: %s\n" % (e.filename, e.lineno, e.msg))
+        else:  # raise SyntaxError(...) in the kernel's code
+            sys.stderr.write("%serror: SyntaxError: %s\n" % (_kernel_loc(e, opts.kernel), _text(e)))
         return 1
-    except Exception as e:  # an error of the kernel's own Python code
-        tb = traceback.extract_tb(e.__traceback__)
-        frames = [f for f in tb if os.path.abspath(f.filename) == os.path.abspath(opts.kernel)]
-        where = "%s:%d: " % (frames[-1].filename, frames[-1].lineno) if frames else ""
-        sys.stderr.write("%serror: %s: %s\n" % (where, type(e).__name__, e))
+    except (SystemExit, _OsExit) as e:  # sys.exit(), exit(), raise SystemExit or os._exit in the kernel's code
+        if isinstance(e, _OsExit):
+            call = "os._exit(%r)" % (e.status,)
+        else:
+            call = "sys.exit()" if e.code is None else "sys.exit(%r)" % (e.code,)
+        sys.stderr.write("%serror: the kernel called %s; a kernel cannot exit while tessel traces it\n"
+                         % (_kernel_loc(e, opts.kernel), call))
         return 1
+    except BaseException as e:  # an error of the kernel's own Python code (also KeyboardInterrupt & co.)
+        msg = _text(e)
+        sys.stderr.write("%serror: %s%s\n" % (_kernel_loc(e, opts.kernel), type(e).__name__,
+                                               ": " + msg if msg else ""))
+        return 1
+    out.write(text)
+    out.flush()
+    return 0

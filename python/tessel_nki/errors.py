@@ -3,6 +3,8 @@ import os
 import sys
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+# The tracer's entry script (python/nki_trace.py): a tool file, never the user's location.
+_ENTRY_SCRIPT = os.path.join(os.path.dirname(_PKG_DIR), "nki_trace.py")
 # While the op of a lazily materialised tile is recorded, the line that created the tile.
 location_override = [None]
 
@@ -26,7 +28,8 @@ def user_loc():
     f = sys._getframe(1)
     while f is not None:
         fn = f.f_code.co_filename
-        if not os.path.abspath(fn).startswith(_PKG_DIR + os.sep) and not fn.startswith("<"):
+        path = os.path.abspath(fn)
+        if not path.startswith(_PKG_DIR + os.sep) and path != _ENTRY_SCRIPT and not fn.startswith("<"):
             return (fn, f.f_lineno)
         f = f.f_back
     return None
