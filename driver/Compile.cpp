@@ -270,6 +270,9 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
     return nullptr;
   };
 
+  if (llvm::Error err = passes::checkCodegenGeometry(target))
+    return fail(llvm::toString(std::move(err)));
+
   // 1. The blocks given, checked once against the kernel and the target.
   std::map<std::string, int64_t> projectionColumns;
   ir::BlockConfig known = tileGenBlockParams(fe, target, &projectionColumns);
@@ -355,6 +358,10 @@ std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blo
                                         llvm::ArrayRef<std::string> passes,
                                         const runtime::Target &target, DiagnosticEngine &diags,
                                         const passes::InstrumentationOptions &instrumentation) {
+  if (llvm::Error err = passes::checkCodegenGeometry(target)) {
+    diags.error(fe.kernel->loc, llvm::toString(std::move(err)));
+    return nullptr;
+  }
   auto kernel = generateKernel(fe, blocks, target, diags);
   if (!kernel || !runPasses(*kernel, passes, target, diags, instrumentation))
     return nullptr;

@@ -21,6 +21,8 @@
 #include "driver/TuneSearch.h"
 #include "driver/TuneSpace.h"
 
+#include "passes/TargetGeometry.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -283,6 +285,8 @@ bool prepareSubject(TuneSubject &s, const std::string &input, const SourceOption
   llvm::Expected<runtime::Target> target = runtime::loadTarget(targetName);
   if (!target)
     return error(llvm::toString(target.takeError()));
+  if (llvm::Error err = passes::checkCodegenGeometry(*target))
+    return error(llvm::toString(std::move(err)));
   s.job.target = std::move(*target);
   s.job.tp = source.tp;
   frontend::TensorParallelPlan plan;

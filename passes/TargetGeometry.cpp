@@ -1,6 +1,10 @@
 //===- passes/TargetGeometry.cpp - The IR's tile geometry of a target -----===//
 #include "passes/TargetGeometry.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
+#include <string>
+
 namespace tessel::passes {
 
 ir::TileGeometry geometryFor(const runtime::Target &target) {
@@ -14,6 +18,26 @@ ir::TileGeometry geometryFor(const runtime::Target &target) {
   g.sbufBytes = target.sbuf_bytes_per_partition;
   g.sbufAlignBytes = target.sbuf_align_bytes;
   return g;
+}
+
+llvm::Error checkCodegenGeometry(const runtime::Target &t) {
+  auto unsupported = [&](const std::string &what) {
+    return llvm::createStringError(std::errc::invalid_argument,
+                                   "target '%s': tessel compiles .tsl kernels only for targets with %s "
+                                   "(as trn1 and trn2); it can still simulate .tasm, .tir and NKI "
+                                   "programs for this one",
+                                   t.name.c_str(), what.c_str());
+  };
+  if (t.pe_rows != t.sbuf_partitions || t.pe_cols != t.sbuf_partitions)
+    return unsupported(llvm::formatv("a square PE array as wide as the partitions (pe_rows = pe_cols = "
+                                     "sbuf_partitions; here {0}, {1}, {2})",
+                                     t.pe_rows, t.pe_cols, t.sbuf_partitions));
+  if (t.matmul_max_moving * 4 != t.psum_bank_bytes || t.matmul_max_moving != 4 * t.sbuf_partitions)
+    return unsupported(llvm::formatv("a moving free size of one fp32 PSUM bank, four partitions' worth "
+                                     "(matmul_max_moving = psum_bank_bytes / 4 = 4 sbuf_partitions; "
+                                     "here {0}, {1} / 4, 4 x {2})",
+                                     t.matmul_max_moving, t.psum_bank_bytes, t.sbuf_partitions));
+  return llvm::Error::success();
 }
 
 } // namespace tessel::passes

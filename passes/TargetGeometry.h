@@ -10,9 +10,18 @@
 #include "ir/TileGeometry.h"
 #include "runtime/Target.h"
 
+#include "llvm/Support/Error.h"
+
 namespace tessel::passes {
 
 ir::TileGeometry geometryFor(const runtime::Target &target);
+
+/// An error when tessel's code generator (TileGen and the passes) cannot
+/// build kernels for `target`: it tiles every matmul to the full square PE
+/// array (pe_rows = pe_cols = sbuf_partitions) and its accumulators to whole
+/// PSUM banks (matmul_max_moving = psum_bank_bytes / 4 = 4 sbuf_partitions),
+/// as on trn1 and trn2. The simulator still runs any program for `target`.
+llvm::Error checkCodegenGeometry(const runtime::Target &target);
 
 } // namespace tessel::passes
 
