@@ -73,6 +73,15 @@ Expected<double> positiveNumber(StringRef origin, StringRef column, StringRef te
   return v;
 }
 
+/// A time in µs: positive, and at least a nanosecond (a time of 1e-308 µs
+/// fitted parameters to infinity).
+Expected<double> timeUs(StringRef origin, StringRef column, StringRef text) {
+  Expected<double> v = positiveNumber(origin, column, text);
+  if (v && *v < 1e-3)
+    return rowError(origin, formatv("{0} must be at least 0.001 (1 ns), got {1}", column, text));
+  return v;
+}
+
 Error parseDefines(StringRef origin, StringRef text, std::vector<Define> &out) {
   SmallVector<StringRef, 8> parts;
   text.split(parts, ' ', -1, false);
@@ -191,7 +200,12 @@ Expected<std::vector<MeasuredPoint>> readMeasuredPoints(StringRef csvPath) {
           return rowError(origin, formatv("unknown column '{0}' (columns: {1})", h,
                                           join(std::vector<std::string>(std::begin(kColumns), std::end(kColumns)),
                                                ", ")));
-      for (const char *req : {"kernel", "latency_us", "measured", "source"})
+      for (size_t i = 0; i < header.size(); ++i)
+        if (is_contained(ArrayRef<std::string>(header).take_front(i), header[i]))
+          return rowError(origin, formatv("column '{0}' given twice", header[i]));
+      // latency_us and measured may be left out when every row has a profile
+      // (or busy times): each row is checked for what it measures below.
+      for (const char *req : {"kernel", "source"})
         if (!is_contained(header, req))
           return rowError(origin, formatv("the header has no '{0}' column", req));
       continue;
@@ -210,8 +224,12 @@ Expected<std::vector<MeasuredPoint>> readMeasuredPoints(StringRef csvPath) {
       return rowError(origin, formatv("unknown kernel type '{0}' (expected .tsl, .tasm or .py)", row["kernel"]));
     if (Error e = parseDefines(origin, row["defines"], p.kernel.defines))
       return std::move(e);
-    if (!row["pipeline"].empty())
+    if (!row["pipeline"].empty()) {
+      if (!StringRef(p.kernel.path).endswith(".tsl"))
+        return rowError(origin, formatv("pipeline applies to .tsl kernels; {0} is run as written",
+                                        sys::path::filename(p.kernel.path)));
       p.kernel.pipeline = row["pipeline"];
+    }
     p.name = row["name"].empty() ? sys::path::stem(p.kernel.path).str() : row["name"];
     p.target = row["target"];
     p.source = row["source"];
@@ -230,7 +248,7 @@ Expected<std::vector<MeasuredPoint>> readMeasuredPoints(StringRef csvPath) {
     if (!row["latency_us"].empty() || (row["profile"].empty() && !anyBusy)) {
       if (row["latency_us"].empty())
         return rowError(origin, "no latency_us and no engine busy time (a row measures at least one)");
-      Expected<double> lat = positiveNumber(origin, "latency_us", row["latency_us"]);
+      Expected<double> lat = timeUs(origin, "latency_us", row["latency_us"]);
       if (!lat)
         return lat.takeError();
       p.latencyUs = *lat;
@@ -245,7 +263,7 @@ Expected<std::vector<MeasuredPoint>> readMeasuredPoints(StringRef csvPath) {
       const std::string &cell = row[e + "_us"];
       if (cell.empty())
         continue;
-      Expected<double> v = positiveNumber(origin, e + "_us", cell);
+      Expected<double> v = timeUs(origin, e + "_us", cell);
       if (!v)
         return v.takeError();
       p.busyUs[e] = *v;
