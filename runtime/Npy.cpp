@@ -32,6 +32,7 @@ std::string formatShape(ArrayRef<int64_t> shape) {
 
 // Finds the value text of 'key' in the header dict: the characters after
 // "'key':" up to the matching end (a quoted string, a tuple, or a word).
+// None when the key is missing or given twice (numpy would take the last).
 static Optional<StringRef> dictValue(StringRef header, StringRef key) {
   std::string quoted = ("'" + key + "'").str();
   size_t pos = header.find(quoted);
@@ -41,6 +42,8 @@ static Optional<StringRef> dictValue(StringRef header, StringRef key) {
     if (pos == StringRef::npos)
       return None;
   }
+  if (header.find(quoted, pos + 1) != StringRef::npos)
+    return None;
   StringRef rest = header.drop_front(pos + quoted.size()).ltrim();
   if (!rest.consume_front(":"))
     return None;
@@ -89,8 +92,15 @@ Expected<NpyArray> parseNpy(StringRef bytes, StringRef origin) {
   Optional<StringRef> fortran = dictValue(header, "fortran_order");
   Optional<StringRef> shape = dictValue(header, "shape");
   if (!descr || !fortran || !shape)
-    return npyError(origin, "malformed .npy header (expected 'descr', 'fortran_order' and 'shape')");
+    return npyError(origin, "malformed .npy header (expected 'descr', 'fortran_order' and 'shape', each once)");
   arr.descr = descr->str();
+  // The shape is a tuple: dictValue drops its parentheses, so look at the
+  // character before the value.
+  if (shape->data() == header.data() || shape->data()[-1] != '(')
+    return npyError(origin, formatv("malformed shape '{0}' in .npy header (expected a tuple)", *shape));
+  if (*fortran != "False" && *fortran != "True")
+    return npyError(origin, formatv("malformed fortran_order '{0}' in .npy header (expected False or True)",
+                                    *fortran));
   if (*fortran != "False")
     return npyError(origin, "Fortran-order (column-major) arrays are not supported; expected C order "
                             "(save with np.ascontiguousarray)");

@@ -127,6 +127,12 @@ TEST(Npy, ErrorsNameTheProblem) {
       {npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (8,), }", four),
        "truncated data: shape [8] needs 32 bytes, file has 16"},
       {npyBytes("{'descr': '<f4', 'shape': (4,), }", four), "malformed .npy header"},
+      {npyBytes("{'descr': '<f8', 'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", four),
+       "malformed .npy header"},
+      {npyBytes("{'descr': '<f4', 'fortran_order': 'yes', 'shape': (4,), }", four),
+       "malformed fortran_order 'yes'"},
+      {npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': 4, }", four),
+       "malformed shape '4' in .npy header (expected a tuple)"},
       {npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", four, 9), "unsupported .npy format version 9"},
       {std::string("\x93NUMPY\x01\x00\xff\x00{", 11), "truncated .npy header"},
   };
