@@ -96,6 +96,12 @@ llvm::Expected<Factors> factorize(const Matrix &W, const Options &options) {
                                X->rows, X->cols, m, m));
     options.onStage("covariance");
     std::vector<double> c = covariance(*X, options.damping);
+    if (!std::all_of(c.begin(), c.end(), [](double v) { return std::isfinite(v); }))
+      return error("the activations' covariance X^T X overflows float32: X's values are too large "
+                   "(scale X down; the whitening does not depend on X's scale)");
+    if (std::all_of(X->data.begin(), X->data.end(), [](float v) { return v == 0; }))
+      return error("the activations are all zero: whitening weighs W's rows by the activations "
+                   "that reach them, and these reach none (damping is relative to X's scale)");
     options.onStage("cholesky");
     lapack_int info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', int(m), c.data(), int(m));
     if (info > 0)

@@ -5,6 +5,7 @@
   arrays.py int OUT                an int32 array
   arrays.py cube OUT               a 3-D float32 array
   arrays.py huge OUT               a 256x512 float32 array of 3e38 (finite)
+  arrays.py zeros OUT ROWS COLS    a float32 array of zeros
 """
 import sys
 import numpy as np
@@ -27,3 +28,5 @@ elif kind == "cube":
     np.save(out, np.zeros((2, 3, 4), dtype=np.float32))
 elif kind == "huge":
     np.save(out, np.full((256, 512), 3e38, dtype=np.float32))
+elif kind == "zeros":
+    np.save(out, np.zeros((int(sys.argv[3]), int(sys.argv[4])), dtype=np.float32))
