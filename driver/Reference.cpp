@@ -209,10 +209,15 @@ private:
     for (size_t i = 0; i < out->data.size(); ++i) {
       double v = double(x.at(i)), fv = applyActFn(e.unaryFn, v);
       out->data[i] = float(fv);
-      // How far f moves over the operand's error interval.
-      double ev = errorAt(x, i);
+      // How far f moves over the operand's error interval, taken as wide as
+      // the check allows (kErrorBoundFactor) and scaled back: where f is
+      // smooth this is |f'| times the error, and a kink within reach (relu
+      // of a value near 0, which the kernel's rounding may put on the other
+      // side) keeps its share instead of a zero estimate.
+      double ev = errorAt(x, i) * kErrorBoundFactor;
       out->error[i] = float(std::max(std::fabs(applyActFn(e.unaryFn, v + ev) - fv),
-                                     std::fabs(applyActFn(e.unaryFn, v - ev) - fv)));
+                                     std::fabs(applyActFn(e.unaryFn, v - ev) - fv)) /
+                            kErrorBoundFactor);
     }
     addStoreRounding(*out);
     return Value(out);
