@@ -480,7 +480,8 @@ bool transposeProducers(Kernel &kernel) {
   bool changed = false;
   for (auto &op : kernel.body.ops) {
     auto *alloc = llvm::dyn_cast<AllocOp>(op.get());
-    if (!alloc || alloc->result->type.space != MemSpace::HBM || alloc->result->role != TensorRole::Scratch)
+    if (!alloc || alloc->result->type.space != MemSpace::HBM || alloc->result->role != TensorRole::Scratch ||
+        llvm::is_contained(deadOps, alloc)) // a C whose alloc traded places below
       continue;
     Value *c = alloc->result;
     Uses &u = uses[c];
@@ -510,7 +511,18 @@ bool transposeProducers(Kernel &kernel) {
     };
     if (viaNest) {
       // The producers write the nest's destination; the nest and C go away.
-      rewriteAll(nestIt->second.dest);
+      // The destination's alloc follows the producers (it was the nest's):
+      // it trades places with C's (dead) alloc, which keeps every other op's
+      // position, as the matches of the allocs still to visit hold them.
+      Value *dest = nestIt->second.dest;
+      auto &ops = kernel.body.ops;
+      auto at = [&](const Op *op) {
+        return llvm::find_if(ops, [&](const std::unique_ptr<Op> &o) { return o.get() == op; });
+      };
+      if (auto destAlloc = at(dest->def), cAlloc = at(alloc);
+          destAlloc != ops.end() && cAlloc != ops.end() && destAlloc > cAlloc)
+        std::iter_swap(destAlloc, cAlloc);
+      rewriteAll(dest);
       deadOps.push_back(nestIt->second.outer);
       deadOps.push_back(alloc);
       changed = true;
