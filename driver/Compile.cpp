@@ -358,10 +358,6 @@ std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blo
                                         llvm::ArrayRef<std::string> passes,
                                         const runtime::Target &target, DiagnosticEngine &diags,
                                         const passes::InstrumentationOptions &instrumentation) {
-  if (llvm::Error err = passes::checkCodegenGeometry(target)) {
-    diags.error(fe.kernel->loc, llvm::toString(std::move(err)));
-    return nullptr;
-  }
   auto kernel = generateKernel(fe, blocks, target, diags);
   if (!kernel || !runPasses(*kernel, passes, target, diags, instrumentation))
     return nullptr;

@@ -174,14 +174,14 @@ int runFactorizeCommand(int argc, char **argv) {
   llvm::sys::path::append(uPath, "U.npy");
   llvm::sys::path::append(vPath, "V.npy");
   llvm::sys::path::append(kPath, "kernel.tsl");
-  if (!force)
-    for (llvm::StringRef p : {uPath.str(), vPath.str(), kPath.str()})
-      if ((p != kPath.str() || emitKernel) && llvm::sys::fs::exists(p))
-        return fail("'" + p + "' exists; pass --force to replace it"), 1;
-  for (llvm::StringRef p : {uPath.str(), vPath.str(), kPath.str()})
-    if ((p != kPath.str() || emitKernel) &&
-        !rejectInputAsOutput("-o", p, std::vector<std::string>{input.getValue(), activations.getValue()}))
+  for (llvm::StringRef p : {uPath.str(), vPath.str(), kPath.str()}) {
+    if (p == kPath.str() && !emitKernel)
+      continue;
+    if (!force && llvm::sys::fs::exists(p))
+      return fail("'" + p + "' exists; pass --force to replace it"), 1;
+    if (!rejectInputAsOutput("-o", p, std::vector<std::string>{input.getValue(), activations.getValue()}))
       return 1;
+  }
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create '" + outDir + "': " + ec.message()), 1;
 

@@ -1,6 +1,8 @@
 //===- passes/TargetGeometry.cpp - The IR's tile geometry of a target -----===//
 #include "passes/TargetGeometry.h"
 
+#include "ir/Types.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <string>
@@ -32,7 +34,10 @@ llvm::Error checkCodegenGeometry(const runtime::Target &t) {
     return unsupported(llvm::formatv("a square PE array as wide as the partitions (pe_rows = pe_cols = "
                                      "sbuf_partitions; here {0}, {1}, {2})",
                                      t.pe_rows, t.pe_cols, t.sbuf_partitions));
-  if (t.matmul_max_moving * 4 != t.psum_bank_bytes || t.matmul_max_moving != 4 * t.sbuf_partitions)
+  // TileGen's column blocks are whole PSUM banks of fp32, four tiles wide.
+  const int64_t accBytes = ir::dtypeBytes(ir::DType::F32), tilesPerBank = 4;
+  if (t.matmul_max_moving * accBytes != t.psum_bank_bytes ||
+      t.matmul_max_moving != tilesPerBank * t.sbuf_partitions)
     return unsupported(llvm::formatv("a moving free size of one fp32 PSUM bank, four partitions' worth "
                                      "(matmul_max_moving = psum_bank_bytes / 4 = 4 sbuf_partitions; "
                                      "here {0}, {1} / 4, 4 x {2})",
