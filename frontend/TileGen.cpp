@@ -43,8 +43,11 @@ public:
     auto [rows, cols] = fresh();
     switch (e.kind) {
     case ast::ExprKind::Ref: {
-      auto it = named.find(e.name);
-      bool laterUse = apart.count(e.name) && !used.insert(e.name).second;
+      const std::string &name = resolve(e.name);
+      auto it = named.find(name);
+      bool laterUse = apart.count(name) && !used.insert(name).second;
+      if (laterUse)
+        secondUses.emplace(name, &e);
       if (it != named.end() && !laterUse) {
         join(rows, it->second.first);
         join(cols, it->second.second);
@@ -84,6 +87,18 @@ public:
   }
 
   void bind(const std::string &name, std::pair<unsigned, unsigned> s) { named[name] = s; }
+  /// `name = target`: every use of `name` is a use of `target` (so an input
+  /// given another name is still read through a view per role).
+  void bindAlias(const std::string &name, const std::string &target) { aliases[name] = resolve(target); }
+  /// The second use of a name in `apart`, if it has one.
+  const ast::Expr *secondUse(const std::string &name) const {
+    auto it = secondUses.find(name);
+    return it == secondUses.end() ? nullptr : it->second;
+  }
+  const std::string &resolve(const std::string &name) const {
+    auto it = aliases.find(name);
+    return it == aliases.end() ? name : it->second;
+  }
   std::pair<unsigned, unsigned> slotsOfName(const std::string &name) const { return named.at(name); }
   std::pair<unsigned, unsigned> slotsOf(const ast::Expr &e) const { return slots.lookup(&e); }
   std::pair<unsigned, unsigned> fresh() {
@@ -116,6 +131,8 @@ private:
   std::map<unsigned, std::string> names;
   unsigned nextOther = 0;
   std::set<std::string> apart, used;
+  std::map<std::string, std::string> aliases;
+  std::map<std::string, const ast::Expr *> secondUses;
 };
 
 class TileGen {
@@ -328,7 +345,7 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
   auto stripBytes = [&](int64_t rows, int64_t k) { return roundToTile(k) / rowTile * rows * dtypeBytes(dt); };
   // The contraction block, named after its dimension (`k` for K): given,
   // else the whole contraction unless no row block's strip fits (below).
-  const std::string kName = llvm::StringRef(a->type.dims[1].label).lower();
+  const std::string kName = ir::BlockConfig::contractionBlockName(a->type.dims[1].label);
   std::optional<int64_t> kGiven = opts.blocks.get(kName);
   int64_t kBlock = kGiven ? std::min(*kGiven, K) : K;
   // A default row block is halved until its strip fits; a given one is kept.
@@ -703,7 +720,11 @@ void TileGen::labelDimensions(std::set<std::string> apart) {
     labeler.bind(p.name, labeler.fresh());
   for (const ast::Stmt &s : ast.body) {
     auto slots = labeler.visit(*s.value);
-    if (!s.isReturn())
+    if (s.isReturn())
+      continue;
+    if (s.value->kind == ast::ExprKind::Ref)
+      labeler.bindAlias(s.name, s.value->name);
+    else
       labeler.bind(s.name, slots);
   }
 }
@@ -736,19 +757,33 @@ std::unique_ptr<Kernel> TileGen::run() {
   // and columns in one; each use of an input but its first then gets labels
   // of its own and reads the input through a view (issue 15, item 4).
   labelDimensions({});
-  if (firstMergedExpr()) {
-    std::set<std::string> inputs;
-    for (const ast::Param &p : ast.params)
-      inputs.insert(p.name);
+  std::set<std::string> inputs;
+  for (const ast::Param &p : ast.params)
+    inputs.insert(p.name);
+  if (firstMergedExpr())
     labelDimensions(inputs);
-  }
   // Inputs labelled per use never merge; a local in two roles still may.
   if (const ast::Expr *e = firstMergedExpr()) {
     std::string what = e->kind == ast::ExprKind::Ref ? "'" + e->name + "'" : "this result";
     for (const ast::Stmt &s : ast.body)
       if (s.value.get() == e && !s.isReturn())
         what = "'" + s.name + "'";
-    diags.error(e->kind == ast::ExprKind::Ref ? e->loc : e->opLoc,
+    llvm::SMLoc at = e->kind == ast::ExprKind::Ref ? e->loc : e->opLoc;
+    // The merge shows first where it propagated to; name the local whose
+    // uses, labelled apart, would undo it, at its second use.
+    for (const ast::Stmt &s : ast.body) {
+      if (s.isReturn() || s.value->kind == ast::ExprKind::Ref)
+        continue;
+      std::set<std::string> apart = inputs;
+      apart.insert(s.name);
+      labelDimensions(apart);
+      if (const ast::Expr *use = labeler.secondUse(s.name); use && !firstMergedExpr()) {
+        what = "'" + s.name + "'";
+        at = use->loc;
+        break;
+      }
+    }
+    diags.error(at,
                 llvm::formatv("not supported yet: {0} is used so that its rows and columns are one "
                               "dimension (a local in two roles, as in h = X @ W; h @ h): the tile "
                               "IR views only inputs under other labels; write its expression in each "
@@ -800,6 +835,8 @@ std::unique_ptr<Kernel> TileGen::run() {
   for (const ast::Stmt &s : ast.body) {
     if (s.isReturn())
       lower(*s.value, out, "out");
+    else if (s.value->kind == ast::ExprKind::Ref)
+      tensors[s.name] = tensors.at(s.value->name); // an alias: its uses take their own views
     else
       tensors[s.name] = lower(*s.value, nullptr, s.name);
     if (failed)

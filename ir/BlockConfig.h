@@ -32,6 +32,15 @@ public:
   /// accumulate in SBUF. Present on kernels that K-block.
   static constexpr llvm::StringLiteral kContraction = "k";
 
+  /// The contraction block of a matmul whose contraction spans dimension
+  /// `label`: named after it (`k` for K, `r` for R), except where that name
+  /// is the row strip's or the column block's (a contraction over the
+  /// dimension labelled M, as in `(X + A.T) @ (A @ W)`), which is `k_m`.
+  static std::string contractionBlockName(llvm::StringRef label) {
+    std::string name = label.lower();
+    return name == kRowStrip || name == kColumnBlock ? "k_" + name : name;
+  }
+
   /// A projection's column block: result columns of every matmul whose
   /// columns span dimension `label` (one that is neither the result's M or N
   /// nor the first contraction K), named after it: `n_r2` tiles R2. Unset,
