@@ -79,6 +79,21 @@ public:
     return {prog.sourceFileId(mb->getBufferIdentifier()), line, col};
   }
 
+  /// `err` as a located diagnostic at `loc` ("file:line:col: error: ...",
+  /// with the line and a caret), unless it is located already or there is
+  /// no source to point into.
+  llvm::Error located(llvm::SMLoc loc, llvm::Error err) const {
+    if (!err || !sm || !loc.isValid() || !sm->FindBufferContainingLoc(loc))
+      return err;
+    std::string msg = llvm::toString(std::move(err));
+    if (llvm::StringRef(msg).contains(": error: "))
+      return fail(msg);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    sm->PrintMessage(os, loc, llvm::SourceMgr::DK_Error, msg, {}, {}, /*ShowColors=*/false);
+    return fail(llvm::StringRef(os.str()).rtrim());
+  }
+
 private:
   const llvm::SourceMgr *sm;
   rt::Program &prog;
@@ -457,7 +472,7 @@ private:
       else
         err = lowerInstr(*op, out);
       if (err)
-        return err;
+        return locator.located(op->loc, std::move(err));
     }
     return llvm::Error::success();
   }

@@ -22,7 +22,14 @@ namespace {
 
 enum class EmitKind { AST, TIR, TASM };
 
-void error(const llvm::Twine &msg) { llvm::WithColor::error(llvm::errs(), "tessel") << msg << "\n"; }
+void error(const llvm::Twine &msg) {
+  // Located errors (the parser's, the backend's) already say "file:line:col: error:".
+  std::string text = msg.str();
+  if (llvm::StringRef(text).contains(": error: "))
+    llvm::errs() << text << "\n";
+  else
+    llvm::WithColor::error(llvm::errs(), "tessel") << text << "\n";
+}
 
 /// Writes `text` to `output` ('-': stdout); false after reporting.
 bool writeOutput(const std::string &output, llvm::StringRef text) {
