@@ -100,8 +100,12 @@ bool shardForTensorParallel(Frontend &fe, int cores, const runtime::Target &targ
     if (&k == fe.kernel)
       kernel = &k;
   llvm::Expected<frontend::TensorParallelPlan> p = frontend::planTensorParallel(*kernel, cores);
-  if (!p)
-    return fail(llvm::toString(p.takeError()));
+  if (!p) {
+    llvm::handleAllErrors(p.takeError(), [&](const frontend::TensorParallelError &e) {
+      fe.diags->error(e.loc, e.message);
+    });
+    return false;
+  }
   plan = std::move(*p);
   frontend::shardKernel(*kernel, plan);
   return true;

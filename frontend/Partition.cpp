@@ -6,14 +6,16 @@
 #include <map>
 
 namespace tessel::frontend {
+
+char TensorParallelError::ID = 0;
+
 namespace {
 
 using ast::Expr;
 using ast::ExprKind;
 
-llvm::Error error(const ast::Kernel &k, const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 fmt::format("--tp: kernel '{}': {}", k.name, message));
+llvm::Error error(llvm::SMLoc loc, const std::string &message) {
+  return llvm::make_error<TensorParallelError>(loc, "--tp: " + message);
 }
 
 class Planner {
@@ -32,21 +34,23 @@ public:
     std::vector<const Expr *> factors;
     flatten(*kernel.returnStmt().value, factors);
     if (factors.size() < 2)
-      return error(kernel, "its result is not a matrix product; tensor parallelism splits chains "
+      return error(kernel.returnStmt().loc,
+                   "the kernel's result is not a matrix product; tensor parallelism splits chains "
                            "(X @ U @ V), products (X @ W) and MLP blocks (silu(X @ Wg) * (X @ Wu)) @ Wd");
     const Expr &first = *factors[0];
+    llvm::SMLoc splitAt; // the weight whose rows are split
     if (first.kind == ExprKind::Ref && paramIndex.count(first.name)) {
       // A chain of parameters.
       for (const Expr *f : factors)
         if (!isParam(*f))
-          return error(kernel, fmt::format("'{}' in its returned chain is not a parameter; a "
-                                           "chain splits only when every factor is one",
-                                           text(*f)));
+          return error(f->loc, notAParameter(*f, "in its returned chain") +
+                                     "; a chain splits only when every factor is one");
       const size_t a = factors.size() >= 3 ? 1 : 0;
       plan.form = factors.size() >= 3 ? "chain" : "matmul";
       plan.dimension = fmt::format("the columns of {} = the rows of {}", factors[a]->name,
                                    factors[a + 1]->name);
       plan.dimSize = factors[a]->type.cols;
+      splitAt = factors[a + 1]->loc;
       if (auto e = mark(*factors[a], ShardAxis::Cols))
         return std::move(e);
       if (auto e = mark(*factors[a + 1], ShardAxis::Rows))
@@ -54,20 +58,21 @@ public:
     } else {
       // An MLP block: elementwise over products, then a down projection.
       if (!isParam(*factors[1]))
-        return error(kernel, fmt::format("'{}' after the elementwise part is not a parameter",
-                                         text(*factors[1])));
+        return error(factors[1]->loc, notAParameter(*factors[1], "after the elementwise part"));
       plan.form = "mlp";
       plan.dimension = fmt::format("the columns of the elementwise part = the rows of {}",
                                    factors[1]->name);
       plan.dimSize = first.type.cols;
+      splitAt = factors[1]->loc;
       if (auto e = splitColumns(first))
         return std::move(e);
       if (auto e = mark(*factors[1], ShardAxis::Rows))
         return std::move(e);
     }
     if (plan.dimSize % plan.cores != 0)
-      return error(kernel, fmt::format("{} is {}, which does not divide into {} cores", plan.dimension,
-                                       plan.dimSize, plan.cores));
+      return error(splitAt,
+                   fmt::format("{} is {}, which does not divide into {} cores", plan.dimension,
+                               plan.dimSize, plan.cores));
     return plan;
   }
 
@@ -78,8 +83,15 @@ private:
   std::map<std::string, const Expr *> stmts;
 
   bool isParam(const Expr &e) const { return e.kind == ExprKind::Ref && paramIndex.count(e.name); }
-  std::string text(const Expr &e) const {
-    return e.kind == ExprKind::Ref ? e.name : fmt::format("the {} expression", ast::exprKindName(e.kind));
+  /// "'U' ... is not a parameter", for a factor `where` that is not one.
+  static std::string notAParameter(const Expr &e, const std::string &where) {
+    if (e.kind == ExprKind::Ref)
+      return fmt::format("'{}' {} is not a parameter", e.name, where);
+    if (e.kind == ExprKind::Transpose && e.lhs->kind == ExprKind::Ref)
+      return fmt::format("'{}.T' {} is a transposed parameter, which the split does not follow "
+                         "(pass {} transposed instead)",
+                         e.lhs->name, where, e.lhs->name);
+    return fmt::format("the factor here {} is an expression, not a parameter", where);
   }
   const Expr &resolve(const Expr &e) const {
     if (e.kind == ExprKind::Ref)
@@ -102,8 +114,8 @@ private:
   llvm::Error mark(const Expr &param, ShardAxis axis) {
     ShardAxis &slot = plan.params[paramIndex.at(param.name)];
     if (slot != ShardAxis::None && slot != axis)
-      return error(kernel, fmt::format("'{}' would be split both row-wise and column-wise",
-                                       param.name));
+      return error(param.loc, fmt::format("'{}' would be split both row-wise and column-wise",
+                                          param.name));
     slot = axis;
     return llvm::Error::success();
   }
@@ -124,15 +136,14 @@ private:
       std::vector<const Expr *> factors;
       flatten(e, factors);
       if (!isParam(*factors.back()))
-        return error(kernel, fmt::format("the last factor of a product in the elementwise part, {}, "
-                                         "is not a parameter",
-                                         text(*factors.back())));
+        return error(factors.back()->loc,
+                     notAParameter(*factors.back(), "(the last factor of a product in the elementwise part)"));
       return mark(*factors.back(), ShardAxis::Cols);
     }
     case ExprKind::Transpose:
       break;
     }
-    return error(kernel, "a transposed operand on the split dimension is not supported yet");
+    return error(e.opLoc, "a transposed operand on the split dimension is not supported yet");
   }
 };
 
@@ -164,7 +175,7 @@ void retype(Expr &e, const std::map<std::string, ast::TensorType> &env) {
 
 llvm::Expected<TensorParallelPlan> planTensorParallel(const ast::Kernel &kernel, int cores) {
   if (cores < 1)
-    return error(kernel, fmt::format("{} cores; give at least 1", cores));
+    return error(kernel.loc, fmt::format("{} cores; give at least 1", cores));
   return Planner(kernel, cores).run();
 }
 

@@ -42,7 +42,18 @@ struct TensorParallelPlan {
   std::string describe(const ast::Kernel &kernel) const;
 };
 
-/// The plan for `kernel` over `cores` cores. Errors (with the kernel's name):
+/// A kernel that does not split, at the expression that stops it.
+class TensorParallelError : public llvm::ErrorInfo<TensorParallelError> {
+public:
+  static char ID;
+  TensorParallelError(llvm::SMLoc loc, std::string message) : loc(loc), message(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+  llvm::SMLoc loc;
+  std::string message;
+};
+
+/// The plan for `kernel` over `cores` cores. Errors (TensorParallelError):
 /// a kernel of no supported form, a transposed operand on a split path, a
 /// parameter split two ways, a dimension that does not divide by `cores`.
 llvm::Expected<TensorParallelPlan> planTensorParallel(const ast::Kernel &kernel, int cores);
