@@ -87,7 +87,7 @@ TEST(Partition, SaysWhatCannotSplit) {
   EXPECT_NE(planError(kernelOf(c, "a"), 5).find("the columns of U = the rows of V is 384, which does "
                                                 "not divide into 5 cores"),
             std::string::npos);
-  EXPECT_NE(planError(kernelOf(c, "b"), 2).find("kernel 'b': its result is not a matrix product"),
+  EXPECT_NE(planError(kernelOf(c, "b"), 2).find("the kernel's result is not a matrix product"),
             std::string::npos);
   EXPECT_NE(planError(kernelOf(c, "t"), 2).find("transposed"), std::string::npos);
 }
