@@ -276,7 +276,9 @@ def render(report):
     if report.get("tuner"):
         lines += ["## Tuner quality", "",
                   "`tessel tune` (model-pruned: spilling configurations while others fit, estimates over",
-                  "8% above the lowest, and bounds that cannot beat the best so far are not simulated;",
+                  "8% above the lowest, estimates further above the best simulated so far than the model",
+                  "has overestimated this kernel (at least 3%), and bounds that cannot beat the best so",
+                  "far are not simulated;",
                   "`docs/tuning.md`) and `select-blocks` (`tessel run -O2`, model only, no simulation)",
                   "against `tessel tune --exhaustive` (every legal configuration simulated).",
                   "Targets: tuner within 2% of the exhaustive best simulating at most 25% of the",

@@ -142,6 +142,14 @@ TEST(TuneSearch, StopMarksTheRestInterrupted) {
 
 } // namespace
 
+/// `configs` of `job` searched with one job (pruned or exhaustive).
+SearchRun searchOneByOne(const TuneJob &job, const std::vector<BlockConfig> &configs, bool prune) {
+  std::atomic<bool> stop{false};
+  SearchRun r;
+  r.results = runSearch(job, configs, {}, withJobs(1, prune), stop, nullptr, r.state);
+  return r;
+}
+
 /// The Qwen3-1.7B MLP factorised at rank 384, M = 4096: the model
 /// estimates the one-kernel m = 512 strip at 1111.5 us and the m = 1024 one
 /// 8.5% behind it (1205.6 us), but they simulate 1286.1 and 1157.7 us.
@@ -158,13 +166,8 @@ TuneJob underestimatedJob() {
 // pruned search finds the exhaustive search's best.
 TEST(TuneSearch, AnUnderestimatedFrontRunnerDoesNotPruneTheBest) {
   std::vector<BlockConfig> configs = {{{"m", 512}, {"n", 512}}, {{"m", 1024}, {"n", 512}}};
-  auto run = [&](bool prune) {
-    std::atomic<bool> stop{false};
-    SearchRun r;
-    r.results = runSearch(underestimatedJob(), configs, {}, withJobs(1, prune), stop, nullptr, r.state);
-    return r;
-  };
-  SearchRun all = run(false), pruned = run(true);
+  SearchRun all = searchOneByOne(underestimatedJob(), configs, false);
+  SearchRun pruned = searchOneByOne(underestimatedJob(), configs, true);
   ASSERT_EQ(all.state.simulated, 2u);
   const ConfigResult &front = all.results[0], &other = all.results[1];
   // The premise: the model ranks m = 512 first by more than the margin, and
@@ -173,4 +176,28 @@ TEST(TuneSearch, AnUnderestimatedFrontRunnerDoesNotPruneTheBest) {
   ASSERT_LT(other.sim->latencyUs, front.sim->latencyUs);
   EXPECT_EQ(pruned.state.best, all.state.best);
   EXPECT_EQ(pruned.state.simulated, 2u);
+}
+
+// The running rule: once the front runner (m = 1024, n = 256: estimated
+// 2436 us, simulated 2450 us) is measured, m = 512, n = 512 (estimated
+// 2545 us, within the estimate rule's 8%) is over 3% above the best
+// simulated while the model has not overestimated anything yet, and is not
+// simulated; the exhaustive search confirms it does not win.
+TEST(TuneSearch, TheRunningRuleSkipsWhatTheBestSimulatedAlreadyBeats) {
+  std::vector<BlockConfig> configs = {{{"m", 1024}, {"n", 256}}, {{"m", 512}, {"n", 512}}};
+  SearchRun all = searchOneByOne(chainJob(), configs, false);
+  SearchRun pruned = searchOneByOne(chainJob(), configs, true);
+  ASSERT_EQ(all.state.simulated, 2u);
+  const ConfigResult &front = all.results[0], &other = all.results[1];
+  // The premise: the estimate rule keeps the other, the simulator ranks it
+  // behind, and the model did not overestimate the front runner.
+  ASSERT_LT(other.model->predictedUs, front.model->predictedUs * 1.08);
+  ASSERT_GT(other.model->predictedUs, front.sim->latencyUs * 1.03);
+  ASSERT_LE(front.model->predictedUs, front.sim->latencyUs);
+  ASSERT_GT(other.sim->latencyUs, front.sim->latencyUs);
+  EXPECT_EQ(pruned.state.best, all.state.best);
+  EXPECT_EQ(pruned.state.simulated, 1u);
+  EXPECT_EQ(pruned.results[1].status, ConfigStatus::Pruned);
+  EXPECT_NE(pruned.results[1].reason.find("above the best simulated"), std::string::npos)
+      << pruned.results[1].reason;
 }
