@@ -169,7 +169,6 @@ int runTuneMerge(int argc, char **argv) {
   std::string firstName;
   std::map<std::string, ConfigResult> byConfig;
   std::set<std::pair<unsigned, unsigned>> shardsSeen;
-  std::vector<std::string> missing, unfinished;
   for (const std::string &path : inputs) {
     auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
     if (!buffer)
@@ -177,11 +176,8 @@ int runTuneMerge(int argc, char **argv) {
     llvm::Expected<TuneReport> report = parseReportJSON((*buffer)->getBuffer(), path);
     if (!report)
       return fail(llvm::toString(report.takeError()));
-    llvm::Expected<ShardGaps> gaps = checkShardResults(*report, path);
-    if (!gaps)
-      return fail(llvm::toString(gaps.takeError()));
-    llvm::append_range(missing, gaps->missing);
-    llvm::append_range(unfinished, gaps->unfinished);
+    if (llvm::Error err = checkShardResults(*report, path).takeError())
+      return fail(llvm::toString(std::move(err)));
     if (firstName.empty()) {
       firstName = path;
       merged.key = report->key;
@@ -213,16 +209,25 @@ int runTuneMerge(int argc, char **argv) {
       merged.shards.push_back(s);
     }
     merged.pruning &= report->pruning;
-    merged.interrupted |= report->interrupted;
     for (ConfigResult &r : report->results) {
       std::string name = formatBlock(r.block);
       auto it = byConfig.find(name);
-      if (it == byConfig.end() || (!it->second.sim && r.sim))
+      bool better = it == byConfig.end() || (!it->second.sim && r.sim) ||
+                    (it->second.status == ConfigStatus::Interrupted && r.status != ConfigStatus::Interrupted);
+      if (better)
         byConfig[name] = std::move(r);
     }
   }
   for (auto &kv : byConfig)
     merged.results.push_back(std::move(kv.second));
+  // What is still missing or unfinished once every report is in (a shard
+  // given twice, or claimed by a report that lacks its results, may have
+  // them from another report).
+  llvm::Expected<ShardGaps> gaps = checkShardResults(merged, "the merged reports");
+  if (!gaps)
+    return fail(llvm::toString(gaps.takeError()));
+  const std::vector<std::string> &missing = gaps->missing, &unfinished = gaps->unfinished;
+  merged.interrupted = !unfinished.empty();
   merged.rank();
   std::sort(merged.shards.begin(), merged.shards.end(), [](Shard a, Shard b) {
     return std::tie(a.count, a.index) < std::tie(b.count, b.index);

@@ -1,7 +1,8 @@
 """Writes a changed copy of a `tessel tune --report=json` shard report:
    tamper.py IN OUT empty      no results (a shard that ran nothing)
    tamper.py IN OUT outside    the first result moved outside the space (m=99968)
-   tamper.py IN OUT repeat     the first result given twice"""
+   tamper.py IN OUT repeat     the first result given twice
+   tamper.py IN OUT claim-all  every shard of the count claimed, with only IN's results"""
 import json
 import sys
 
@@ -14,6 +15,9 @@ elif mode == "outside":
     results[0]["block"]["m"] = 99968
 elif mode == "repeat":
     results.append(results[0])
+elif mode == "claim-all":
+    count = int(report["shards"][0].split("/")[1])
+    report["shards"] = [f"{i}/{count}" for i in range(count)]
 else:
     sys.exit("unknown mode " + mode)
 json.dump(report, open(dst, "w"), indent=1)
