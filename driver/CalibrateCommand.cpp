@@ -10,6 +10,7 @@
 #include "driver/Calibrate.h"
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
+#include "driver/OptionChecks.h"
 
 #include "runtime/Target.h"
 
@@ -145,12 +146,23 @@ int runCalibrateCommand(int argc, char **argv) {
     calibError(llvm::toString(params.takeError()));
     return 1;
   }
+  if (!output.empty() && llvm::sys::fs::is_directory(output)) {
+    calibError(llvm::formatv("-o {0} is a directory; name the target file to write", output).str());
+    return 1;
+  }
+  if (llvm::StringRef dir = llvm::sys::path::parent_path(output); !dir.empty() && !llvm::sys::fs::is_directory(dir)) {
+    calibError(llvm::formatv("-o {0}: the directory '{1}' does not exist", output, dir).str());
+    return 1;
+  }
   if (!output.empty() && llvm::sys::fs::exists(output) && !force) {
     calibError(llvm::formatv("'{0}' exists; pass --force to replace it", output).str());
     return 1;
   }
 
   std::vector<CalibPoint> points;
+  // What the fit reads, which -o may not replace (not even with --force).
+  std::vector<std::string> read(inputs.begin(), inputs.end());
+  read.push_back(targetName);
   for (const std::string &in : inputs) {
     llvm::Expected<std::vector<MeasuredPoint>> rows = readMeasuredPoints(in);
     if (!rows) {
@@ -163,6 +175,7 @@ int runCalibrateCommand(int argc, char **argv) {
                                       start->name);
         continue;
       }
+      read.push_back(m.kernel.path);
       llvm::Expected<Program> prog = loadKernelProgram(m.kernel, *start);
       if (!prog) {
         calibError(m.origin + ": error: " + llvm::toString(prog.takeError()));
@@ -175,6 +188,8 @@ int runCalibrateCommand(int argc, char **argv) {
     calibError(llvm::formatv("no measured point is for target {0}", start->name).str());
     return 1;
   }
+  if (!rejectInputAsOutput("-o", output, read))
+    return 1;
 
   Calibration calib(std::move(points), jobs);
   std::vector<size_t> all = calib.everyPoint();

@@ -6,6 +6,7 @@
 #include "driver/NkiInput.h"
 #include "driver/InputFormat.h"
 #include "driver/OptionChecks.h"
+#include "driver/TuneCache.h"
 #include "driver/TirInput.h"
 
 #include "ir/Printer.h"
@@ -116,7 +117,10 @@ int runCompileCommand(int argc, char **argv) {
            "--help)\n";
     return 1;
   }
-  if (!rejectEmptyValue(targetName) || !rejectInputAsOutput("-o", output, {input}))
+  std::vector<std::string> read{input, targetName};
+  if (pipeline.tuned)
+    read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
+  if (!rejectEmptyValue(targetName) || !rejectInputAsOutput("-o", output, read))
     return 1;
   if (isNkiSource(input) || !nki.args.empty())
     return compileNkiKernel({input, source.kernel, {nki.args.begin(), nki.args.end()}, {}}, targetName,

@@ -1,7 +1,9 @@
 //===- driver/OptionChecks.cpp - Options given without effect -------------===//
 #include "driver/OptionChecks.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
 namespace tessel::driver {
@@ -26,6 +28,43 @@ bool rejectInputAsOutput(llvm::StringRef flag, llvm::StringRef output, llvm::Arr
         << flag << " " << output << " is the input '" << input
         << "': writing it would replace the input; choose another file\n";
     return false;
+  }
+  return true;
+}
+
+namespace {
+
+/// Whether `a` and `b` name one file: by identity when both exist, else by
+/// their absolute paths.
+bool sameFile(llvm::StringRef a, llvm::StringRef b) {
+  bool same = false;
+  if (!llvm::sys::fs::equivalent(a, b, same))
+    return same;
+  auto absolute = [](llvm::StringRef p) {
+    llvm::SmallString<256> path(p);
+    llvm::sys::fs::make_absolute(path);
+    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+    return std::string(path);
+  };
+  return absolute(a) == absolute(b);
+}
+
+} // namespace
+
+bool rejectClashingOutputs(llvm::ArrayRef<NamedOutput> outputs, llvm::ArrayRef<std::string> inputs) {
+  auto isFile = [](const NamedOutput &o) { return !o.path.empty() && o.path != "-"; };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!isFile(outputs[i]))
+      continue;
+    if (!rejectInputAsOutput(outputs[i].flag, outputs[i].path, inputs))
+      return false;
+    for (size_t j = 0; j < i; ++j)
+      if (isFile(outputs[j]) && sameFile(outputs[i].path, outputs[j].path)) {
+        llvm::WithColor::error(llvm::errs(), "tessel")
+            << outputs[j].flag << " " << outputs[j].path << " and " << outputs[i].flag << " "
+            << outputs[i].path << " name one file: one would replace the other; choose another file\n";
+        return false;
+      }
   }
   return true;
 }

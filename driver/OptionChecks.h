@@ -24,6 +24,16 @@ bool rejectEmptyValue(const llvm::cl::opt<std::string> &opt);
 /// are never inputs.
 bool rejectInputAsOutput(llvm::StringRef flag, llvm::StringRef output, llvm::ArrayRef<std::string> inputs);
 
+/// A file the command writes, and the flag that names it.
+struct NamedOutput {
+  std::string flag, path;
+};
+
+/// False (after reporting) when an output would replace one of `inputs`
+/// (rejectInputAsOutput) or another output (one of the two would be lost);
+/// outputs that are empty or '-' are not files.
+bool rejectClashingOutputs(llvm::ArrayRef<NamedOutput> outputs, llvm::ArrayRef<std::string> inputs);
+
 } // namespace tessel::driver
 
 #endif

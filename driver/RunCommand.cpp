@@ -19,6 +19,7 @@
 #include "driver/OptionChecks.h"
 #include "driver/RandomInputs.h"
 #include "driver/TirInput.h"
+#include "driver/TuneCache.h"
 
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -30,6 +31,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -389,10 +391,21 @@ int runRunCommand(int argc, char **argv) {
     }
     s.sim.inputFiles[name.str()] = file.str();
   }
-  std::vector<std::string> read{input};
+  std::vector<std::string> read{input, targetName};
+  if (pipeline.tuned)
+    read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
   for (const auto &[name, file] : s.sim.inputFiles)
     read.push_back(file);
-  if (!rejectInputAsOutput("-o", output, read) || !rejectInputAsOutput("--trace", tracePath, read))
+  std::vector<NamedOutput> written = {{"-o", output}, {"--trace", tracePath}};
+  // --output-dir writes DIR/NAME.npy for each output tensor.
+  if (!outputDir.empty())
+    for (const runtime::TensorDecl &t : prog->tensors)
+      if (t.role == runtime::TensorRole::Output) {
+        llvm::SmallString<256> path(outputDir.getValue());
+        llvm::sys::path::append(path, t.name + ".npy");
+        written.push_back({"--output-dir", std::string(path)});
+      }
+  if (!rejectClashingOutputs(written, read))
     return 1;
   s.sim.seed = seed;
   // Weights are fan-in scaled by the kernel as written (under --tp, not

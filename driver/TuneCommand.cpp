@@ -91,9 +91,16 @@ struct OutputOptions {
   bool check(llvm::ArrayRef<std::string> inputs) const {
     if (noCache && cache.getNumOccurrences())
       return error("give --cache or --no-cache, not both");
-    return rejectEmptyValue(cache) && rejectEmptyValue(output) && rejectEmptyValue(plot) &&
-           rejectInputAsOutput("-o", output, inputs) && rejectInputAsOutput("--plot", plot, inputs) &&
-           (noCache || rejectInputAsOutput("--cache", cachePath(), inputs));
+    if (!rejectEmptyValue(cache) || !rejectEmptyValue(output) || !rejectEmptyValue(plot))
+      return false;
+    // The cache is read and written: no other output may replace it (or its lock).
+    std::vector<std::string> read(inputs.begin(), inputs.end());
+    std::vector<NamedOutput> outputs = {{"-o", output}, {"--plot", plot}};
+    if (!noCache) {
+      outputs.push_back({"--cache", cachePath()});
+      read.push_back(cachePath() + ".lock");
+    }
+    return rejectClashingOutputs(outputs, read);
   }
   std::string cachePath() const { return cache.empty() ? defaultTuneCachePath() : cache.getValue(); }
 
@@ -413,7 +420,7 @@ int runTuneCommand(int argc, char **argv) {
     return fail("--budget 0: the budget must allow at least one simulation");
   if (jobs == 0)
     return fail("--jobs 0: at least one job is needed");
-  if (!out.check({input}))
+  if (!out.check({input, targetName}))
     return 1;
   Shard shard;
   if (shardSpec.getNumOccurrences()) {
