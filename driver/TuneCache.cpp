@@ -357,7 +357,30 @@ llvm::Expected<std::string> backUp(const std::string &file) {
 
 } // namespace
 
-llvm::Error TuneCache::check() const { return resolveCachePath(path).takeError(); }
+llvm::Error TuneCache::check() const {
+  llvm::Expected<std::string> file = resolveCachePath(path);
+  if (!file)
+    return file.takeError();
+  // What save() will need, tried now: a run whose results cannot be kept
+  // should not start (they were lost with a warning at the end).
+  auto unusable = [&](const llvm::Twine &what, std::error_code ec) {
+    return invalid("cannot write the tune cache '" + path + "': " + what + ": " + ec.message() +
+                   "; give another --cache, or --no-cache");
+  };
+  llvm::StringRef dir = llvm::sys::path::parent_path(*file);
+  if (!dir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return unusable("cannot create '" + dir + "'", ec);
+  int fd = -1;
+  std::string lockPath = *file + ".lock";
+  if (std::error_code ec = llvm::sys::fs::openFileForReadWrite(lockPath, fd, llvm::sys::fs::CD_OpenAlways,
+                                                              llvm::sys::fs::OF_None))
+    return unusable("cannot open its lock '" + lockPath + "'", ec);
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  if (llvm::sys::fs::exists(*file) && llvm::sys::fs::access(*file, llvm::sys::fs::AccessMode::Write))
+    return unusable("the file is not writable", std::make_error_code(std::errc::permission_denied));
+  return llvm::Error::success();
+}
 
 void TuneCache::load(bool readOnly) {
   entries.clear();

@@ -72,8 +72,10 @@ public:
   explicit TuneCache(std::string path) : path(std::move(path)) {}
 
   /// An error when the path cannot hold a cache: it exists and is not a
-  /// regular file (after symlinks), or is a symlink to nothing. save()
-  /// refuses such a path too; check() lets a command stop before working.
+  /// regular file (after symlinks), is a symlink to nothing, or cannot be
+  /// written (its directory or lock cannot be created, the file is
+  /// read-only). save() refuses such a path too; check() lets a command stop
+  /// before working.
   llvm::Error check() const;
   /// Reads the file (a missing one is an empty cache); untrusted content is
   /// reported as a warning on stderr and ignored, entry by entry. `readOnly`:
