@@ -1,5 +1,7 @@
 #include "driver/TuneResult.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <tuple>
 
@@ -134,6 +136,12 @@ llvm::Expected<ConfigResult> resultFromJSON(const json::Value &value) {
                                       std::pair{llvm::StringRef("sbuf_peak_bytes"), &s.sbufPeakBytes},
                                       std::pair{llvm::StringRef("spill_bytes"), &s.spillBytes}))
       return err;
+    // A simulated kernel takes time and cannot run the tensor engine above
+    // its peak (a 0 us latency would rank first).
+    if (!(s.latencyUs > 0))
+      return malformed("'latency_us' of simulated " + formatBlock(r.block) + " is 0");
+    if (s.mfu > 1)
+      return malformed(llvm::formatv("'mfu' of {0} is {1}, over 1 (the peak)", formatBlock(r.block), s.mfu).str());
     r.sim = s;
     r.fromCache = obj->getBoolean("from_cache").getValueOr(false);
   }
