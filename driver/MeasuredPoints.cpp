@@ -73,12 +73,17 @@ Expected<double> positiveNumber(StringRef origin, StringRef column, StringRef te
   return v;
 }
 
-/// A time in µs: positive, and at least a nanosecond (a time of 1e-308 µs
-/// fitted parameters to infinity).
+/// Measured times in µs lie in [1 ns, 1000 s]: a time of 1e-308 µs fitted
+/// parameters to infinity, one of 1e300 µs no parameter could explain.
+constexpr double kMinTimeUs = 1e-3, kMaxTimeUs = 1e9;
+
+/// A time in µs, within [kMinTimeUs, kMaxTimeUs].
 Expected<double> timeUs(StringRef origin, StringRef column, StringRef text) {
   Expected<double> v = positiveNumber(origin, column, text);
-  if (v && *v < 1e-3)
+  if (v && *v < kMinTimeUs)
     return rowError(origin, formatv("{0} must be at least 0.001 (1 ns), got {1}", column, text));
+  if (v && *v > kMaxTimeUs)
+    return rowError(origin, formatv("{0} must be at most 1e9 (1000 s), got {1}", column, text));
   return v;
 }
 
@@ -162,17 +167,35 @@ Error readProfileSummary(StringRef path, MeasuredPoint &p) {
   if (!s)
     return rowError(p.origin, formatv("profile '{0}' has no 'total_time' (a neuron-profile summary JSON)", path));
   std::optional<double> total = numberField(*s, "total_time");
-  if (!total || !(*total > 0) || !std::isfinite(*total))
-    return rowError(p.origin, formatv("profile '{0}': total_time must be a positive number of seconds", path));
+  if (!total || !(*total * 1e6 >= kMinTimeUs) || !(*total * 1e6 <= kMaxTimeUs))
+    return rowError(p.origin, formatv("profile '{0}': total_time must be a number of seconds from 1e-9 "
+                                      "to 1000",
+                                      path));
   p.latencyUs = *total * 1e6;
   p.measured = runtime::LatencyKind::Device;
+  // A field that is present must be a number >= 0 (0: the engine was idle,
+  // nothing to fit), never silently dropped.
+  auto optionalField = [&](StringRef key, double limit) -> Expected<std::optional<double>> {
+    if (!s->get(key))
+      return std::nullopt;
+    std::optional<double> v = numberField(*s, key);
+    if (!v || !(*v >= 0) || !(*v <= limit))
+      return rowError(p.origin, formatv("profile '{0}': {1} must be a number from 0 to {2}", path, key, limit));
+    return v;
+  };
   for (const std::string &e : measuredEngines()) {
     std::string key = e == "dma" ? "dma_active_time" : e + "_engine_active_time";
-    if (std::optional<double> t = numberField(*s, key); t && *t > 0)
-      p.busyUs[e] = *t * 1e6;
+    Expected<std::optional<double>> t = optionalField(key, kMaxTimeUs * 1e-6);
+    if (!t)
+      return t.takeError();
+    if (*t && **t > 0)
+      p.busyUs[e] = **t * 1e6;
   }
-  if (std::optional<double> b = numberField(*s, "dma_transfer_total_bytes"); b && *b > 0)
-    p.dmaBytes = *b;
+  Expected<std::optional<double>> bytes = optionalField("dma_transfer_total_bytes", 9007199254740992.0);
+  if (!bytes)
+    return bytes.takeError();
+  if (*bytes && **bytes > 0)
+    p.dmaBytes = **bytes;
   return Error::success();
 }
 
