@@ -1,8 +1,10 @@
 #include "driver/TuneCache.h"
 #include "driver/AtomicFile.h"
 
+#include "driver/Compile.h"
 #include "driver/OptionChecks.h"
 
+#include "passes/BlockParams.h"
 #include "passes/PassRegistry.h"
 #include "support/JsonLimits.h"
 
@@ -515,6 +517,21 @@ bool tunedBlocks(Frontend &fe, const PipelineOptions &options,
     return fail("--tuned: the tuning of " + describe(key) + " in '" + cachePath +
                 "' did not finish (interrupted, or only shards of it ran); run `tessel tune` "
                 "again to complete it, or `tessel tune merge` the shards' reports");
+  // The cache is a file users can edit: its best must be a configuration
+  // it measured, and one this kernel can be built with.
+  std::string best = formatBlock(*entry->best);
+  auto measured = entry->configs.find(best);
+  if (measured == entry->configs.end() || measured->second.status != ConfigStatus::Simulated)
+    return fail("--tuned: the best recorded for " + describe(key) + " in '" + cachePath + "', " + best +
+                ", has no simulated result there (was the cache edited?); run `tessel tune` again");
+  if (llvm::Error err = passes::validateBlockConfig(*entry->best, tileGenBlockParams(fe, target),
+                                                    resultRows(*fe.kernel), target)) {
+    std::string why = llvm::toString(std::move(err));
+    llvm::StringRef reason(why);
+    reason.consume_front("--block ");
+    return fail("--tuned: the best recorded for " + describe(key) + " in '" + cachePath + "' is not valid for " +
+                "this kernel (" + reason + "); run `tessel tune` again");
+  }
   out = *entry->best;
   return true;
 }
