@@ -191,10 +191,15 @@ private:
     for (size_t i = 0; i < out->data.size(); ++i) {
       float xi = x.at(i), yi = y.at(i);
       out->data[i] = mul ? xi * yi : xi + yi;
-      // First order: d(xy) = y dx + x dy, d(x + y) = dx + dy.
+      // First order: d(xy) = y dx + x dy, d(x + y) = dx + dy. A product
+      // also keeps its second-order term dx dy, taken (like activations) over
+      // the interval the check allows and scaled back: kErrorBoundFactor dx dy.
+      // Without it the product of two values near 0 had an estimate near 0
+      // (h * h of an h the kernel rounds across 0 failed the check).
       double ex = errorAt(x, i) * (mul ? std::fabs(double(yi)) : 1.0);
       double ey = errorAt(y, i) * (mul ? std::fabs(double(xi)) : 1.0);
-      out->error[i] = float(std::sqrt(ex * ex + ey * ey));
+      double second = mul ? kErrorBoundFactor * errorAt(x, i) * errorAt(y, i) : 0.0;
+      out->error[i] = float(std::sqrt(ex * ex + ey * ey) + second);
     }
     addStoreRounding(*out);
     return Value(out);
