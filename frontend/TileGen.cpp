@@ -771,6 +771,7 @@ std::unique_ptr<Kernel> TileGen::run() {
     llvm::SMLoc at = e->kind == ast::ExprKind::Ref ? e->loc : e->opLoc;
     // The merge shows first where it propagated to; name the local whose
     // uses, labelled apart, would undo it, at its second use.
+    std::string culprit;
     for (const ast::Stmt &s : ast.body) {
       if (s.isReturn() || s.value->kind == ast::ExprKind::Ref)
         continue;
@@ -778,17 +779,22 @@ std::unique_ptr<Kernel> TileGen::run() {
       apart.insert(s.name);
       labelDimensions(apart);
       if (const ast::Expr *use = labeler.secondUse(s.name); use && !firstMergedExpr()) {
-        what = "'" + s.name + "'";
+        culprit = "'" + s.name + "'";
         at = use->loc;
         break;
       }
     }
-    diags.error(at,
-                llvm::formatv("not supported yet: {0} is used so that its rows and columns are one "
-                              "dimension (a local in two roles, as in h = X @ W; h @ h): the tile "
-                              "IR views only inputs under other labels; write its expression in each "
-                              "role instead, as in (X @ W) @ (X @ W)",
-                              what));
+    const char *advice = "the tile IR views only inputs under other labels; write the local's "
+                         "expression in place of each use instead, as in (X @ W) @ (X @ W)";
+    if (culprit.empty() || culprit == what)
+      diags.error(at, llvm::formatv("not supported yet: {0} is used so that its rows and columns are "
+                                    "one dimension (a local in two roles, as in h = X @ W; h @ h): {1}",
+                                    culprit.empty() ? what : culprit, advice));
+    else
+      diags.error(at, llvm::formatv("not supported yet: the uses of {0} put the rows and columns of "
+                                    "{1} in one dimension (a local in two roles, as in h = silu(X); "
+                                    "h + h @ W): {2}",
+                                    culprit, what, advice));
     return nullptr;
   }
   const ast::Expr *root = ast.returnStmt().value.get();
