@@ -69,4 +69,21 @@ bool rejectClashingOutputs(llvm::ArrayRef<NamedOutput> outputs, llvm::ArrayRef<s
   return true;
 }
 
+bool rejectUnwritableOutput(const NamedOutput &output, bool allowStdout) {
+  auto refuse = [&](const llvm::Twine &why) {
+    llvm::WithColor::error(llvm::errs(), "tessel") << output.flag << " " << output.path << ": " << why << "\n";
+    return false;
+  };
+  if (output.path.empty() || (output.path == "-" && allowStdout))
+    return true;
+  if (output.path == "-")
+    return refuse("this output is a file (it cannot go to stdout); name one");
+  if (llvm::sys::fs::is_directory(output.path))
+    return refuse("is a directory; name a file");
+  llvm::StringRef dir = llvm::sys::path::parent_path(output.path);
+  if (!dir.empty() && !llvm::sys::fs::is_directory(dir))
+    return refuse("the directory '" + dir + "' does not exist");
+  return true;
+}
+
 } // namespace tessel::driver

@@ -34,6 +34,12 @@ struct NamedOutput {
 /// outputs that are empty or '-' are not files.
 bool rejectClashingOutputs(llvm::ArrayRef<NamedOutput> outputs, llvm::ArrayRef<std::string> inputs);
 
+/// False (after reporting) when an output file cannot be written where it
+/// is named: a directory, or in a directory that does not exist; '-' is
+/// refused for outputs that are never stdout (`allowStdout` false). Checked
+/// before the work, so a long run does not end in "cannot write".
+bool rejectUnwritableOutput(const NamedOutput &output, bool allowStdout = true);
+
 } // namespace tessel::driver
 
 #endif

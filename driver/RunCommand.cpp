@@ -405,7 +405,8 @@ int runRunCommand(int argc, char **argv) {
         llvm::sys::path::append(path, t.name + ".npy");
         written.push_back({"--output-dir", std::string(path)});
       }
-  if (!rejectClashingOutputs(written, read))
+  if (!rejectUnwritableOutput(written[0]) || !rejectUnwritableOutput(written[1]) ||
+      !rejectClashingOutputs(written, read))
     return 1;
   s.sim.seed = seed;
   // Weights are fan-in scaled by the kernel as written (under --tp, not

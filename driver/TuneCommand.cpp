@@ -100,7 +100,8 @@ struct OutputOptions {
       outputs.push_back({"--cache", cachePath()});
       read.push_back(cachePath() + ".lock");
     }
-    return rejectClashingOutputs(outputs, read);
+    return rejectUnwritableOutput(outputs[0]) && rejectUnwritableOutput(outputs[1], /*allowStdout=*/false) &&
+           rejectClashingOutputs(outputs, read);
   }
   std::string cachePath() const { return cache.empty() ? defaultTuneCachePath() : cache.getValue(); }
 
