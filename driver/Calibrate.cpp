@@ -36,9 +36,12 @@ Expected<std::vector<FreeParam>> selectFreeParams(StringRef list) {
   }
   std::vector<FreeParam> out;
   SmallVector<StringRef, 8> names;
-  list.split(names, ',', -1, false);
+  list.split(names, ',', -1, /*KeepEmpty=*/true);
   for (StringRef n : names) {
     n = n.trim();
+    if (n.empty())
+      return createStringError(inconvertibleErrorCode(), "--params=%s: an empty parameter name",
+                               list.str().c_str());
     auto it = find_if(freeParams(), [&](const FreeParam &p) { return p.field == n; });
     if (it == freeParams().end()) {
       std::vector<std::string> known;

@@ -141,6 +141,8 @@ int runCalibrateCommand(int argc, char **argv) {
     calibError(llvm::toString(start.takeError()));
     return 1;
   }
+  if (!rejectEmptyValue(paramList))
+    return 1;
   llvm::Expected<std::vector<FreeParam>> params = selectFreeParams(paramList);
   if (!params) {
     calibError(llvm::toString(params.takeError()));

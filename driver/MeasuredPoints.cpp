@@ -206,7 +206,9 @@ Expected<std::vector<MeasuredPoint>> readMeasuredPoints(StringRef csvPath) {
                              buf.getError().message().c_str());
   StringRef csvDir = sys::path::parent_path(csvPath);
   SmallVector<StringRef, 64> lines;
-  (*buf)->getBuffer().split(lines, '\n');
+  StringRef text = (*buf)->getBuffer();
+  text.consume_front("\xEF\xBB\xBF"); // a UTF-8 byte order mark (spreadsheets write one)
+  text.split(lines, '\n');
   std::vector<std::string> header, cells;
   std::vector<MeasuredPoint> points;
   for (size_t ln = 0; ln < lines.size(); ++ln) {
