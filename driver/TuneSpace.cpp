@@ -82,9 +82,13 @@ llvm::Error parseSpaceSpec(llvm::StringRef spec, SpaceRestriction &out) {
   if (out.count(name.str()))
     return fail("--space gives '" + name + "' twice");
   llvm::SmallVector<llvm::StringRef, 8> items;
-  list.split(items, ',', -1, /*KeepEmpty=*/false);
+  list.split(items, ',', -1, /*KeepEmpty=*/true);
+  if (list.trim().empty())
+    items.clear(); // `--space m=`: no values (the empty space below)
   std::vector<int64_t> &values = out[name.str()];
   for (llvm::StringRef item : items) {
+    if (item.trim().empty())
+      return fail("--space " + spec + ": an empty value (two commas, or one at an end)");
     int64_t v = 0;
     if (item.trim().getAsInteger(10, v))
       return fail("--space " + spec + ": '" + item.trim() + "' is not an integer");
