@@ -49,8 +49,16 @@ bool failWith(llvm::json::Object &check, const std::string &why) {
 
 } // namespace
 
+int64_t smallestContractionBlock(const ir::BlockConfig &blocks) {
+  int64_t smallest = 0;
+  for (const auto &[name, value] : blocks)
+    if (name != ir::BlockConfig::kRowStrip && !ir::BlockConfig::isColumnBlock(name) && value > 0)
+      smallest = smallest ? std::min(smallest, value) : value;
+  return smallest;
+}
+
 bool checkAgainstReference(const ast::Kernel &kernel, const runtime::SimResult &result,
-                           const std::string &outputName, llvm::json::Object &check) {
+                           const std::string &outputName, llvm::json::Object &check, int64_t kBlock) {
   check["method"] = kCheckMethod;
   std::map<std::string, HostTensor> inputs;
   for (const runtime::TensorData &t : result.inputs) {
@@ -62,7 +70,7 @@ bool checkAgainstReference(const ast::Kernel &kernel, const runtime::SimResult &
     // Read in place: the reference makes no copy of the inputs.
     inputs[t.name] = HostTensor{t.shape, {}, {}, t.data, t.bf16};
   }
-  auto reference = evaluateReference(kernel, inputs);
+  auto reference = evaluateReference(kernel, inputs, kBlock);
   const runtime::TensorData *out = result.output(outputName);
   if (!reference || !out)
     return failWith(check, reference ? "the program has no output '" + outputName + "'"

@@ -3,6 +3,7 @@
 #define TESSEL_DRIVER_CHECK_H
 
 #include "frontend/AST.h"
+#include "ir/BlockConfig.h"
 #include "runtime/Simulator.h"
 
 #include "llvm/Support/JSON.h"
@@ -20,8 +21,15 @@ constexpr const char *kCheckMethod =
 /// the reference. Fills `check` (method, max_abs_err, max_rel_err,
 /// max_err_over_bound, passed; or error) and returns whether it passed.
 /// Inputs holding Inf or NaN are not compared: `error` names them.
+/// `kBlock`: the compiled kernel's smallest contraction block (0: none), see
+/// evaluateReference.
 bool checkAgainstReference(const ast::Kernel &kernel, const runtime::SimResult &result,
-                           const std::string &outputName, llvm::json::Object &check);
+                           const std::string &outputName, llvm::json::Object &check,
+                           int64_t kBlock = 0);
+
+/// The smallest contraction block of `blocks` (a kernel's block attribute):
+/// every parameter but the row strip and the column blocks; 0 when none.
+int64_t smallestContractionBlock(const ir::BlockConfig &blocks);
 
 } // namespace tessel::driver
 

@@ -89,15 +89,20 @@ void gemmOf(const HostTensor &x, Term fx, const HostTensor &y, Term fy, float *c
 /// The error estimate of C = X @ Y (ErrorModel): the operands' errors through
 /// the products, and the fp32 accumulation over k terms, as root sums of
 /// squares, then C's own rounding.
-void matmulError(const HostTensor &x, const HostTensor &y, HostTensor &c) {
+void matmulError(const HostTensor &x, const HostTensor &y, HostTensor &c, int64_t kBlock) {
   int64_t k = x.shape[1];
   std::vector<float> sum(c.data.size()), term(c.data.size());
   // Accumulation: each of the k additions rounds a partial sum no larger
   // than sqrt(k) times the products' root sum of squares.
   gemmOf(x, Term::Square, y, Term::Square, sum.data());
   double accum = ErrorModel::kAccumRoundoff * double(k);
+  // K-blocked with its running sum stored in bf16 (strip-accumulate): B
+  // blocks round B - 1 partial sums, the j-th typically sqrt(j / B) times
+  // the products' root sum of squares, (B - 1) / 2 of it in squares.
+  double blocks = kBlock > 0 && k > kBlock ? double((k + kBlock - 1) / kBlock) : 1;
+  double partial = ErrorModel::kStoreRoundoff * ErrorModel::kStoreRoundoff * (blocks - 1) / 2;
   for (float &v : sum)
-    v = float(accum * accum * double(v));
+    v = float((accum * accum + partial) * double(v));
   if (!x.error.empty()) {
     gemmOf(x, Term::ErrorSquare, y, Term::Square, term.data());
     for (size_t i = 0; i < sum.size(); ++i)
@@ -116,6 +121,7 @@ void matmulError(const HostTensor &x, const HostTensor &y, HostTensor &c) {
 class Evaluator {
 public:
   std::map<std::string, Value> env;
+  int64_t kBlock = 0; ///< ReferenceOptions::kBlock
 
   llvm::Expected<Value> eval(const Expr &e) {
     switch (e.kind) {
@@ -174,7 +180,7 @@ private:
       return fail("reference: matrix too large for BLAS");
     auto out = std::make_shared<HostTensor>(zeros(m, n));
     gemmOf(x, Term::Value, y, Term::Value, out->data.data());
-    matmulError(x, y, *out);
+    matmulError(x, y, *out, kBlock);
     return Value(out);
   }
 
@@ -232,8 +238,10 @@ private:
 } // namespace
 
 llvm::Expected<std::map<std::string, HostTensor>>
-evaluateReference(const Kernel &kernel, const std::map<std::string, HostTensor> &inputs) {
+evaluateReference(const Kernel &kernel, const std::map<std::string, HostTensor> &inputs,
+                  int64_t kBlock) {
   Evaluator ev;
+  ev.kBlock = kBlock;
   for (const Param &p : kernel.params) {
     auto it = inputs.find(p.name);
     if (it == inputs.end())

@@ -69,8 +69,12 @@ constexpr const char *kReferenceResultKey = "result";
 /// Evaluates `kernel` (which Sema has typed) on `inputs`, one per parameter by
 /// name, each of the parameter's shape. Returns {"result": the return value}.
 /// Fails (without evaluating) on a missing, unknown or mis-shaped input.
+/// `kBlock` > 0: the kernel K-blocks contractions by it, storing the running
+/// sums in bf16 between blocks (strip-accumulate), whose roundings every
+/// longer contraction's estimate then holds.
 llvm::Expected<std::map<std::string, HostTensor>>
-evaluateReference(const ast::Kernel &kernel, const std::map<std::string, HostTensor> &inputs);
+evaluateReference(const ast::Kernel &kernel, const std::map<std::string, HostTensor> &inputs,
+                  int64_t kBlock = 0);
 
 } // namespace tessel::driver
 

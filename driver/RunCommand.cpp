@@ -457,7 +457,8 @@ int runRunCommand(int argc, char **argv) {
   return runProgram(*prog, s, [&](const SimResult &result, llvm::json::Object &check) {
     if (isNki)
       return checkNkiKernel(nkiSource, compileTarget, result, check);
-    return checkAgainstReference(*fe.kernel, result, outputName, check);
+    return checkAgainstReference(*fe.kernel, result, outputName, check,
+                                 kernel ? smallestContractionBlock(kernel->blockParams) : 0);
   });
 }
 
