@@ -172,7 +172,11 @@ def emit(tr, kernel_name, outputs):
                 block(item.body, depth + 1)
                 lines.append(ind + "}")
             else:
-                lines.append(ind + op_text(item) + loc(item))
+                try:
+                    lines.append(ind + op_text(item) + loc(item))
+                except NkiError as e:
+                    # Raised while emitting, after tracing: the op's own source line.
+                    raise NkiError(e.msg, loc=item.loc or e.loc)
     block(tr.root, 1)
     lines.append("}")
     return "\n".join(lines) + "\n"
