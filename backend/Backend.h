@@ -29,7 +29,15 @@ namespace tessel::backend {
 
 /// Gives every on-chip alloc without an address one (scope-based stack).
 /// Fails, naming the totals, when the buffers exceed the target's SBUF/PSUM.
-llvm::Error assignStackAddresses(ir::Kernel &kernel, const runtime::Target &target);
+/// Places the on-chip buffers without addresses; a kernel that does not fit
+/// is an error at the buffer that set the peak (located with `sources`).
+llvm::Error assignStackAddresses(ir::Kernel &kernel, const runtime::Target &target,
+                                 const llvm::SourceMgr *sources = nullptr);
+
+/// `msg` as a located error at `loc`: "file:line:col: error: msg" with the
+/// line and a caret, or a traced kernel's own "FILE:LINE: error: msg" (its
+/// op's trailing `// FILE:LINE`); `msg` alone without a source.
+llvm::Error locatedError(const llvm::SourceMgr *sources, llvm::SMLoc loc, const llvm::Twine &msg);
 
 /// Lowers `kernel` (verified, every on-chip alloc addressed) to a program.
 /// With `sources` (the SourceMgr holding the text the kernel's op locations

@@ -79,19 +79,15 @@ public:
     return {prog.sourceFileId(mb->getBufferIdentifier()), line, col};
   }
 
-  /// `err` as a located diagnostic at `loc` ("file:line:col: error: ...",
-  /// with the line and a caret), unless it is located already or there is
-  /// no source to point into.
+  /// `err` as a located diagnostic at `loc` (locatedError), unless it is
+  /// located already.
   llvm::Error located(llvm::SMLoc loc, llvm::Error err) const {
-    if (!err || !sm || !loc.isValid() || !sm->FindBufferContainingLoc(loc))
+    if (!err)
       return err;
     std::string msg = llvm::toString(std::move(err));
     if (llvm::StringRef(msg).contains(": error: "))
       return fail(msg);
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    sm->PrintMessage(os, loc, llvm::SourceMgr::DK_Error, msg, {}, {}, /*ShowColors=*/false);
-    return fail(llvm::StringRef(os.str()).rtrim());
+    return locatedError(sm, loc, msg);
   }
 
 private:
@@ -487,6 +483,30 @@ private:
 };
 
 } // namespace
+
+llvm::Error locatedError(const llvm::SourceMgr *sources, llvm::SMLoc loc, const llvm::Twine &msg) {
+  unsigned buf = sources && loc.isValid() ? sources->FindBufferContainingLoc(loc) : 0;
+  if (!buf)
+    return fail(msg);
+  // A traced kernel's op names its own source in a trailing `// FILE:LINE`.
+  const llvm::MemoryBuffer *mb = sources->getMemoryBuffer(buf);
+  const char *begin = mb->getBufferStart(), *end = mb->getBufferEnd(), *at = loc.getPointer();
+  const char *lineEnd = at;
+  while (lineEnd < end && *lineEnd != '\n')
+    ++lineEnd;
+  const char *lineStart = at;
+  while (lineStart > begin && lineStart[-1] != '\n')
+    --lineStart;
+  llvm::StringRef lineText(lineStart, size_t(lineEnd - lineStart));
+  size_t slashes = lineText.find("//");
+  if (slashes != llvm::StringRef::npos && !lineText.take_front(slashes).contains('#'))
+    if (auto traced = parseFileLine(lineText.drop_front(slashes + 2).trim()))
+      return fail(llvm::formatv("{0}:{1}: error: {2}", std::get<0>(*traced), std::get<1>(*traced), msg.str()).str());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  sources->PrintMessage(os, loc, llvm::SourceMgr::DK_Error, msg, {}, {}, /*ShowColors=*/false);
+  return fail(llvm::StringRef(os.str()).rtrim());
+}
 
 llvm::Expected<runtime::Program> lowerToProgram(const ir::Kernel &kernel,
                                                 const runtime::Target &target,

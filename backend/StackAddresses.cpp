@@ -35,7 +35,14 @@ int64_t firstBankSafeOffset(int64_t from, int64_t fold, int64_t slot, int64_t bu
 struct StackState {
   int64_t sbufTop = 0, psumTop = 0;
   int64_t sbufPeak = 0, psumPeak = 0;
+  const AllocOp *sbufLargest = nullptr, *psumLargest = nullptr; ///< the largest alloc of each
 };
+
+/// Keeps in `largest` the alloc of more bytes per partition.
+void keepLargest(const AllocOp *&largest, const AllocOp *alloc, int64_t bytes, int64_t partitions) {
+  if (!largest || bytes > largest->result->type.bytesPerPartition(partitions) * largest->bufs)
+    largest = alloc;
+}
 
 void place(Block &block, StackState &st, const TileGeometry &geometry) {
   StackState saved = st;
@@ -49,6 +56,7 @@ void place(Block &block, StackState &st, const TileGeometry &geometry) {
       if (t.space == MemSpace::SBUF) {
         alloc->address = llvm::alignTo(st.sbufTop, geometry.sbufAlignBytes);
         st.sbufTop = *alloc->address + bytes;
+        keepLargest(st.sbufLargest, alloc, bytes, geometry.partitions);
         st.sbufPeak = std::max(st.sbufPeak, st.sbufTop);
       } else {
         // The lowest offset at which no fold of any copy -- one accumulation
@@ -56,6 +64,7 @@ void place(Block &block, StackState &st, const TileGeometry &geometry) {
         alloc->address = firstBankSafeOffset(st.psumTop, copyBytes / t.partitionFolds(geometry.partitions),
                                              copyBytes, alloc->bufs, geometry.psumBankBytes);
         st.psumTop = *alloc->address + bytes;
+        keepLargest(st.psumLargest, alloc, bytes, geometry.partitions);
         st.psumPeak = std::max(st.psumPeak, st.psumTop);
       }
     } else if (auto *loop = llvm::dyn_cast<ForOp>(op.get())) {
@@ -64,28 +73,45 @@ void place(Block &block, StackState &st, const TileGeometry &geometry) {
   }
   saved.sbufPeak = st.sbufPeak;
   saved.psumPeak = st.psumPeak;
+  saved.sbufLargest = st.sbufLargest;
+  saved.psumLargest = st.psumLargest;
   st = saved;
 }
 
 } // namespace
 
 static llvm::Error checkCapacity(const Kernel &kernel, const runtime::Target &target,
-                                 llvm::StringRef space, int64_t peak, int64_t capacity) {
+                                 llvm::StringRef space, int64_t peak, const AllocOp *largest,
+                                 int64_t capacity, const llvm::SourceMgr *sources) {
   if (peak <= capacity)
     return llvm::Error::success();
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      llvm::formatv("kernel '{0}' needs {1} bytes of {2} per partition, but target '{3}' has "
-                    "{4}; use a smaller row block (--block m=...)",
-                    kernel.name, peak, space, target.name, capacity));
+  // Only a kernel TileGen built has a row strip to shrink (an NKI kernel's
+  // buffers are its own).
+  int64_t m = kernel.blockParams.lookup(BlockConfig::kRowStrip);
+  std::string hint = m > kernel.geometry.partitions
+                         ? llvm::formatv("use a smaller row block (--block m={0})", m / 2).str()
+                         : std::string("use smaller or fewer buffers");
+  const int64_t partitions = kernel.geometry.partitions;
+  std::string msg = llvm::formatv("kernel '{0}' needs {1} bytes of {2} per partition, but target "
+                                  "'{3}' has {4}; the largest buffer is %{5} ({6} bytes per "
+                                  "partition); {7}",
+                                  kernel.name, peak, space, target.name, capacity,
+                                  largest ? largest->result->name : "?",
+                                  largest ? largest->result->type.bytesPerPartition(partitions) * largest->bufs : 0,
+                                  hint)
+                        .str();
+  return locatedError(sources, largest ? largest->loc : kernel.loc, msg);
 }
 
-llvm::Error assignStackAddresses(Kernel &kernel, const runtime::Target &target) {
+llvm::Error assignStackAddresses(Kernel &kernel, const runtime::Target &target,
+                                 const llvm::SourceMgr *sources) {
   StackState st;
   place(kernel.body, st, kernel.geometry);
-  if (auto err = checkCapacity(kernel, target, "SBUF", st.sbufPeak, target.sbuf_bytes_per_partition))
+  if (auto err = checkCapacity(kernel, target, "SBUF", st.sbufPeak, st.sbufLargest,
+                               target.sbuf_bytes_per_partition, sources))
     return err;
-  return checkCapacity(kernel, target, "PSUM", st.psumPeak, target.psum_bytes_per_partition);
+  return checkCapacity(kernel, target, "PSUM", st.psumPeak, st.psumLargest, target.psum_bytes_per_partition,
+                       sources);
 }
 
 } // namespace tessel::backend

@@ -422,7 +422,7 @@ bool runPipeline(ir::Kernel &kernel, const PipelineOptions &options,
 
 llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target,
                                              const llvm::SourceMgr *sources) {
-  if (auto err = backend::assignStackAddresses(kernel, target))
+  if (auto err = backend::assignStackAddresses(kernel, target, sources))
     return std::move(err);
   return backend::lowerToProgram(kernel, target, sources);
 }
