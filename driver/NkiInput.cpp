@@ -95,6 +95,9 @@ bool completeArgs(const NkiSource &src, std::vector<std::string> &out) {
     llvm::Expected<runtime::NpyArray> npy = runtime::readNpy(file);
     if (!npy)
       return fail(llvm::toString(npy.takeError()));
+    if (npy->shape.empty() || llvm::is_contained(npy->shape, 0))
+      return fail("--input " + name + "=" + file + ": the array has shape " + runtime::formatShape(npy->shape) +
+                  "; a kernel argument has at least one dimension, each at least 1");
     std::string dtype = it != given.end() ? it->second : npy->descr == "<f2" ? "bf16" : "f32";
     given[name] = dtype + runtime::formatShape(npy->shape);
   }
@@ -153,16 +156,6 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
 } // namespace
 
 bool isNkiSource(llvm::StringRef path) { return path.endswith(".py"); }
-
-std::map<std::string, std::string> nkiInputFiles(const std::vector<std::string> &specs) {
-  std::map<std::string, std::string> files;
-  for (const std::string &spec : specs) {
-    auto [name, file] = llvm::StringRef(spec).split('=');
-    if (!name.empty() && !file.empty())
-      files.emplace(name.str(), file.str());
-  }
-  return files;
-}
 
 NkiOptions::NkiOptions()
     : args("arg",

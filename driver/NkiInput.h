@@ -47,9 +47,6 @@ struct NkiSource {
   std::map<std::string, std::string> inputFiles;
 };
 
-/// The NAME=FILE pairs of --input (malformed ones are left to the run command).
-std::map<std::string, std::string> nkiInputFiles(const std::vector<std::string> &specs);
-
 /// Traces `src` for `target` and returns the verified kernel. Tracer errors
 /// (file:line of the kernel) and IR errors are printed; returns null then.
 /// `sm` must outlive the kernel (it holds the traced IR text).

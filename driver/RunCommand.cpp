@@ -256,7 +256,19 @@ int runRunCommand(int argc, char **argv) {
     reportError("-D and compile flags do not apply to NKI kernels (.py): they run as written");
     return 1;
   }
-  NkiSource nkiSource{input, source.kernel, {nki.args.begin(), nki.args.end()}, nkiInputFiles({inputs.begin(), inputs.end()})};
+  std::map<std::string, std::string> inputFiles; // --input NAME=FILE
+  for (const std::string &spec : inputs) {
+    auto [name, file] = llvm::StringRef(spec).split('=');
+    if (name.empty() || file.empty()) {
+      reportError(llvm::formatv("malformed --input '{0}': expected --input NAME=FILE.npy", spec).str());
+      return 1;
+    }
+    if (!inputFiles.emplace(name.str(), file.str()).second) {
+      reportError(llvm::formatv("input '{0}' given twice", name).str());
+      return 1;
+    }
+  }
+  NkiSource nkiSource{input, source.kernel, {nki.args.begin(), nki.args.end()}, inputFiles};
   llvm::SourceMgr nkiSourceMgr;
   // An NKI kernel is traced by python (docs/nki.md); every other input's
   // format is told from its name or, on stdin, its first bytes.
@@ -379,18 +391,7 @@ int runRunCommand(int argc, char **argv) {
   } else if (!loadTargetOrReport(targetName, s.target)) {
     return 1;
   }
-  for (const std::string &spec : inputs) {
-    auto [name, file] = llvm::StringRef(spec).split('=');
-    if (name.empty() || file.empty()) {
-      reportError(llvm::formatv("malformed --input '{0}': expected --input NAME=FILE.npy", spec).str());
-      return 1;
-    }
-    if (s.sim.inputFiles.count(name.str())) {
-      reportError(llvm::formatv("input '{0}' given twice", name).str());
-      return 1;
-    }
-    s.sim.inputFiles[name.str()] = file.str();
-  }
+  s.sim.inputFiles = inputFiles;
   std::vector<std::string> read{input, targetName};
   if (pipeline.tuned)
     read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
