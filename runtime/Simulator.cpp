@@ -105,8 +105,11 @@ private:
     if (!errMsg.empty())
       return false;
     if (cur) {
-      errMsg = (P.locString(cur->loc) + ": error: `" + instrName(*cur) + "`: " + msg + iterationString())
-                   .str();
+      // A program compiled here has no file of its own: its instruction's
+      // source (the .tsl, .tir or NKI line) is the place to point at.
+      std::string where = P.fileName.empty() && cur->source.known() ? P.sourceString(cur->source, true)
+                                                                    : P.locString(cur->loc);
+      errMsg = (where + ": error: `" + instrName(*cur) + "`: " + msg + iterationString()).str();
       errMsg += "\n    " + printInstruction(P, *cur);
     } else {
       errMsg = (P.locString({}) + ": error: " + msg).str();
@@ -116,6 +119,15 @@ private:
   bool failAt(SrcLoc loc, const Twine &msg) {
     if (errMsg.empty())
       errMsg = (P.locString(loc) + ": error: " + msg).str();
+    return false;
+  }
+  /// An input tensor's data is wrong: at its declaration when the program
+  /// has a file, else the message alone (the caller names the command).
+  bool failInput(const TensorDecl &t, const Twine &msg) {
+    if (!P.fileName.empty())
+      return failAt(t.loc, msg);
+    if (errMsg.empty())
+      errMsg = msg.str();
     return false;
   }
 
@@ -231,16 +243,17 @@ bool Machine::loadInputs() {
     std::vector<float> v;
     if (auto it = O.inputData.find(t.name); it != O.inputData.end()) {
       if (it->second.size() != n)
-        return fail(formatv("input '{0}': expected {1} values (shape {2}), got {3}", t.name, n,
-                            formatShape(t.shape), it->second.size()));
+        return failInput(t, formatv("input '{0}': expected {1} values (shape {2}), got {3}", t.name, n,
+                                    formatShape(t.shape), it->second.size()));
       v = it->second;
     } else if (auto it = O.inputFiles.find(t.name); it != O.inputFiles.end()) {
       Expected<NpyArray> arr = readNpy(it->second);
       if (!arr)
-        return fail(formatv("input '{0}': {1}", t.name, toString(arr.takeError())));
+        return failInput(t, formatv("input '{0}': {1}", t.name, toString(arr.takeError())));
       if (arr->shape != t.shape)
-        return fail(formatv("input '{0}' ({1}): expected shape {2} ({3}), found {4}", t.name, it->second,
-                            formatShape(t.shape), dtypeName(t.dtype), formatShape(arr->shape)));
+        return failInput(t, formatv("input '{0}' ({1}): expected shape {2} ({3}), found {4}", t.name,
+                                    it->second, formatShape(t.shape), dtypeName(t.dtype),
+                                    formatShape(arr->shape)));
       v = std::move(arr->data);
     } else {
       std::optional<double> hw;
