@@ -134,8 +134,21 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
   // stdin from /dev/null, stdout to the file, stderr (the tracer's located errors) inherited.
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(outFile), llvm::None};
   std::string execError;
-  int status = llvm::sys::ExecuteAndWait(*python, argRefs, llvm::None, redirects, 0, 0, &execError);
+  // A kernel whose own code never returns (an endless loop) must not hang
+  // tessel: tracing even the largest published kernels takes seconds.
+  // $TESSEL_NKI_TRACE_TIMEOUT (seconds) overrides the limit.
+  unsigned kTraceTimeoutSeconds = 600;
+  if (const char *env = std::getenv("TESSEL_NKI_TRACE_TIMEOUT"))
+    if (unsigned v = 0; !llvm::StringRef(env).getAsInteger(10, v) && v > 0)
+      kTraceTimeoutSeconds = v;
+  int status =
+      llvm::sys::ExecuteAndWait(*python, argRefs, llvm::None, redirects, kTraceTimeoutSeconds, 0, &execError);
   if (status != 0) {
+    if (status == -2)
+      return fail(llvm::formatv("tracing {0} took over {1} s and was stopped: does the kernel's code "
+                                "loop without end?",
+                                src.path, kTraceTimeoutSeconds)
+                      .str());
     if (!execError.empty())
       return fail("running the NKI tracer: " + execError);
     if (status == 1)
