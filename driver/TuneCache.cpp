@@ -269,7 +269,7 @@ TuneKey makeTuneKey(const Frontend &fe, const runtime::Target &target,
 namespace {
 
 void warn(const llvm::Twine &msg) {
-  llvm::WithColor::warning(llvm::errs(), "tessel tune") << msg << "\n";
+  llvm::WithColor::warning(llvm::errs(), "tessel") << msg << "\n";
 }
 
 const char *describeType(llvm::sys::fs::file_type type) {
