@@ -94,7 +94,7 @@ bool completeArgs(const NkiSource &src, std::vector<std::string> &out) {
       continue; // the simulator checks the file against the declared shape
     llvm::Expected<runtime::NpyArray> npy = runtime::readNpy(file);
     if (!npy)
-      return fail(llvm::toString(npy.takeError()));
+      return fail("input '" + name + "': " + llvm::toString(npy.takeError()));
     if (npy->shape.empty() || llvm::is_contained(npy->shape, 0))
       return fail("--input " + name + "=" + file + ": the array has shape " + runtime::formatShape(npy->shape) +
                   "; a kernel argument has at least one dimension, each at least 1");
@@ -144,13 +144,14 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
   int status =
       llvm::sys::ExecuteAndWait(*python, argRefs, llvm::None, redirects, kTraceTimeoutSeconds, 0, &execError);
   if (status != 0) {
-    if (status == -2)
+    // -2 is a timeout or a signal; only the former says "timed out".
+    if (status == -2 && llvm::StringRef(execError).contains("timed out"))
       return fail(llvm::formatv("tracing {0} took over {1} s and was stopped: does the kernel's code "
                                 "loop without end?",
                                 src.path, kTraceTimeoutSeconds)
                       .str());
     if (!execError.empty())
-      return fail("running the NKI tracer: " + execError);
+      return fail(llvm::formatv("the NKI tracer stopped while tracing {0}: {1}", src.path, execError).str());
     if (status == 1)
       return false; // the tracer printed a located error
     // Only an exit the tracer could not catch (posix._exit) gets here.
