@@ -156,15 +156,11 @@ int runCalibrateCommand(int argc, char **argv) {
     calibError(llvm::formatv("-o {0}: the directory '{1}' does not exist", output, dir).str());
     return 1;
   }
-  if (!output.empty() && llvm::sys::fs::exists(output) && !force) {
-    calibError(llvm::formatv("'{0}' exists; pass --force to replace it", output).str());
-    return 1;
-  }
 
   std::vector<CalibPoint> points;
   // What the fit reads, which -o may not replace (not even with --force).
   std::vector<std::string> read(inputs.begin(), inputs.end());
-  read.push_back(targetName);
+  read.push_back(targetFile(targetName));
   for (const std::string &in : inputs) {
     llvm::Expected<std::vector<MeasuredPoint>> rows = readMeasuredPoints(in);
     if (!rows) {
@@ -178,6 +174,7 @@ int runCalibrateCommand(int argc, char **argv) {
         continue;
       }
       read.push_back(m.kernel.path);
+      read.push_back(m.profile);
       llvm::Expected<Program> prog = loadKernelProgram(m.kernel, *start);
       if (!prog) {
         calibError(m.origin + ": error: " + llvm::toString(prog.takeError()));
@@ -192,6 +189,10 @@ int runCalibrateCommand(int argc, char **argv) {
   }
   if (!rejectInputAsOutput("-o", output, read))
     return 1;
+  if (!output.empty() && llvm::sys::fs::exists(output) && !force) {
+    calibError(llvm::formatv("'{0}' exists; pass --force to replace it", output).str());
+    return 1;
+  }
 
   Calibration calib(std::move(points), jobs);
   std::vector<size_t> all = calib.everyPoint();

@@ -117,7 +117,7 @@ int runCompileCommand(int argc, char **argv) {
            "--help)\n";
     return 1;
   }
-  std::vector<std::string> read{input, targetName};
+  std::vector<std::string> read{input, targetFile(targetName)};
   if (pipeline.tuned)
     read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
   if (!rejectEmptyValue(targetName) || !rejectInputAsOutput("-o", output, read))

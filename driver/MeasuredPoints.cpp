@@ -266,6 +266,7 @@ Expected<std::vector<MeasuredPoint>> readMeasuredPoints(StringRef csvPath) {
         prof = csvDir;
         sys::path::append(prof, row["profile"]);
       }
+      p.profile = std::string(prof);
       if (Error e = readProfileSummary(prof, p))
         return std::move(e);
     }

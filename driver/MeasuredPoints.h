@@ -44,6 +44,7 @@ struct MeasuredPoint {
   /// engine name (tensor, vector, scalar, gpsimd, dma) -> measured busy time
   std::map<std::string, double> busyUs;
   std::optional<double> dmaBytes;
+  std::string profile; ///< the profile JSON the row was read from, if any
 };
 
 /// The engines a row may give busy times for, in report order.

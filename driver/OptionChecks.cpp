@@ -1,6 +1,9 @@
 //===- driver/OptionChecks.cpp - Options given without effect -------------===//
 #include "driver/OptionChecks.h"
 
+#include "runtime/Target.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -17,8 +20,17 @@ bool rejectEmptyValue(const llvm::cl::opt<std::string> &opt) {
   return false;
 }
 
+/// Whether `path` exists and is not a regular file (a device such as
+/// /dev/null, a pipe): writing it replaces nothing.
+static bool isSpecialFile(llvm::StringRef path) {
+  llvm::sys::fs::file_status st;
+  return !llvm::sys::fs::status(path, st) && llvm::sys::fs::exists(st) &&
+         st.type() != llvm::sys::fs::file_type::regular_file &&
+         st.type() != llvm::sys::fs::file_type::directory_file;
+}
+
 bool rejectInputAsOutput(llvm::StringRef flag, llvm::StringRef output, llvm::ArrayRef<std::string> inputs) {
-  if (output.empty() || output == "-")
+  if (output.empty() || output == "-" || isSpecialFile(output))
     return true;
   for (const std::string &input : inputs) {
     bool same = false;
@@ -37,6 +49,8 @@ namespace {
 /// Whether `a` and `b` name one file: by identity when both exist, else by
 /// their absolute paths.
 bool sameFile(llvm::StringRef a, llvm::StringRef b) {
+  if (isSpecialFile(a) || isSpecialFile(b))
+    return false;
   bool same = false;
   if (!llvm::sys::fs::equivalent(a, b, same))
     return same;
@@ -50,6 +64,10 @@ bool sameFile(llvm::StringRef a, llvm::StringRef b) {
 }
 
 } // namespace
+
+std::string targetFile(llvm::StringRef name) {
+  return llvm::is_contained(runtime::builtinTargetNames(), name) ? std::string() : name.str();
+}
 
 bool rejectClashingOutputs(llvm::ArrayRef<NamedOutput> outputs, llvm::ArrayRef<std::string> inputs) {
   auto isFile = [](const NamedOutput &o) { return !o.path.empty() && o.path != "-"; };

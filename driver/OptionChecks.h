@@ -24,6 +24,10 @@ bool rejectEmptyValue(const llvm::cl::opt<std::string> &opt);
 /// are never inputs.
 bool rejectInputAsOutput(llvm::StringRef flag, llvm::StringRef output, llvm::ArrayRef<std::string> inputs);
 
+/// The file --target=`name` reads: `name`, or "" for a built-in target
+/// (resolved before any file of that name).
+std::string targetFile(llvm::StringRef name);
+
 /// A file the command writes, and the flag that names it.
 struct NamedOutput {
   std::string flag, path;

@@ -392,7 +392,7 @@ int runRunCommand(int argc, char **argv) {
     return 1;
   }
   s.sim.inputFiles = inputFiles;
-  std::vector<std::string> read{input, targetName};
+  std::vector<std::string> read{input, targetFile(targetName)};
   if (pipeline.tuned)
     read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
   for (const auto &[name, file] : s.sim.inputFiles)

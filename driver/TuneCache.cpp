@@ -379,8 +379,15 @@ llvm::Error TuneCache::check() const {
                                                               llvm::sys::fs::OF_None))
     return unusable("cannot open its lock '" + lockPath + "'", ec);
   llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-  if (llvm::sys::fs::exists(*file) && llvm::sys::fs::access(*file, llvm::sys::fs::AccessMode::Write))
-    return unusable("the file is not writable", std::make_error_code(std::errc::permission_denied));
+  // save() writes a temporary file beside the cache and renames it over it:
+  // the directory must take new files (the cache file's own mode does not matter).
+  llvm::SmallString<256> probe(dir.empty() ? llvm::StringRef(".") : dir);
+  llvm::sys::path::append(probe, llvm::sys::path::filename(*file) + ".probe-%%%%%%");
+  llvm::SmallString<256> probePath;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(probe, fd, probePath))
+    return unusable("cannot create files in its directory", ec);
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  llvm::sys::fs::remove(probePath);
   return llvm::Error::success();
 }
 

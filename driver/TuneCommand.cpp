@@ -421,7 +421,7 @@ int runTuneCommand(int argc, char **argv) {
     return fail("--budget 0: the budget must allow at least one simulation");
   if (jobs == 0)
     return fail("--jobs 0: at least one job is needed");
-  if (!out.check({input, targetName}))
+  if (!out.check({input, targetFile(targetName)}))
     return 1;
   Shard shard;
   if (shardSpec.getNumOccurrences()) {
