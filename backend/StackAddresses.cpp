@@ -89,7 +89,9 @@ static llvm::Error checkCapacity(const Kernel &kernel, const runtime::Target &ta
   // buffers are its own).
   int64_t m = kernel.blockParams.lookup(BlockConfig::kRowStrip);
   std::string hint = m > kernel.geometry.partitions
-                         ? llvm::formatv("use a smaller row block (--block m={0})", m / 2).str()
+                         ? llvm::formatv("use a smaller row block (--block m={0})",
+                                         llvm::alignDown(m / 2, kernel.geometry.partitions))
+                               .str()
                          : std::string("use smaller or fewer buffers");
   const int64_t partitions = kernel.geometry.partitions;
   std::string msg = llvm::formatv("kernel '{0}' needs {1} bytes of {2} per partition, but target "
