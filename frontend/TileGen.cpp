@@ -714,17 +714,20 @@ void TileGen::lowerTranspose(const ast::Expr &e, Value *a, Value *c) {
   closeLoop();
 }
 
+/// `h = X`: a local that is another name for a tensor.
+bool isAlias(const ast::Stmt &s) { return !s.isReturn() && s.value->kind == ast::ExprKind::Ref; }
+
 void TileGen::labelDimensions(std::set<std::string> apart) {
   labeler = DimLabeler(std::move(apart));
   for (const ast::Param &p : ast.params)
     labeler.bind(p.name, labeler.fresh());
   for (const ast::Stmt &s : ast.body) {
-    auto slots = labeler.visit(*s.value);
-    if (s.isReturn())
+    if (isAlias(s)) {
+      labeler.bindAlias(s.name, s.value->name); // not a use of its own
       continue;
-    if (s.value->kind == ast::ExprKind::Ref)
-      labeler.bindAlias(s.name, s.value->name);
-    else
+    }
+    auto slots = labeler.visit(*s.value);
+    if (!s.isReturn())
       labeler.bind(s.name, slots);
   }
 }
@@ -740,8 +743,9 @@ const ast::Expr *TileGen::firstMergedExpr() const {
     return labeler.find(rows) == labeler.find(cols) ? &e : nullptr;
   };
   for (const ast::Stmt &s : ast.body)
-    if (const ast::Expr *e = firstMerged(*s.value))
-      return e;
+    if (!isAlias(s))
+      if (const ast::Expr *e = firstMerged(*s.value))
+        return e;
   return nullptr;
 }
 
@@ -773,7 +777,7 @@ std::unique_ptr<Kernel> TileGen::run() {
     // uses, labelled apart, would undo it, at its second use.
     std::string culprit;
     for (const ast::Stmt &s : ast.body) {
-      if (s.isReturn() || s.value->kind == ast::ExprKind::Ref)
+      if (s.isReturn() || isAlias(s))
         continue;
       std::set<std::string> apart = inputs;
       apart.insert(s.name);
@@ -841,8 +845,8 @@ std::unique_ptr<Kernel> TileGen::run() {
   for (const ast::Stmt &s : ast.body) {
     if (s.isReturn())
       lower(*s.value, out, "out");
-    else if (s.value->kind == ast::ExprKind::Ref)
-      tensors[s.name] = tensors.at(s.value->name); // an alias: its uses take their own views
+    else if (isAlias(s))
+      tensors[s.name] = tensors.at(s.value->name); // its uses take their own views
     else
       tensors[s.name] = lower(*s.value, nullptr, s.name);
     if (failed)
