@@ -539,6 +539,13 @@ bool tunedBlocks(Frontend &fe, const PipelineOptions &options,
     return fail("--tuned: the best recorded for " + describe(key) + " in '" + cachePath + "' is not valid for " +
                 "this kernel (" + reason + "); run `tessel tune` again");
   }
+  size_t overBudget = llvm::count_if(entry->configs, [](const auto &kv) {
+    return kv.second.status == ConfigStatus::OverBudget;
+  });
+  if (overBudget)
+    warn(llvm::formatv("--tuned: the tuning of {0} left {1} of {2} configurations unsimulated (--budget); "
+                       "its best, {3}, is the best of those it simulated",
+                       describe(key), overBudget, entry->configs.size(), best));
   out = *entry->best;
   return true;
 }
