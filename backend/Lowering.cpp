@@ -48,6 +48,26 @@ std::optional<std::tuple<llvm::StringRef, uint32_t, uint32_t>> parseFileLine(llv
   return std::make_tuple(file, last, uint32_t(0));
 }
 
+/// Tile IR traced from elsewhere (the NKI tracer) ends each op's line in
+/// `// FILE:LINE`: that is the op's source. (.tsl comments start with '#',
+/// so a `//` after one is comment text.) The source of the line holding
+/// `loc` in buffer `buf`, if it has one.
+std::optional<std::tuple<llvm::StringRef, uint32_t, uint32_t>> tracedSource(const llvm::SourceMgr &sm, unsigned buf,
+                                                                            llvm::SMLoc loc) {
+  const llvm::MemoryBuffer *mb = sm.getMemoryBuffer(buf);
+  const char *begin = mb->getBufferStart(), *end = mb->getBufferEnd(), *at = loc.getPointer();
+  const char *lineStart = at, *lineEnd = at;
+  while (lineStart > begin && lineStart[-1] != '\n')
+    --lineStart;
+  while (lineEnd < end && *lineEnd != '\n')
+    ++lineEnd;
+  llvm::StringRef lineText(lineStart, size_t(lineEnd - lineStart));
+  size_t slashes = lineText.find("//");
+  if (slashes == llvm::StringRef::npos || lineText.take_front(slashes).contains('#'))
+    return std::nullopt;
+  return parseFileLine(lineText.drop_front(slashes + 2).trim());
+}
+
 /// Turns IR op locations (pointers into the SourceMgr's buffers) into the
 /// program's source locations.
 class SourceLocator {
@@ -60,23 +80,10 @@ public:
     unsigned buf = sm->FindBufferContainingLoc(loc);
     if (!buf)
       return {};
-    const llvm::MemoryBuffer *mb = sm->getMemoryBuffer(buf);
-    const char *begin = mb->getBufferStart(), *end = mb->getBufferEnd(), *at = loc.getPointer();
-    const char *lineStart = at, *lineEnd = at;
-    while (lineStart > begin && lineStart[-1] != '\n')
-      --lineStart;
-    while (lineEnd < end && *lineEnd != '\n')
-      ++lineEnd;
-    // Tile IR traced from elsewhere (the NKI tracer) ends each op's line in
-    // `// FILE:LINE`: that is the op's source. (.tsl comments start with
-    // '#', so a `//` after one is comment text.)
-    llvm::StringRef lineText(lineStart, size_t(lineEnd - lineStart));
-    size_t slashes = lineText.find("//");
-    if (slashes != llvm::StringRef::npos && !lineText.take_front(slashes).contains('#'))
-      if (auto traced = parseFileLine(lineText.drop_front(slashes + 2).trim()))
-        return {prog.sourceFileId(std::get<0>(*traced)), std::get<1>(*traced), std::get<2>(*traced)};
+    if (auto traced = tracedSource(*sm, buf, loc))
+      return {prog.sourceFileId(std::get<0>(*traced)), std::get<1>(*traced), std::get<2>(*traced)};
     auto [line, col] = sm->getLineAndColumn(loc, buf);
-    return {prog.sourceFileId(mb->getBufferIdentifier()), line, col};
+    return {prog.sourceFileId(sm->getMemoryBuffer(buf)->getBufferIdentifier()), line, col};
   }
 
   /// `err` as a located diagnostic at `loc` (locatedError), unless it is
@@ -488,20 +495,8 @@ llvm::Error locatedError(const llvm::SourceMgr *sources, llvm::SMLoc loc, const 
   unsigned buf = sources && loc.isValid() ? sources->FindBufferContainingLoc(loc) : 0;
   if (!buf)
     return fail(msg);
-  // A traced kernel's op names its own source in a trailing `// FILE:LINE`.
-  const llvm::MemoryBuffer *mb = sources->getMemoryBuffer(buf);
-  const char *begin = mb->getBufferStart(), *end = mb->getBufferEnd(), *at = loc.getPointer();
-  const char *lineEnd = at;
-  while (lineEnd < end && *lineEnd != '\n')
-    ++lineEnd;
-  const char *lineStart = at;
-  while (lineStart > begin && lineStart[-1] != '\n')
-    --lineStart;
-  llvm::StringRef lineText(lineStart, size_t(lineEnd - lineStart));
-  size_t slashes = lineText.find("//");
-  if (slashes != llvm::StringRef::npos && !lineText.take_front(slashes).contains('#'))
-    if (auto traced = parseFileLine(lineText.drop_front(slashes + 2).trim()))
-      return fail(llvm::formatv("{0}:{1}: error: {2}", std::get<0>(*traced), std::get<1>(*traced), msg.str()).str());
+  if (auto traced = tracedSource(*sources, buf, loc))
+    return fail(llvm::formatv("{0}:{1}: error: {2}", std::get<0>(*traced), std::get<1>(*traced), msg.str()).str());
   std::string text;
   llvm::raw_string_ostream os(text);
   sources->PrintMessage(os, loc, llvm::SourceMgr::DK_Error, msg, {}, {}, /*ShowColors=*/false);
