@@ -58,7 +58,8 @@ int64_t smallestContractionBlock(const ir::BlockConfig &blocks) {
 }
 
 bool checkAgainstReference(const ast::Kernel &kernel, const runtime::SimResult &result,
-                           const std::string &outputName, llvm::json::Object &check, int64_t kBlock) {
+                           const std::string &outputName, llvm::json::Object &check, int64_t kBlock,
+                           llvm::ArrayRef<float> extraError) {
   check["method"] = kCheckMethod;
   std::map<std::string, HostTensor> inputs;
   for (const runtime::TensorData &t : result.inputs) {
@@ -88,6 +89,13 @@ bool checkAgainstReference(const ast::Kernel &kernel, const runtime::SimResult &
   if (ref.data.size() != out->size())
     return failWith(check, "output has " + std::to_string(out->size()) + " elements, reference " +
                                std::to_string(ref.data.size()));
+  if (!extraError.empty()) {
+    if (extraError.size() != ref.error.size())
+      return failWith(check, "the extra error estimate has " + std::to_string(extraError.size()) +
+                                 " elements, the output " + std::to_string(ref.error.size()));
+    for (size_t i = 0; i < ref.error.size(); ++i)
+      ref.error[i] = float(std::hypot(double(ref.error[i]), double(extraError[i])));
+  }
   double maxAbsErr = 0, maxRef = 0, worst = 0;
   size_t worstAt = 0, nonFinite = 0, firstNonFinite = 0;
   for (size_t i = 0; i < ref.data.size(); ++i) {

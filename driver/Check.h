@@ -22,10 +22,12 @@ constexpr const char *kCheckMethod =
 /// max_err_over_bound, passed; or error) and returns whether it passed.
 /// Inputs holding Inf or NaN are not compared: `error` names them.
 /// `kBlock`: the compiled kernel's smallest contraction block (0: none), see
-/// evaluateReference.
+/// evaluateReference. `extraError`: per element, the estimate of roundings
+/// the result holds that the reference does not model (--tp's bf16
+/// partials), added to the reference's as a root sum of squares; empty: none.
 bool checkAgainstReference(const ast::Kernel &kernel, const runtime::SimResult &result,
                            const std::string &outputName, llvm::json::Object &check,
-                           int64_t kBlock = 0);
+                           int64_t kBlock = 0, llvm::ArrayRef<float> extraError = {});
 
 /// The smallest contraction block of `blocks` (a kernel's block attribute):
 /// every parameter but the row strip and the column blocks; 0 when none.

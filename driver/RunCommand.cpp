@@ -448,6 +448,7 @@ int runRunCommand(int argc, char **argv) {
     run.json = format == ReportFormat::JSON;
     run.reportPath = output;
     run.check = checkFlag;
+    run.kBlock = kernel ? smallestContractionBlock(kernel->blockParams) : 0;
     run.outputName = outputName;
     return runTensorParallel(run);
   }

@@ -2,6 +2,7 @@
 #include "driver/TensorParallel.h"
 
 #include "driver/Check.h"
+#include "driver/Reference.h"
 
 #include "runtime/BF16.h"
 #include "runtime/Collective.h"
@@ -16,6 +17,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <cmath>
 #include <optional>
 
 namespace tessel::driver {
@@ -23,9 +25,6 @@ namespace {
 
 using frontend::ShardAxis;
 
-/// --check under --tp: the largest |error| allowed, relative to the largest
-/// |reference| (bf16's 8-bit mantissa; the cores' partials are rounded to bf16).
-constexpr double kTensorParallelTolerance = 2e-2;
 using runtime::TensorData;
 
 bool fail(const llvm::Twine &message) {
@@ -135,6 +134,9 @@ int runTensorParallel(const TensorParallelRun &run) {
   opts.outputDir.clear();
   std::optional<runtime::SimResult> first;
   std::vector<float> sum;
+  // Per element, the estimate of the roundings of the cores' partials
+  // (a root sum of squares, as the reference's own estimate; --check).
+  std::vector<float> partialRounding;
   const ast::TensorType result = run.wholeKernel->resultType;
   // Timing is the same on every core (same program, own engines and HBM
   // share); the numerics differ, so each core runs when they are wanted.
@@ -153,10 +155,17 @@ int runTensorParallel(const TensorParallelRun &run) {
       const TensorData *partial = res->output(run.outputName);
       if (!partial)
         return fail("the program has no output '" + run.outputName + "'"), 1;
-      if (sum.empty())
+      if (sum.empty()) {
         sum.assign(partial->size(), 0.0f);
-      for (size_t i = 0; i < sum.size(); ++i)
-        sum[i] += partial->at(i);
+        partialRounding.assign(partial->size(), 0.0f);
+      }
+      const bool roundedPartial = partial->dtype == DType::BF16;
+      for (size_t i = 0; i < sum.size(); ++i) {
+        const float p = partial->at(i);
+        sum[i] += p;
+        if (roundedPartial)
+          partialRounding[i] = float(std::hypot(double(partialRounding[i]), ErrorModel::kStoreRoundoff * p));
+      }
     }
     if (c == 0)
       first = std::move(*res);
@@ -179,19 +188,13 @@ int runTensorParallel(const TensorParallelRun &run) {
     combined.inputs = std::move(*whole);
     combined.outputs.push_back(TensorData{run.outputName, result.dtype, {result.rows, result.cols}, sum});
     if (run.check) {
-      checkAgainstReference(*run.wholeKernel, combined, run.outputName, checkObj);
       // Each core's partial is stored in bf16 before the AllReduce adds them:
-      // one rounding per core that the per-element bound of the unpartitioned
-      // kernel does not hold (where partials cancel, it dominates). So the
-      // cores' result is held to bf16 tolerance of the output's magnitude.
-      llvm::Optional<double> relErr = checkObj.getNumber("max_rel_err");
-      passed = !checkObj.get("error") && relErr && *relErr <= kTensorParallelTolerance;
-      checkObj["passed"] = passed;
-      checkObj["tolerance"] = kTensorParallelTolerance;
-      checkObj["method"] = "bf16 tolerance: max |error| within 2% of max |reference| (each core's "
-                           "bf16 partial adds a rounding the per-element bound does not hold)";
-      checkObj.erase("max_err_over_bound");
-      checkObj.erase("worst_element");
+      // one rounding per core that the unpartitioned kernel does not make
+      // (where the partials cancel, it dominates), so each element's bound
+      // holds those roundings too.
+      passed = checkAgainstReference(*run.wholeKernel, combined, run.outputName, checkObj, run.kBlock,
+                                     partialRounding);
+      checkObj["method"] = std::string(kCheckMethod) + ", and the rounding of each core's bf16 partial";
     }
     if (!run.sim.outputDir.empty()) {
       llvm::SmallString<256> path(run.sim.outputDir);

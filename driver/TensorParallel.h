@@ -50,6 +50,7 @@ struct TensorParallelRun {
   bool json = false;
   std::string reportPath = "-";
   bool check = false;
+  int64_t kBlock = 0; ///< the core kernel's smallest contraction block (--check; 0: none)
   std::string outputName;
 };
 
