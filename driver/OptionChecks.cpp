@@ -20,6 +20,14 @@ bool rejectEmptyValue(const llvm::cl::opt<std::string> &opt) {
   return false;
 }
 
+llvm::Expected<uint64_t> parseCount(llvm::StringRef flag, llvm::StringRef text, llvm::StringRef what) {
+  uint64_t count = 0;
+  if (!text.getAsInteger(10, count))
+    return count;
+  std::string given = text.empty() ? flag.str() + " was given no value" : (flag + " " + text).str();
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), given + ": " + what);
+}
+
 /// Whether `path` exists and is not a regular file (a device such as
 /// /dev/null, a pipe): writing it replaces nothing.
 static bool isSpecialFile(llvm::StringRef path) {

@@ -9,7 +9,9 @@
 #define TESSEL_DRIVER_OPTIONCHECKS_H
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <string>
 
 namespace tessel::driver {
@@ -17,6 +19,13 @@ namespace tessel::driver {
 /// False (after reporting "--NAME= needs a value") when `opt` was given with
 /// an empty value.
 bool rejectEmptyValue(const llvm::cl::opt<std::string> &opt);
+
+/// `text`, the value of the count option `flag` ("--budget"), as a number.
+/// The option is read as text because LLVM's own parser reports a negative
+/// or non-numeric value as "'-1' value invalid for ulong argument!"; here
+/// the error names the option and the value and then says `what` (e.g. "the
+/// budget is a positive count of configurations to simulate, e.g. --budget 20").
+llvm::Expected<uint64_t> parseCount(llvm::StringRef flag, llvm::StringRef text, llvm::StringRef what);
 
 /// False (after reporting) when `output`, the value of `flag`, is the same
 /// file as one of `inputs`: compared by file identity, so another spelling

@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -351,8 +352,9 @@ int runTuneCommand(int argc, char **argv) {
                "(default: P, 2P, 4P, ... for the target's P partitions -- 128, 256, 512, ... on trn1 "
                "-- up to the dimension it tiles, at most 4096)"),
       cl::value_desc("NAME=INT,..."), cl::cat(toolCategory()));
-  cl::opt<uint64_t> budget("budget", cl::desc("Simulate at most N configurations (default: no limit)"),
-                           cl::value_desc("N"), cl::cat(toolCategory()));
+  // Text, so a bad value gets tessel's error (parseCount), not LLVM's.
+  cl::opt<std::string> budget("budget", cl::desc("Simulate at most N configurations (default: no limit)"),
+                              cl::value_desc("N"), cl::cat(toolCategory()));
   cl::opt<unsigned> jobs("jobs",
                          cl::desc("Compile and simulate N configurations at a time (default: the "
                                   "number of hardware threads)"),
@@ -417,8 +419,16 @@ int runTuneCommand(int argc, char **argv) {
                                          : ""));
   if (input.empty())
     return fail("no input file (usage: tessel tune [options] FILE.tsl; see tessel tune --help)");
-  if (budget.getNumOccurrences() && budget == 0)
-    return fail("--budget 0: the budget must allow at least one simulation");
+  std::optional<uint64_t> budgetCount;
+  if (budget.getNumOccurrences()) {
+    llvm::Expected<uint64_t> count = parseCount(
+        "--budget", budget, "the budget is a positive count of configurations to simulate, e.g. --budget 20");
+    if (!count)
+      return fail(llvm::toString(count.takeError()));
+    if (*count == 0)
+      return fail("--budget 0: the budget must allow at least one simulation");
+    budgetCount = *count;
+  }
   if (jobs == 0)
     return fail("--jobs 0: at least one job is needed");
   if (!out.check({input, targetFile(targetName)}))
@@ -470,8 +480,8 @@ int runTuneCommand(int argc, char **argv) {
 
   SearchOptions options;
   options.jobs = jobs;
-  if (budget.getNumOccurrences())
-    options.budget = budget;
+  if (budgetCount)
+    options.budget = *budgetCount;
   options.prune = !exhaustive;
   options.fastForward = !exact;
   SearchState state;
