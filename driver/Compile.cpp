@@ -366,8 +366,23 @@ std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blo
 
 int64_t resultRows(const ast::Kernel &kernel) { return stripExpr(kernel).type.rows; }
 
+/// The size of the dimension labelled `label` in `kernel`'s HBM tensors (its
+/// SBUF tiles hold it rounded up to whole tiles); 0 when none has it.
+static int64_t hbmDimSize(const ir::Kernel &kernel, llvm::StringRef label) {
+  for (unsigned id = 0; id < kernel.numValues(); ++id) {
+    const ir::TensorType &type = kernel.valueById(id)->type;
+    if (type.space != ir::MemSpace::HBM)
+      continue;
+    for (const ir::Dim &dim : type.dims)
+      if (dim.label == label)
+        return dim.size;
+  }
+  return 0;
+}
+
 ir::BlockConfig tileGenBlockParams(Frontend &fe, const runtime::Target &target,
-                                   std::map<std::string, int64_t> *projectionColumns) {
+                                   std::map<std::string, int64_t> *projectionColumns,
+                                   int64_t *contraction) {
   ir::BlockConfig params{{ir::BlockConfig::kRowStrip.str(), 0},
                          {ir::BlockConfig::kColumnBlock.str(), 0},
                          {ir::BlockConfig::kContraction.str(), 0}};
@@ -376,11 +391,13 @@ ir::BlockConfig tileGenBlockParams(Frontend &fe, const runtime::Target &target,
   // when built for real).
   std::map<std::string, int64_t> columns;
   DiagnosticEngine quiet = DiagnosticEngine::quiet(fe.sourceMgr);
-  generateTileIR(*fe.kernel, tileGenOptionsFor(target), quiet, &columns);
+  std::unique_ptr<ir::Kernel> kernel = generateTileIR(*fe.kernel, tileGenOptionsFor(target), quiet, &columns);
   for (const auto &entry : columns)
     params.set(entry.first, 0);
   if (projectionColumns)
     *projectionColumns = std::move(columns);
+  if (contraction)
+    *contraction = kernel ? hbmDimSize(*kernel, ir::BlockConfig::kContraction.upper()) : 0;
   return params;
 }
 

@@ -97,8 +97,11 @@ int64_t resultRows(const ast::Kernel &kernel);
 /// `n`, `k`, and a column block for each projection whose result columns
 /// span a dimension of their own (ir::BlockConfig::columnBlockName), in
 /// `projectionColumns` with the columns each tiles when given.
+/// `contraction`, when given, receives the size of the dimension labelled K,
+/// the contraction `k` blocks (0 when the kernel has none).
 ir::BlockConfig tileGenBlockParams(Frontend &fe, const runtime::Target &target,
-                                   std::map<std::string, int64_t> *projectionColumns = nullptr);
+                                   std::map<std::string, int64_t> *projectionColumns = nullptr,
+                                   int64_t *contraction = nullptr);
 
 /// Runs `passes` on a kernel read from tile IR (`tessel opt`). Blocks given
 /// on the command line must be the kernel's own: tile IR cannot be re-tiled.

@@ -321,9 +321,11 @@ bool prepareSubject(TuneSubject &s, const std::string &input, const SourceOption
       s.fe.sourceMgr.getMemoryBuffer(s.fe.sourceMgr.getMainFileID())->getBuffer().str();
   s.job.kernelName = s.fe.kernel->name;
   std::map<std::string, int64_t> projectionColumns;
-  s.job.blockParams = tileGenBlockParams(s.fe, s.job.target, &projectionColumns);
+  int64_t contraction = 0;
+  s.job.blockParams = tileGenBlockParams(s.fe, s.job.target, &projectionColumns, &contraction);
   s.bounds = spaceBoundsOf(*s.fe.kernel, s.job.blockParams);
   s.bounds.projectionColumns = std::move(projectionColumns);
+  s.bounds.contraction = contraction;
   return true;
 }
 

@@ -42,6 +42,17 @@ std::vector<int64_t> defaultValues(int64_t limit, int64_t tile) {
   return values;
 }
 
+/// The error for --space k=`k` over a contraction K of `contraction` elements.
+llvm::Error kOverContraction(int64_t k, int64_t contraction, int64_t tile) {
+  std::string value =
+      llvm::formatv("--space k={0}: impossible value, the contraction K has {1} elements", k, contraction);
+  if (contraction < tile)
+    return fail(value + llvm::formatv(", fewer than one {0}-row tile, so it cannot be K-blocked "
+                                      "(leave k out of --space)",
+                                      tile));
+  return fail(value + llvm::formatv(" (at most k={0})", llvm::alignDown(contraction, tile)));
+}
+
 } // namespace
 
 std::string formatBlock(const BlockConfig &config) {
@@ -65,6 +76,9 @@ int64_t maxBlockValue(llvm::StringRef name, const SpaceBounds &bounds,
   const int64_t tile = tileOf(target);
   if (name == "m")
     return llvm::alignTo(bounds.rows, tile);
+  // TileGen builds a k over the contraction as k = K, the whole of it.
+  if (name == BlockConfig::kContraction)
+    return bounds.contraction;
   // An output block of fp32 accumulators fills at most one PSUM bank.
   int64_t bank = llvm::alignDown(target.psum_bank_bytes / ir::dtypeBytes(ir::DType::F32), tile);
   if (name == "n")
@@ -118,6 +132,8 @@ llvm::Error validateSpace(const SpaceRestriction &restriction, const SpaceBounds
         return fail(llvm::formatv("--space {0}={1}: a block must be a positive multiple of the "
                                   "{2}-row tile",
                                   name, v, tile));
+      if (name == BlockConfig::kContraction && limit > 0 && v > limit)
+        return kOverContraction(v, limit, tile);
       if (limit > 0 && v > limit) {
         auto projection = bounds.projectionColumns.find(name);
         int64_t cols = projection != bounds.projectionColumns.end() ? projection->second : bounds.cols;

@@ -34,6 +34,7 @@ struct SpaceBounds {
   std::vector<std::string> names; ///< the kernel's block parameters
   int64_t rows = 0;               ///< rows of the row strip (bounds m)
   int64_t cols = 0;               ///< columns of the result (bounds n)
+  int64_t contraction = 0;        ///< elements of the contraction K (bounds k); 0 = none
   /// A projection's own column block -> the columns it tiles (bounds it).
   std::map<std::string, int64_t> projectionColumns;
 };
@@ -41,7 +42,8 @@ struct SpaceBounds {
 /// Bounds of `kernel`, whose default tile IR has the block parameters `params`.
 SpaceBounds spaceBoundsOf(const ast::Kernel &kernel, const BlockConfig &params);
 
-/// The largest legal value of parameter `name`, 0 = unbounded.
+/// The largest value parameter `name` may take (it must also be a multiple
+/// of the tile), 0 = unbounded.
 int64_t maxBlockValue(llvm::StringRef name, const SpaceBounds &bounds,
                       const runtime::Target &target);
 
@@ -54,7 +56,7 @@ llvm::Error parseSpaceSpec(llvm::StringRef spec, SpaceRestriction &out);
 
 /// Checks every restricted name and value against the kernel: an unknown
 /// name, a value that is not a positive multiple of the tile, or one over the
-/// dimension it tiles is an error naming it.
+/// dimension it tiles (for `k`, over the contraction K) is an error naming it.
 llvm::Error validateSpace(const SpaceRestriction &restriction, const SpaceBounds &bounds,
                           const runtime::Target &target);
 

@@ -111,6 +111,29 @@ TEST(TuneSpace, ValidationNamesTheBadValue) {
   EXPECT_NE(check("n=1024").find("(at most n=512)"), std::string::npos);
 }
 
+TEST(TuneSpace, ContractionBlockIsBoundedByTheContraction) {
+  const runtime::Target &t = runtime::trn1Target();
+  auto check = [&](llvm::StringRef spec, int64_t contraction) {
+    SpaceBounds b = bounds(640, 1024);
+    b.names.push_back("k");
+    b.contraction = contraction;
+    SpaceRestriction r;
+    EXPECT_EQ(errorOf(parseSpaceSpec(spec, r)), "");
+    return errorOf(validateSpace(r, b, t));
+  };
+  // Up to the whole contraction, dividing it or not.
+  EXPECT_EQ(check("k=1024,3072,7168", 7168), "");
+  EXPECT_EQ(check("k=8192", 7168),
+            "--space k=8192: impossible value, the contraction K has 7168 elements (at most k=7168)");
+  EXPECT_EQ(check("k=7040", 7000),
+            "--space k=7040: impossible value, the contraction K has 7000 elements (at most k=6912)");
+  EXPECT_EQ(check("k=128", 64),
+            "--space k=128: impossible value, the contraction K has 64 elements, fewer than one "
+            "128-row tile, so it cannot be K-blocked (leave k out of --space)");
+  // No contraction labelled K known: unbounded, as before.
+  EXPECT_EQ(check("k=8192", 0), "");
+}
+
 TEST(TuneSpace, ShardsPartitionTheSpace) {
   auto space = enumerateSpace(bounds(4096, 4096), {}, runtime::trn1Target());
   ASSERT_EQ(space.size(), 18u);
