@@ -160,6 +160,11 @@ int runFactorizeCommand(int argc, char **argv) {
   std::optional<factorize::Matrix> W = readMatrix(input, "the weight W");
   if (!W)
     return 1;
+  // Its singular values are all 0: no share of their energy can be kept.
+  if (llvm::all_of(W->data, [](float v) { return v == 0; }))
+    return fail(input + ": the weight W is all zeros: it has no energy to keep and nothing to "
+                        "factorise (X @ W is 0 for any X)"),
+           1;
   std::optional<factorize::Matrix> X;
   if (!activations.empty() && !(X = readMatrix(activations, "the activations")))
     return 1;
