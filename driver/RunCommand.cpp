@@ -178,7 +178,8 @@ int runRunCommand(int argc, char **argv) {
   cl::opt<std::string> targetName(
       "target",
       cl::desc("Hardware description: trn1 (built in), trn2 (built in), or a JSON file "
-               "(template: --dump-target). Default: the program's `target` line"),
+               "(template: --dump-target; or a \"base\" built-in and the fields it changes, "
+               "docs/targets.md). Default: the program's `target` line"),
       cl::value_desc("trn1|trn2|FILE.json"), cl::cat(toolCategory()));
   cl::opt<LatencyKind> latency(
       "latency", cl::desc("Which latency the report predicts (default: device; docs/calibration.md)"),

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 #include <utility>
 
 using namespace llvm;
@@ -241,11 +242,10 @@ const char *jsonKindName(const json::Value &v) {
   return "a value";
 }
 
+// Reads field `key`, which `o` holds.
 Error readField(const json::Object &o, StringRef origin, StringRef key, StringRef unit,
-                StringRef desc, int64_t &out) {
+                int64_t &out) {
   const json::Value *v = o.get(key);
-  if (!v)
-    return fieldError(origin, formatv("missing field '{0}' (integer, {1}: {2})", key, unit, desc));
   // An integral number past int64 (1e30, 2^64 - 1): no int64_t holds it (and
   // getAsInteger may wrap it).
   if (auto d = v->getAsNumber(); d && std::isfinite(*d) && std::floor(*d) == *d &&
@@ -266,10 +266,8 @@ Error readField(const json::Object &o, StringRef origin, StringRef key, StringRe
 }
 
 Error readField(const json::Object &o, StringRef origin, StringRef key, StringRef unit,
-                StringRef desc, double &out) {
+                double &out) {
   const json::Value *v = o.get(key);
-  if (!v)
-    return fieldError(origin, formatv("missing field '{0}' (number, {1}: {2})", key, unit, desc));
   if (auto d = v->getAsNumber()) {
     out = *d;
     return Error::success();
@@ -297,6 +295,39 @@ Error validateTarget(const Target &t, StringRef origin) {
   return Error::success();
 }
 
+// The built-in target `name` ("trn1", or an embedded runtime/targets/*.json),
+// or std::nullopt when no built-in has that name.
+static std::optional<Expected<Target>> builtinTarget(StringRef name) {
+  if (name == "trn1")
+    return Expected<Target>(trn1Target());
+  for (const EmbeddedTarget *e = embeddedTargets; e->name; ++e)
+    if (name == e->name)
+      return parseTargetJSON(e->json, (Twine("built-in target ") + e->name).str());
+  return std::nullopt;
+}
+
+// The "base" a file names: the built-in target whose values stand for the
+// fields the file leaves out, so a file written before fields were added (or
+// one that changes a few numbers) stays loadable.
+static Expected<std::optional<Target>> readBase(const json::Object &o, StringRef origin) {
+  const json::Value *v = o.get("base");
+  if (!v)
+    return std::optional<Target>();
+  std::string names = llvm::join(builtinTargetNames(), ", ");
+  auto name = v->getAsString();
+  if (!name)
+    return fieldError(origin, formatv("field 'base' must be a string naming a built-in target ({0}), "
+                                      "got {1}",
+                                      names, jsonKindName(*v)));
+  std::optional<Expected<Target>> base = builtinTarget(*name);
+  if (!base)
+    return fieldError(origin, formatv("field 'base' names no built-in target: \"{0}\" (built-in: {1})",
+                                      *name, names));
+  if (!*base)
+    return base->takeError();
+  return std::optional<Target>(std::move(**base));
+}
+
 Expected<Target> parseTargetJSON(StringRef text, StringRef origin) {
   Expected<json::Value> parsed = parseJsonBounded(text, origin);
   if (!parsed)
@@ -304,7 +335,7 @@ Expected<Target> parseTargetJSON(StringRef text, StringRef origin) {
   const json::Object *o = parsed->getAsObject();
   if (!o)
     return fieldError(origin, "a target description must be a JSON object");
-  static const char *const known[] = {"name", "description",
+  static const char *const known[] = {"name", "description", "base",
 #define TARGET_FIELD(TYPE, NAME, CONSTRAINT, UNIT, DESC) #NAME,
 #include "runtime/TargetFields.def"
   };
@@ -317,7 +348,13 @@ Expected<Target> parseTargetJSON(StringRef text, StringRef origin) {
                                         "`tessel run --dump-target` prints a complete template)",
                                         key));
   }
-  Target t;
+  Expected<std::optional<Target>> base = readBase(*o, origin);
+  if (!base)
+    return base.takeError();
+  // A file based on a built-in starts from its numbers; its name and
+  // description are the file's own.
+  Target t = base->value_or(Target());
+  t.description.clear();
   const json::Value *name = o->get("name");
   if (!name)
     return fieldError(origin, "missing field 'name' (string)");
@@ -333,10 +370,36 @@ Expected<Target> parseTargetJSON(StringRef text, StringRef origin) {
       return fieldError(origin, formatv("field 'description' must be a string, got {0}", jsonKindName(*d)));
     t.description = d->getAsString()->str();
   }
+  // Without a base every field is required; the first missing one is
+  // described, the others listed.
+  std::string firstMissing;
+  std::vector<StringRef> missing;
+#define TARGET_FIELD_KIND_Int "integer"
+#define TARGET_FIELD_KIND_Real "number"
 #define TARGET_FIELD(TYPE, NAME, CONSTRAINT, UNIT, DESC)                                         \
-  if (Error e = readField(*o, origin, #NAME, UNIT, DESC, t.NAME))                               \
-    return e;
+  if (o->get(#NAME)) {                                                                           \
+    if (Error e = readField(*o, origin, #NAME, UNIT, t.NAME))                                    \
+      return e;                                                                                  \
+  } else if (!*base) {                                                                           \
+    if (missing.empty())                                                                         \
+      firstMissing = formatv("'{0}' ({1}, {2}: {3})", #NAME, TARGET_FIELD_KIND_##TYPE, UNIT, DESC); \
+    missing.push_back(#NAME);                                                                    \
+  }
 #include "runtime/TargetFields.def"
+#undef TARGET_FIELD_KIND_Int
+#undef TARGET_FIELD_KIND_Real
+  if (!missing.empty()) {
+    std::string others =
+        missing.size() == 1
+            ? ""
+            : formatv(" and {0} more ({1})", missing.size() - 1,
+                      llvm::join(llvm::drop_begin(missing), ", "))
+                  .str();
+    return fieldError(origin, formatv("missing field {0}{1}; a file that gives only some fields names "
+                                      "a built-in target for the others, e.g. \"base\": \"trn1\" "
+                                      "(built-in: {2})",
+                                      firstMissing, others, llvm::join(builtinTargetNames(), ", ")));
+  }
   if (Error e = validateTarget(t, origin))
     return e;
   return t;
@@ -398,11 +461,8 @@ std::vector<std::string> builtinTargetNames() {
 }
 
 Expected<Target> loadTarget(StringRef nameOrPath) {
-  if (nameOrPath == "trn1")
-    return trn1Target();
-  for (const EmbeddedTarget *e = embeddedTargets; e->name; ++e)
-    if (nameOrPath == e->name)
-      return parseTargetJSON(e->json, (Twine("built-in target ") + e->name).str());
+  if (std::optional<Expected<Target>> builtin = builtinTarget(nameOrPath))
+    return std::move(*builtin);
   auto buf = MemoryBuffer::getFile(nameOrPath, /*IsText=*/true);
   if (!buf) {
     std::string names = llvm::join(builtinTargetNames(), ", ");

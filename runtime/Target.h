@@ -66,7 +66,9 @@ std::vector<std::string> builtinTargetNames();
 llvm::Expected<Target> loadTarget(llvm::StringRef nameOrPath);
 
 /// Parses a target description from JSON text; `origin` names the source in
-/// errors ("trn2.json: field 'hbm_bandwidth_gbs' must be > 0, got -1").
+/// errors ("trn2.json: field 'hbm_bandwidth_gbs' must be > 0, got -1"). A
+/// description naming a built-in `"base"` takes the fields it does not give
+/// from it; one without gives every field (docs/targets.md).
 llvm::Expected<Target> parseTargetJSON(llvm::StringRef text, llvm::StringRef origin);
 
 /// The target as JSON: every field, plus "_derived" (informational, ignored
