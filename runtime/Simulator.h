@@ -99,6 +99,10 @@ struct TraceEvent {
   uint16_t unit;   ///< 0 tensor, 1 vector, 2 scalar, 3 gpsimd, 4+q DMA queue q
   float rows, cols; ///< tile shape (partitions x free elements) or bytes for DMA
   double startNs, durNs;
+  /// A DMA transfer: the time from its issue (startNs) until its queue's
+  /// previous transfer completed -- a queue completes its transfers in
+  /// order, so this one's own share of the queue starts then. 0 otherwise.
+  double queuedNs = 0;
 };
 
 struct SimResult {

@@ -112,11 +112,12 @@ void TimingScheduler::retireIdle(uint32_t id) {
   }
 }
 
-void TimingScheduler::record(uint32_t id, int unit, float rows, float cols, double start, double dur) {
+void TimingScheduler::record(uint32_t id, int unit, float rows, float cols, double start, double dur,
+                             double queued) {
   if (!recording)
     return;
   if (keepAll || trace.size() < maxEvents)
-    trace.push_back({id, uint16_t(unit), rows, cols, start, dur});
+    trace.push_back({id, uint16_t(unit), rows, cols, start, dur, queued});
   else
     ++traceDropped;
 }
@@ -210,6 +211,7 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   // A queue issues its next transfer once this one's descriptors are out,
   // and completes its transfers in order.
   double &inOrder = queueEnd[queue];
+  const double previousEnd = inOrder;
   double end = std::max({t0 + double(bytes) / c.rate, finish, inOrder});
   perInstr[id].count++;
   perInstr[id].busyNs += end - start;
@@ -238,7 +240,7 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
     counts.spillSaveBytes += uint64_t(bytes);
   else if (in.tag == DmaTag::SpillReload)
     counts.spillReloadBytes += uint64_t(bytes);
-  record(id, unit, float(sb.P), float(bytes), start, end - start);
+  record(id, unit, float(sb.P), float(bytes), start, end - start, std::max(0.0, previousEnd - start));
 }
 
 void TimingScheduler::matmul(const Instr &, uint32_t id, const TileView &dst, const TileView *srcs) {

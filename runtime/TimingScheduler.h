@@ -262,7 +262,7 @@ private:
   double operandWaitNs(int unit, const TileView *srcs, double start) const;
   void schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc, double busyNs,
                 double latencyNs, float rows, float cols);
-  void record(uint32_t id, int unit, float rows, float cols, double start, double dur);
+  void record(uint32_t id, int unit, float rows, float cols, double start, double dur, double queued = 0);
 };
 
 } // namespace tessel::runtime

@@ -7,7 +7,16 @@
 // .tasm line, the source location it came from (`source`: "kernel.tsl:5:12";
 // Program::instrSource), the value involved (`value`: the tensor a DMA
 // moves, else the buffer written), the tile shape (partitions x free elements, or
-// partitions and bytes for a DMA). Timestamps are microseconds. At most
+// partitions and bytes for a DMA). A DMA queue has several transfers in flight
+// and completes them in order: its track shows each transfer from when the
+// previous one completed (or from its issue, if later) to its own completion,
+// so the queue's slices never overlap and add up to the queue's busy time in
+// the report; the time a transfer spent issued but behind its queue's earlier
+// ones is a nestable async slice ("b"/"e", category "dma_queued") of id
+// "qQ.L": waits of one queue overlap, so each takes the lowest lane L free
+// when it begins. Timestamps are microseconds, rounded to whole nanoseconds
+// (a viewer compares them so; unrounded, a slice could end a fraction of a
+// nanosecond after the next begins). At most
 // SimOptions::traceMaxEvents slices are kept (the first ones in program order);
 // the number dropped is in "otherData".
 //
@@ -18,6 +27,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <map>
 #include <set>
 
 using namespace llvm;
@@ -81,17 +92,46 @@ Error writeChromeTrace(StringRef path, const Program &prog, const Report &report
         names[i] = instrName(prog.instrs[i]);
         sources[i] = prog.instrSource(prog.instrs[i]);
       }
+      // Per DMA queue, when each lane of its waits is free again.
+      std::map<unsigned, std::vector<double>> laneFree;
+      auto us = [](double ns) { return std::round(ns) / 1000.0; };
       for (const TraceEvent &e : events) {
         const Instr &in = prog.instrs[e.instr];
         const std::string &name = names[e.instr];
+        const double start = std::round(e.startNs), end = std::round(e.startNs + e.durNs);
+        const double shown = std::min(end, std::round(e.startNs + e.queuedNs));
+        if (shown > start) {
+          std::vector<double> &lanes = laneFree[e.unit];
+          size_t lane = 0;
+          while (lane < lanes.size() && lanes[lane] > start)
+            ++lane;
+          if (lane == lanes.size())
+            lanes.push_back(0);
+          lanes[lane] = shown;
+          const std::string id = "q" + std::to_string(e.unit - 4) + "." + std::to_string(lane);
+          for (const char *ph : {"b", "e"})
+            j.object([&] {
+              j.attribute("name", "queued: " + name);
+              j.attribute("cat", "dma_queued");
+              j.attribute("ph", ph);
+              j.attribute("id", id);
+              j.attribute("pid", 0);
+              j.attribute("ts", us(*ph == 'b' ? start : shown));
+              if (*ph == 'b')
+                j.attributeObject("args", [&] {
+                  j.attribute("line", int64_t(in.loc.line));
+                  j.attribute("queue", int64_t(e.unit - 4));
+                });
+            });
+        }
         j.object([&] {
           j.attribute("name", name);
           j.attribute("cat", engineName(in.engine));
           j.attribute("ph", "X");
           j.attribute("pid", 0);
           j.attribute("tid", int64_t(e.unit));
-          j.attribute("ts", e.startNs / 1000.0);
-          j.attribute("dur", e.durNs / 1000.0);
+          j.attribute("ts", us(shown));
+          j.attribute("dur", us(end - shown));
           j.attributeObject("args", [&] {
             j.attribute("line", int64_t(in.loc.line));
             if (!sources[e.instr].empty())
