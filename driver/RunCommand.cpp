@@ -25,6 +25,7 @@
 #include "runtime/Report.h"
 #include "runtime/Simulator.h"
 #include "runtime/Target.h"
+#include "runtime/TargetProvenance.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -200,7 +201,8 @@ int runRunCommand(int argc, char **argv) {
                           cl::cat(toolCategory()));
   cl::opt<bool> dumpTarget("dump-target",
                            cl::desc("Print the selected target description as JSON (a template for "
-                                    "--target=FILE.json) and exit; FILE is not needed"),
+                                    "--target=FILE.json), with each value's provenance, and exit; "
+                                    "FILE is not needed"),
                            cl::cat(toolCategory()));
   if (!parseCommandLine(argc, argv,
                         "tessel run: run a kernel on the NeuronCore simulator\n\n"
@@ -225,9 +227,15 @@ int runRunCommand(int argc, char **argv) {
     return status;
   if (dumpTarget) {
     Target t;
-    if (!loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), t))
+    llvm::StringRef name = targetName.empty() ? "trn1" : llvm::StringRef(targetName);
+    if (!loadTargetOrReport(name, t))
       return 1;
-    llvm::outs() << targetToJSONText(t);
+    llvm::Expected<TargetProvenance> provenance = loadTargetProvenance(name, t);
+    if (!provenance) {
+      reportError(llvm::toString(provenance.takeError()));
+      return 1;
+    }
+    llvm::outs() << withProvenanceJSON(targetToJSONText(t), t, *provenance);
     return 0;
   }
   if (input.empty()) {

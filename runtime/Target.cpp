@@ -130,8 +130,12 @@ static Target makeTrn1() {
   // throughput utilization". 85% at 32 KiB per engine transfer (8 partitions
   // x 4 KiB, whose per-buffer efficiency is 4096/(4096+256) = 94%) leaves
   // 0.85/0.94 = 90.4% for the transfer level: overhead = (0.94/0.85 - 1) x
-  // 32768 B / 17 B/ns = 207 ns [DERIVED]. `tessel calibrate` fits it in
-  // [0, 1300].
+  // 32768 B / 17 B/ns = 207 ns [DERIVED]. Which guide: the current one
+  // (nki/deep-dives/nki_perf_guide.rst); the SDK 2.23 guide's same sentence
+  // about the same example says "close 70%", which gives ~660 ns. The later
+  // text is taken as the publisher's reading; it was not chosen by agreement
+  // with a point, though with 70% the trn1 tiled rung would be +40.8%, not
+  // -9.6% (docs/targets.md). `tessel calibrate` fits it in [0, 1300].
   t.dma_transfer_overhead_ns = 207;
   // §3.3/§4.3: load_transpose2d has "much lower DMA bandwidth" on trn1, no
   // figure given [DOC]; 0.25 [ASSUMED] (trn2's DMA transpose reaches <= 90%).
