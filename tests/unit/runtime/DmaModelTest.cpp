@@ -2,7 +2,11 @@
 //
 // The DMA rules and microbenchmarks of shared/FIDELITY.md §3 and TRN1.md §4.3.
 // Where a test compares with a measured figure it allows a stated tolerance:
-// the model is checked, not fitted to the number.
+// the model is checked, not fitted to the number. Each test against a
+// published figure says which kind it is (docs/targets.md):
+//   independent     the figure is not the one any value involved was derived from;
+//   regression pin  a target value was derived from this very figure, so the
+//                   test only guards that derivation against later edits.
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
@@ -30,7 +34,8 @@ Target trn2() {
 
 double relErr(double model, double measured) { return std::fabs(model - measured) / measured; }
 
-// "< 256 B per partition severely overhead-bound; >= 2 KiB recommended;
+// Regression pin: dma_descriptor_overhead_bytes (256) was derived from this
+// rule, "< 256 B per partition severely overhead-bound; >= 2 KiB recommended;
 // >= 4 KiB near saturation" (nki-dma-bandwidth-guide.rst).
 TEST(DmaModel, EfficiencyFollowsThePublishedBytesPerPartitionRule) {
   for (const Target &t : {trn1Target(), trn2()}) {
@@ -46,6 +51,27 @@ TEST(DmaModel, EfficiencyFollowsThePublishedBytesPerPartitionRule) {
       EXPECT_LE(e, 1.0);
       prev = e;
     }
+  }
+}
+
+// Independent: two statements no value was derived from. The performance
+// guide's Opt #9 example calls 1024 fp32 elements (4 KiB) per partition "the
+// ideal size", "Beyond 1024 has diminished return on bandwidth"
+// (nki_perf_guide.rst), and investigations/dma_efficiency.md: "Beyond 4 KB,
+// improvements are marginal". A whole-partition transfer's utilisation of
+// the engines gains less from 4 to 8 KiB per partition than from 2 to 4 KiB,
+// and under 10 %.
+TEST(DmaModel, BeyondFourKiBPerPartitionTheGainIsMarginal) {
+  for (const Target &t : {trn1Target(), trn2()}) {
+    SCOPED_TRACE(t.name);
+    DmaModel m(t);
+    auto utilisation = [&](int64_t bytesPerPartition) {
+      DmaTiming c = m.cost({128 * bytesPerPartition, 128, 0, false});
+      return double(128 * bytesPerPartition) / c.occupancyNs;
+    };
+    double gain24 = utilisation(4096) / utilisation(2048), gain48 = utilisation(8192) / utilisation(4096);
+    EXPECT_LT(gain48, gain24);
+    EXPECT_LT(gain48, 1.10);
   }
 }
 
@@ -87,6 +113,9 @@ TEST(DmaModel, EnginesFollowPartitions) {
 // "one DMA engine, HBM->SBUF, 32 KiB (A[4, 4096] bf16): 1,416 ns"
 // (nki-dma-overview.rst). The figure is the data time at the engine's rate
 // (23 B/ns); the fixed per-transfer cost comes on top of it in the model.
+// Independent for the rate (23 B/ns is the per-generation table's, not read
+// off this measurement); a regression pin for trn2's dma_transfer_overhead_ns
+// (0), which was derived in part from this figure.
 TEST(DmaModel, OneEngineMoves32KiBAtThePublishedRate) {
   Target t = trn2();
   DmaTiming c = DmaModel(t).cost({32 * 1024, 4, 0, false});
@@ -126,11 +155,13 @@ TEST(DmaModel, HbmShareBindsWhenThePoolIsFaster) {
   EXPECT_DOUBLE_EQ(c.occupancyNs, 128.0 * 1024 / (t.hbmBytesPerNs() * c.efficiency));
 }
 
-// nki_perf_guide.rst Opt #9: "larger than 32KiB to achieve ideal bandwidth";
-// large transfers achieve "close to 85% DMA throughput utilization". trn1's
-// per-transfer overhead is derived from that: a 128 x 1024 fp32 load (16
-// transfers of 8 partitions x 4 KiB = 32 KiB) runs at ~85% of the engines'
-// table rate, and smaller transfers lose more.
+// Regression pin: trn1's dma_transfer_overhead_ns (207 ns) was derived from
+// this figure, nki_perf_guide.rst Opt #9's large transfers "achieving close
+// to 85% DMA throughput utilization" at 32 KiB per transfer (a 128 x 1024
+// fp32 load: 16 transfers of 8 partitions x 4 KiB), so reaching ~85 % here
+// checks the derivation's arithmetic, not the model (docs/targets.md: the
+// SDK 2.23 guide said 70 %). That smaller transfers lose more is the
+// published bytes-per-partition rule.
 TEST(DmaModel, Trn1ThirtyTwoKiBTransfersReachAboutEightyFivePercent) {
   const Target &t = trn1Target();
   DmaModel m(t);
@@ -168,6 +199,9 @@ double simulatedNs(const std::string &text, const Target &t, LatencyKind k = Lat
   return runOrFail(p, o, t).report.latencyNs;
 }
 
+// Independent for the 16 us run (dma_copy_1kib, held out); a regression pin
+// for the 47 us run, whose 354 GB/s trn2's dma_transfer_overhead_ns (0) was
+// derived from (dma_copy_4kib, in-sample).
 // Tolerance 12%: the model is pessimistic on both (17.1 and 51.8 us): the
 // 4 KiB run implies ~378 GB/s of data rate once the two exposed fixed costs
 // are taken off, above trn2's 362.5 GB/s per-core HBM share, which caps the
@@ -184,7 +218,9 @@ TEST(DmaModel, LoadStoreMicrobenchmarksWithinTwelvePercentOfMeasured) {
   EXPECT_GT(16.0 * 1024 * 1024 / large, 4.0 * 1024 * 1024 / small);
 }
 
-// "tiny kernels measure 3 us in device mode" (FIDELITY.md §5).
+// "tiny kernels measure 3 us in device mode" (FIDELITY.md §5). Regression
+// pin: launch_device_ns (0) and, in part, trn2's dma_fixed_latency_ns
+// (1300 ns) were derived from this figure.
 TEST(DmaModel, TinyKernelDeviceTimeNearThreeMicroseconds) {
   for (const Target &t : {trn1Target(), trn2()}) {
     double ns = simulatedNs(copyTiles(1, 64), t);
