@@ -1,5 +1,15 @@
 """trn1 matmul ladder, rung 3 "blocked free dims" (../../../shared/FIDELITY.md s1; measured 22.07 ms).
 
+Published schedule (aws-neuron/nki-samples src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py (current API; the measured 2.20-2.23 release used nl.load / nl.store, as this kernel does), nki_matmul_block_free_dimension_):
+    TILES_IN_BLOCK_M = 2; TILES_IN_BLOCK_N = 2
+    for m in nl.affine_range(M // BLOCK_M):
+      for bm in nl.affine_range(TILES_IN_BLOCK_M):
+        for k in nl.affine_range(K // TILE_K): # lhsT tile loaded
+      for n in nl.affine_range(N // BLOCK_N):
+        for bn in nl.affine_range(TILES_IN_BLOCK_N):
+          for k in nl.affine_range(K // TILE_K): # rhs tile loaded
+        for bm ...: for bn ...: for k ...: matmul; then copy and store per (bm, bn)
+
 As the hoisted rung with blocks of 2 M tiles and 2 N tiles (BLOCK_M 256,
 BLOCK_N 1024), K unblocked: per M block the K column of its 2 lhsT tile
 columns is loaded once, per (M block, N block) the K column of its 2 rhs tile

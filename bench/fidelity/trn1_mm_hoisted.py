@@ -1,5 +1,13 @@
 """trn1 matmul ladder, rung 2 "hoisted loads" (../../../shared/FIDELITY.md s1; measured 42.96 ms).
 
+Published schedule (aws-neuron/nki-samples src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py (current API; the measured 2.20-2.23 release used nl.load / nl.store, as this kernel does), nki_matmul_hoist_load_):
+    for m in nl.affine_range(M // TILE_M):
+      for k in nl.affine_range(K // TILE_K): # lhsT tile [TILE_K, TILE_M] loaded
+      for n in nl.affine_range(N // TILE_N):
+        for k in nl.affine_range(K // TILE_K): # rhs tile [TILE_K, TILE_N] loaded
+        for k in nl.affine_range(K // TILE_K): # matmul into one PSUM tile
+        # copy and store per (m, n)
+
 As the tiled rung, but the whole K column of lhsT (K/128 tiles of 128x128) is
 loaded once per m and the whole K column of rhs (K/128 tiles of 128x512) once
 per (m, n), before the matmuls that use them. Written for tessel from the

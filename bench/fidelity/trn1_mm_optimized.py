@@ -1,5 +1,15 @@
 """trn1 matmul ladder, rung 4 "fully optimized" (../../../shared/FIDELITY.md s1; measured 6.97 ms).
 
+Published schedule (aws-neuron/nki-samples src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py (current API; the measured 2.20-2.23 release used nl.load / nl.store, as this kernel does), nki_matmul_fully_optimized_,
+TILES_IN_BLOCK_M=16, TILES_IN_BLOCK_N=2, TILES_IN_BLOCK_K=8; shared/TRN1.md s6):
+    for n in nl.affine_range(NUM_BLOCK_N):
+      for k in nl.sequential_range(NUM_BLOCK_K):
+        # rhs block loaded, one DMA per K tile of [TILE_K, BLOCK_N]
+        for m in nl.affine_range(NUM_BLOCK_M):
+          # lhsT block loaded, one DMA per K tile of [TILE_K, BLOCK_M]
+          for bn ...: for bm ...: for bk ...: matmul into PSUM; VectorE adds it into the SBUF result
+      # one coalesced store per M tile of the N block
+
 Blocks of 16 M tiles, 2 N tiles and 8 K tiles (BLOCK_M 2048, BLOCK_N 1024,
 BLOCK_K 1024); loop order n -> k (sequential) -> m. Per (n, k) the rhs block
 is loaded as 8 rows of 128x1024, per (n, k, m) the lhsT block as 8 rows of

@@ -1,5 +1,12 @@
 """trn1 matmul ladder, rung 1 "tiled" (../../../shared/FIDELITY.md s1; measured 51.80 ms).
 
+Published schedule (aws-neuron/nki-samples src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py (current API; the measured 2.20-2.23 release used nl.load / nl.store, as this kernel does), nki_matmul_tiled_):
+    for m in nl.affine_range(M // TILE_M):
+      for n in nl.affine_range(N // TILE_N):
+        for k in nl.affine_range(K // TILE_K):
+          # one lhsT tile [TILE_K, TILE_M] and one rhs tile [TILE_K, TILE_N] loaded, one matmul
+      # PSUM -> SBUF copy and one store per (m, n)
+
 result[M, N] = lhsT[K, M]^T @ rhs[K, N]. Loops m (M/128), n (N/512), k (K/128);
 per k one 128x128 stationary tile of lhsT and one 128x512 moving tile of rhs
 are loaded and multiplied into a 128x512 fp32 PSUM tile, which is copied to

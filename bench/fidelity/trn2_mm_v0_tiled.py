@@ -1,5 +1,15 @@
 """trn2 4096^3 ladder, V0 "tiled" (../../../shared/FIDELITY.md s2; profile total 8,602 us).
 
+Published schedule (aws-neuron/neuron-agentic-development skills/neuron-nki-profile-querying/references/example-bounds-analysis.md, "Kernel (V0)"):
+    for m in nl.affine_range(M // TILE_M):          # 32
+        for n in nl.affine_range(N // TILE_N):      # 8
+            for k in nl.affine_range(K // TILE_K):  # 32
+                nisa.dma_copy(dst=lhsT_tile, src=lhsT[k..., m...])
+                nisa.dma_copy(dst=rhs_tile,  src=rhs[k..., n...])
+                nisa.nc_matmul(dst=res_psum, stationary=lhsT_tile, moving=rhs_tile)
+            nisa.tensor_copy(dst=res_sb, src=res_psum)
+            nisa.dma_copy(dst=result[m..., n...], src=res_sb)
+
 result[M, N] = lhsT[K, M]^T @ rhs[K, N]. Loops m (M/128), n (N/512), k (K/128);
 per k `dma_copy` a 128x128 stationary tile and a 128x512 moving tile into
 SBUF, then `nc_matmul` into a 128x512 fp32 PSUM tile; per (m, n) a

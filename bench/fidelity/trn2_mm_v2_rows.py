@@ -1,5 +1,12 @@
 """trn2 4096^3 ladder, V2 "row loads" (../../../shared/FIDELITY.md s2; profile total 1,801 us).
 
+Published schedule (aws-neuron/neuron-agentic-development skills/neuron-nki-profile-querying/references/example-bounds-analysis.md, "V2: Row loads"):
+    for m in nl.affine_range(M // BLOCK_M):
+        for k in nl.affine_range(num_k):   # one [TILE_K, BLOCK_M] = [128, 1024] lhsT row
+        for n in nl.affine_range(N // BLOCK_N):
+            for k in nl.affine_range(num_k):   # one [TILE_K, BLOCK_N] = [128, 1024] rhs row
+            for bm ...: for bn ...: for k ...: nc_matmul into the PSUM accumulator
+
 As V1 (blocks of 8 M tiles and 2 N tiles), but both operands are loaded as
 128x1024 rows: one DMA per K tile of an M block's lhsT and one per K tile of
 an N block's rhs. Current NKI API. Written for tessel from the published
