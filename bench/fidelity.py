@@ -158,16 +158,17 @@ def render(points, skipped, failed, shaped):
         notes.append(f"- FAILED {row['name']}: {why}")
     if notes:
         lines += [""] + notes
-    sets = ["| set | points | WMAPE | worst point |", "|---|---:|---:|---|"]
+    sets = ["| set | points | WMAPE | within 1.5x | worst point |", "|---|---:|---:|---:|---|"]
     for label, pts in by_set.items():
         if pts:
             err = sum(abs(s - m) for _, s, m in pts)
             total = sum(m for _, _, m in pts)
             name, s, m = max(pts, key=lambda p: max(p[1] / p[2], p[2] / p[1]))
-            sets.append(f"| {label} | {len(pts)} | {100.0 * err / total:.1f} % | {name} "
+            within = sum(1 for _, ps, pm in pts if max(ps / pm, pm / ps) <= 1.5)
+            sets.append(f"| {label} | {len(pts)} | {100.0 * err / total:.1f} % | {within} of {len(pts)} | {name} "
                         f"({err_pct(s, m):+.1f} %, {max(s / m, m / s):.2f}x) |")
         else:
-            sets.append(f"| {label} | 0 | - | - |")
+            sets.append(f"| {label} | 0 | - | - | - |")
     summary = [wmape_line(label, pts) for label, pts in by_set.items()]
     if tensor_errs:
         summary.append(f"tensor-engine busy within {max(tensor_errs):.1f} %.")
