@@ -9,6 +9,7 @@
 #include "driver/TuneCache.h"
 #include "driver/TirInput.h"
 
+#include "backend/NkiEmitter.h"
 #include "ir/Printer.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -21,7 +22,7 @@ namespace tessel::driver {
 
 namespace {
 
-enum class EmitKind { AST, TIR, TASM };
+enum class EmitKind { AST, TIR, TASM, NKI };
 
 void error(const llvm::Twine &msg) {
   // Located errors (the parser's, the backend's) already say "file:line:col: error:".
@@ -48,7 +49,8 @@ bool writeOutput(const std::string &output, llvm::StringRef text) {
 /// `tessel compile x.tir`: the pipeline on tile IR (as tessel opt runs it),
 /// then the IR or the program.
 int compileTir(std::unique_ptr<llvm::MemoryBuffer> buffer, EmitKind emit, const SourceOptions &source,
-               const PipelineOptions &pipeline, const std::string &targetName, const std::string &output) {
+               const PipelineOptions &pipeline, const std::string &targetName, const std::string &output,
+               const std::string &nkiApi, const std::string &command) {
   if (emit == EmitKind::AST) {
     error("--emit=ast needs a .tsl source; tile IR has no AST");
     return 1;
@@ -67,7 +69,14 @@ int compileTir(std::unique_ptr<llvm::MemoryBuffer> buffer, EmitKind emit, const 
     return 1;
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (emit == EmitKind::TIR) {
+  if (emit == EmitKind::NKI) {
+    auto nkiText = backend::compileToNki(*tir.kernel, *target, &tir.sourceMgr, nkiApi, command);
+    if (!nkiText) {
+      error(llvm::toString(nkiText.takeError()));
+      return 1;
+    }
+    os << *nkiText;
+  } else if (emit == EmitKind::TIR) {
     ir::printKernel(*tir.kernel, os);
   } else {
     auto program = emitProgram(*tir.kernel, *target, &tir.sourceMgr);
@@ -94,12 +103,16 @@ int runCompileCommand(int argc, char **argv) {
       "emit", cl::desc("What to print (default: tir)"), cl::init(EmitKind::TIR),
       cl::values(clEnumValN(EmitKind::AST, "ast", "the typed AST, with shapes and locations"),
                  clEnumValN(EmitKind::TIR, "tir", "the verified tile IR (round-trips through tessel opt)"),
-                 clEnumValN(EmitKind::TASM, "tasm", "the simulator program (run it with tessel run)")),
+                 clEnumValN(EmitKind::TASM, "tasm", "the simulator program (run it with tessel run)"),
+                 clEnumValN(EmitKind::NKI, "nki", "an NKI kernel (Python; docs/nki.md, \"Emitting NKI\")")),
       cl::cat(toolCategory()));
   cl::opt<std::string> targetName("target",
                                   cl::desc("Hardware description: trn1 (default), trn2, or a JSON file"),
                                   cl::value_desc("trn1|trn2|FILE.json"), cl::init("trn1"),
                                   cl::cat(toolCategory()));
+  cl::opt<std::string> nkiApi("nki-api",
+                              cl::desc("--emit=nki: the NKI API generation (default: legacy on trn1, else current)"),
+                              cl::value_desc("current|legacy"), cl::cat(toolCategory()));
   cl::opt<std::string> output("o", cl::desc("Write the output to FILE ('-' for stdout)"),
                               cl::value_desc("FILE"), cl::init("-"), cl::cat(toolCategory()));
   if (!parseCommandLine(argc, argv,
@@ -108,6 +121,9 @@ int runCompileCommand(int argc, char **argv) {
                         "selected kernel to tile IR in the straightforward form (DESIGN §4), then\n"
                         "runs the pass pipeline (-O0 by default: no passes; docs/passes.md).\n"))
     return 1;
+  std::string command = "tessel compile";
+  for (int i = 1; i < argc; ++i)
+    command += std::string(" ") + argv[i];
   int status = 0;
   if (pipeline.handleInfoFlags(status))
     return status;
@@ -122,6 +138,10 @@ int runCompileCommand(int argc, char **argv) {
     read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
   if (!rejectEmptyValue(targetName) || !rejectInputAsOutput("-o", output, read))
     return 1;
+  if ((isNkiSource(input) || !nki.args.empty()) && emit == EmitKind::NKI) {
+    error("--emit=nki: '" + input + "' is an NKI kernel already");
+    return 1;
+  }
   if (isNkiSource(input) || !nki.args.empty())
     return compileNkiKernel({input, source.kernel, {nki.args.begin(), nki.args.end()}, {}}, targetName,
                             emit == EmitKind::TASM, output,
@@ -145,7 +165,7 @@ int runCompileCommand(int argc, char **argv) {
     return 1;
   }
   if (programInput->format == InputFormat::Tir)
-    return compileTir(std::move(programInput->buffer), emit, source, pipeline, targetName, output);
+    return compileTir(std::move(programInput->buffer), emit, source, pipeline, targetName, output, nkiApi, command);
 
   std::vector<Define> defines;
   if (!source.collectDefines(defines))
@@ -185,7 +205,15 @@ int runCompileCommand(int argc, char **argv) {
     auto kernel = compileKernel(fe, options, *target);
     if (!kernel)
       return 1;
-    if (emit == EmitKind::TIR) {
+    if (emit == EmitKind::NKI) {
+      auto nkiText = backend::compileToNki(*kernel, *target, &fe.sourceMgr, nkiApi,
+                                           command);
+      if (!nkiText) {
+        error(llvm::toString(nkiText.takeError()));
+        return 1;
+      }
+      os << *nkiText;
+    } else if (emit == EmitKind::TIR) {
       if (source.tp != 1)
         os << describeTensorParallel(tpPlan, *fe.kernel, *target);
       ir::printKernel(*kernel, os);

@@ -4,6 +4,7 @@
 #include "llvm/Support/Casting.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 
 namespace tessel::ir {
@@ -70,6 +71,11 @@ std::string Kernel::uniqueName(llvm::StringRef hint) const {
     if (!usedNames.count(candidate))
       return candidate;
   }
+}
+
+uint64_t ForOp::nextSerial(bool peek) {
+  static std::atomic<uint64_t> next{0};
+  return peek ? next.load() : next++;
 }
 
 void walkOp(Op &op, const std::function<void(Op &)> &fn) {

@@ -129,12 +129,21 @@ struct ForOp : Op {
   IndexExpr lo, hi;
   int64_t step = 1;
   bool parallel = false; // NKI affine_range (iterations independent) vs sequential_range
+  /// The pass that created this loop (passes::PassManager records it; empty
+  /// for loops TileGen or the IR text made): the emitted NKI names it.
+  std::string madeBy;
+  /// Creation order, unique per process: a loop made after serial S was
+  /// taken is newer than everything before it (how the PassManager tells
+  /// the loops a pass made).
+  const uint64_t serial = nextSerial();
   /// A matmul nest's row-block loop whose row block is not the kernel's `m`
   /// (TileGen's strip budget halved another nest's) says so: `m` = its step.
   BlockConfig block;
   Block body;
   ForOp() : Op(OpKind::For) {}
   static bool classof(const Op *op) { return op->kind == OpKind::For; }
+  /// The serial the next loop created gets.
+  static uint64_t nextSerial(bool peek = false);
 
   /// Iterations of a loop from `lo` to `hi` by `step` (0 when empty).
   static int64_t tripCount(int64_t lo, int64_t hi, int64_t step) {

@@ -79,6 +79,18 @@ bool PassManager::writeDumpFile(unsigned index, llvm::StringRef pass, const ir::
   return true;
 }
 
+namespace {
+/// Names `pass` as the maker of the loops it created (serial >= `first`).
+void creditNewLoops(ir::Kernel &kernel, uint64_t first, llvm::StringRef pass) {
+  for (auto &op : kernel.body.ops)
+    ir::walkOp(*op, [&](ir::Op &o) {
+      if (auto *loop = llvm::dyn_cast<ir::ForOp>(&o))
+        if (loop->serial >= first && loop->madeBy.empty())
+          loop->madeBy = pass.str();
+    });
+}
+} // namespace
+
 bool PassManager::run(ir::Kernel &kernel, PassContext &ctx) {
   lastRun.clear();
   const InstrumentationOptions &o = options;
@@ -97,7 +109,9 @@ bool PassManager::run(ir::Kernel &kernel, PassContext &ctx) {
     unsigned errorsBefore = ctx.diags.errorCount();
     collector.activate(name);
     auto start = std::chrono::steady_clock::now();
+    uint64_t firstNewLoop = ir::ForOp::nextSerial(/*peek=*/true);
     PassResult result = pass->run(kernel, ctx);
+    creditNewLoops(kernel, firstNewLoop, name);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     collector.deactivate();
     lastRun.push_back({name.str(), result, seconds});

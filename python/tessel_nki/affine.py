@@ -140,3 +140,71 @@ class Affine:
         elif self.const < 0:
             out += " - %d" % -self.const
         return out
+
+
+class MinExpr:
+    """min(a, b, ...) of index expressions with a loop variable among them: the
+    size of a partial tile (`nl.ds(m * 128, min(128, 647 - m * 128))`). NKI 0.7+
+    unrolls its loops at specialization, so Python's min sees integers; tessel
+    traces the body once and keeps the min symbolic (the tile IR's `min`)."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, args):
+        flat = []
+        for a in args:
+            flat.extend(a.args if isinstance(a, MinExpr) else [Affine.of(a)])
+        consts = [a.const for a in flat if a.is_const()]
+        rest = [a for a in flat if not a.is_const()]
+        self.args = ([Affine({}, min(consts))] if consts else []) + rest
+
+    def upper(self):
+        """A constant bound on the value (what the tile's buffer must hold)."""
+        consts = [a.const for a in self.args if a.is_const()]
+        if not consts:
+            raise NkiError("min(%s) has no constant argument, so the tile has no bounded size"
+                           % ", ".join(a.text() for a in self.args))
+        return consts[0]
+
+    def eval(self, env):
+        return min(a.eval(env) for a in self.args)
+
+    def text(self):
+        out = self.args[-1].text()
+        for a in reversed(self.args[:-1]):
+            out = "min(%s, %s)" % (a.text(), out)
+        return out
+
+    def __eq__(self, other):
+        return isinstance(other, MinExpr) and self.text() == other.text()
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self.text())
+
+    def __bool__(self):
+        raise NkiError("a partial tile size (min of a loop variable) used in a condition")
+
+
+def traced_min(*args, **kwargs):
+    """Python's `min` inside the kernel: symbolic when an argument is a loop variable."""
+    import builtins
+    if kwargs or len(args) < 2 or not any(isinstance(a, (Affine, MinExpr)) and
+                                          not (isinstance(a, Affine) and a.is_const()) for a in args):
+        return builtins.min(*[a.const if isinstance(a, Affine) and a.is_const() else a for a in args], **kwargs)
+    return MinExpr(args)
+
+
+def extent_bound(e):
+    """An extent's constant bound: the extent itself, or a partial tile's upper bound."""
+    return e.upper() if isinstance(e, MinExpr) else e
+
+
+def extent_text(e):
+    return e.text() if isinstance(e, MinExpr) else "%d" % e
+
+
+def extent_value(e, env):
+    return e.eval(env) if isinstance(e, MinExpr) else e

@@ -19,6 +19,7 @@ import sys
 import traceback
 
 from . import emit, modules
+from .affine import traced_min
 from .errors import NkiError
 from .tracer import BF16, F32, Tracer
 
@@ -90,10 +91,17 @@ def trace(path, kernel_name, arg_specs, geometry):
                 raise NkiError("kernel argument '%s' needs a shape and dtype: --arg %s=bf16[D0,D1] or "
                                "--input %s=FILE.npy" % (p.name, p.name, p.name), False)
         fn.__globals__["range"] = modules._language.traced_range
+        had_min = "min" in fn.__globals__
+        saved_min = fn.__globals__.get("min")
+        fn.__globals__["min"] = traced_min
         try:
             result = fn(*call_args)
         finally:
             fn.__globals__["range"] = builtins.range
+            if had_min:
+                fn.__globals__["min"] = saved_min
+            else:
+                del fn.__globals__["min"]
         tr.flush()
         if tr.deferred_errors:
             raise tr.deferred_errors[0]

@@ -49,13 +49,20 @@ def resolve_accumulation(tr):
         if mode != "infer":
             continue
         tensor = op.dst.tensor
+        # A loop that moves the matmul to another PSUM location (its variable
+        # indexes the result) starts a new group at each iteration, not a
+        # continuation: NKI infers accumulation per location.
+        located = set()
+        for start, _ in op.dst.idx:
+            located |= start.vars()
         loops = []
         block = op.block
         while block is not tensor.block and block.parent_loop is not None:
             loop = block.parent_loop
             if _touches(loop, tensor, True):
                 break
-            loops.append(loop)
+            if loop.var not in located:
+                loops.append(loop)
             block = loop.parent
         # The first matmul of a group overwrites; one that continues an earlier matmul's
         # accumulation (before it in the group's loops, or the last op on the buffer before
@@ -145,6 +152,9 @@ def emit(tr, kernel_name, outputs):
     label = label_names(tr)
 
     def ty(t):
+        if t.banks:  # [P, G, F] over G PSUM banks: the folded [G*P, F] (Access.text)
+            dims = "%s:%d, %s:%d" % (label(t, 0), t.shape[0] * t.shape[1], label(t, 2), t.shape[2])
+            return "%s<%s, [%s]>" % (t.space, t.dtype.ir, dims)
         dims = ", ".join("%s:%d" % (label(t, d), t.shape[d]) for d in t.ir_dims)
         return "%s<%s, [%s]>" % (t.space, t.dtype.ir, dims)
 

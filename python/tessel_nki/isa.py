@@ -5,6 +5,7 @@ Both API generations are accepted: the legacy one returns a new tile
 first (`nisa.nc_matmul(dst, a, b)`). The *_access functions check an op
 against tessel's tile IR (docs/tile-ir.md) and record it.
 """
+from .affine import extent_bound
 from .errors import NkiError
 from .tracer import F32, Lazy, Tensor, Tracer, View, as_dtype, current
 
@@ -84,7 +85,8 @@ def matmul_access(dst, stationary, moving, mode, op="nc_matmul"):
     if k != k2:
         raise NkiError("%s: stationary [%d, %d] and moving [%d, %d] differ in the contraction (partition) "
                        "dimension" % (op, k, m, k2, n))
-    if k > g["max_contraction"] or m > g["max_stationary"] or n > g["max_moving"]:
+    if extent_bound(k) > g["max_contraction"] or extent_bound(m) > g["max_stationary"] or \
+            extent_bound(n) > g["max_moving"]:
         raise NkiError("%s: stationary [%d, %d] x moving [%d, %d] exceeds the tensor engine's limits "
                        "(K <= %d, stationary free <= %d, moving free <= %d)"
                        % (op, k, m, k2, n, g["max_contraction"], g["max_stationary"], g["max_moving"]))
@@ -104,7 +106,7 @@ def transpose_access(dst, src, op="nc_transpose"):
     _check_space(src, ("sbuf",), op, "the source")
     _same_shape(op, dst, src, swap=True)
     p, f = src.shape
-    if f > tr.geometry["partitions"]:
+    if extent_bound(f) > tr.geometry["partitions"]:
         raise NkiError("%s: the source's free size %d exceeds %d (it becomes the partitions)"
                        % (op, f, tr.geometry["partitions"]))
     tr.record("transpose", dst, [src])

@@ -14,6 +14,7 @@ import operator
 import os
 import struct
 
+from .affine import extent_value
 from .tracer import Alloc, Loop
 
 _ACT = {
@@ -90,7 +91,7 @@ class _Machine:
         base = 0
         for d, (s, e) in enumerate(acc.idx):
             base += s.eval(self.env) * h.strides[d]
-        return h, base, [(h.strides[d], acc.idx[d][1]) for d in acc.range_dims()]
+        return h, base, [(h.strides[d], extent_value(acc.idx[d][1], self.env)) for d in acc.range_dims()]
 
     def read(self, acc):
         h, base, ((s0, e0), (s1, e1)) = self._geometry(acc)
@@ -149,7 +150,7 @@ class _Machine:
         elif k == "copy":
             self.write(op.dst, src[0])
         elif k == "memset":
-            e0, e1 = op.dst.shape
+            e0, e1 = (extent_value(e, self.env) for e in op.dst.shape)
             self.write(op.dst, [[a["value"]] * e1 for _ in range(e0)])
         else:
             raise AssertionError(k)

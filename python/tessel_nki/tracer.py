@@ -10,7 +10,7 @@ recorded, so the trace keeps the kernel's program order.
 """
 import re
 
-from .affine import Affine, LoopVar
+from .affine import Affine, LoopVar, MinExpr, extent_bound, extent_text
 from .errors import NkiError, location_override, user_loc, user_source_line
 
 
@@ -121,9 +121,20 @@ class Access:
         return tuple(self.idx[d][1] for d in self.range_dims())
 
     def text(self):
+        t = self.tensor
+        if t.banks:
+            # A PSUM tensor over several banks is the tile IR's folded buffer:
+            # partition p of bank group g is row g * P + p (docs/nki.md).
+            (p0, pe), (g, ge), (f0, fe) = self.idx
+            if ge is not None:
+                raise NkiError("a tile of PSUM tensor '%s' spans its dimension 1 (%d banks); index it with a "
+                               "point" % (t.name, t.shape[1]))
+            row = g * t.shape[0] + p0
+            return "%%%s[%s +: %s, %s]" % (t.name, row.text(), extent_text(pe),
+                                          f0.text() if fe is None else "%s +: %s" % (f0.text(), extent_text(fe)))
         parts = []
         for start, ext in self.ir_idx():
-            parts.append(start.text() if ext is None else "%s +: %d" % (start.text(), ext))
+            parts.append(start.text() if ext is None else "%s +: %s" % (start.text(), extent_text(ext)))
         return "%%%s[%s]" % (self.tensor.name, ", ".join(parts))
 
 
@@ -171,6 +182,7 @@ class Tensor(TileLike):
         self.read = False
         n = len(self.shape)
         self.ir_dims = [pdim] + [d for d in range(n) if d != pdim] if space != "hbm" else list(range(n))
+        self.banks = False  # a PSUM [P, G, F] tensor of G banks (Tracer.alloc)
 
     @property
     def ndim(self):
@@ -354,9 +366,10 @@ def index_access(t, key):
                 raise NkiError("slice %s:%s of '%s' has no constant size" % (start.text(), stop.text(), t.name))
             idx.append((start, ext.const))
         elif isinstance(k, Slice):
-            if not isinstance(k.size, int):
-                raise NkiError("nl.ds size must be a constant integer")
-            idx.append((Affine.of(k.start), k.size))
+            size = k.size.const if isinstance(k.size, Affine) and k.size.is_const() else k.size
+            if not isinstance(size, (int, MinExpr)) or isinstance(size, bool):
+                raise NkiError("nl.ds size must be a constant integer or min() of one and loop variables")
+            idx.append((Affine.of(k.start), size))
         elif isinstance(k, IotaIndex):
             idx.append((k.offset, k.extent))
             iota_axes.append((d, k.axis))
@@ -379,7 +392,7 @@ def index_access(t, key):
     acc = Access(t, idx)
     for d, (start, ext) in enumerate(idx):
         if start.is_const():
-            end = start.const + (ext if ext is not None else 1)
+            end = start.const + (extent_bound(ext) if ext is not None else 1)
             if start.const < 0 or end > t.shape[d]:
                 raise NkiError("index out of bounds: dimension %d of '%s' has size %d, the access covers "
                                "[%d, %d)" % (d, t.name, t.shape[d], start.const, end))
@@ -512,6 +525,10 @@ class Tracer:
             if p > P and p % P:
                 raise NkiError("partition dimension %d of '%s' is larger than %d partitions and not a multiple "
                                "of it" % (p, t.name, P))
+        g = self.geometry
+        if space == "psum" and len(t.shape) == 3 and pdim == 0 and t.shape[0] == g["partitions"] and \
+                t.shape[2] * 4 <= g["psum_bank_bytes"] < t.shape[1] * t.shape[2] * 4:
+            t.banks = True
         t.block = self.block
         self.block.ops.append(Alloc(t, t.loc))
         return t

@@ -1,0 +1,627 @@
+//===- backend/NkiEmitter.cpp - Tile IR to NKI Python ---------------------===//
+#include "backend/NkiEmitter.h"
+#include "backend/Backend.h"
+
+#include "runtime/Simulator.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#include <map>
+
+namespace tessel::backend {
+namespace {
+
+using namespace ir;
+
+llvm::Error fail(const llvm::Twine &msg) { return llvm::createStringError(llvm::inconvertibleErrorCode(), msg); }
+
+/// `constant + sum(coeff * python name)` over the emitted loops' trip indices.
+struct Linear {
+  int64_t constant = 0;
+  std::vector<std::pair<std::string, int64_t>> terms;
+
+  void add(const std::string &name, int64_t coeff) {
+    for (auto &t : terms)
+      if (t.first == name) {
+        t.second += coeff;
+        return;
+      }
+    terms.push_back({name, coeff});
+  }
+  bool divisibleBy(int64_t d) const {
+    return llvm::all_of(terms, [&](const auto &t) { return t.second % d == 0; });
+  }
+  std::string str() const {
+    // `135 - m * 256` rather than `-m * 256 + 135`.
+    bool leadingConstant = constant > 0 && !terms.empty() && terms.front().second < 0;
+    std::string out = leadingConstant ? std::to_string(constant) : "";
+    for (const auto &[name, coeff] : terms) {
+      if (coeff == 0)
+        continue;
+      int64_t mag = coeff < 0 ? -coeff : coeff;
+      std::string term = mag == 1 ? name : name + " * " + std::to_string(mag);
+      if (out.empty())
+        out = coeff < 0 ? "-" + term : term;
+      else
+        out += (coeff < 0 ? " - " : " + ") + term;
+    }
+    if (out.empty())
+      return std::to_string(constant);
+    if (leadingConstant)
+      return out;
+    if (constant > 0)
+      out += " + " + std::to_string(constant);
+    else if (constant < 0)
+      out += " - " + std::to_string(-constant);
+    return out;
+  }
+};
+
+const char *dtypeText(DType t) { return t == DType::F32 ? "nl.float32" : "nl.bfloat16"; }
+
+const char *aluText(AluOp op) {
+  switch (op) {
+  case AluOp::Add: return "nl.add";
+  case AluOp::Sub: return "nl.subtract";
+  case AluOp::Mul: return "nl.multiply";
+  case AluOp::Max: return "nl.maximum";
+  case AluOp::Min: return "nl.minimum";
+  }
+  return "";
+}
+
+std::string actText(ActFn fn) { return ("nl." + actFnName(fn)).str(); }
+
+std::string number(double v) {
+  std::string s = llvm::formatv("{0}", v).str();
+  if (!llvm::StringRef(s).contains_insensitive("e") && !llvm::StringRef(s).contains('.'))
+    s += ".0";
+  return s;
+}
+
+class Emitter {
+public:
+  Emitter(const Kernel &kernel, const runtime::Target &target, const llvm::SourceMgr *sources,
+          const NkiEmitOptions &options)
+      : kernel(kernel), sources(sources), options(options), legacy(options.api == NkiApi::Legacy),
+        P(kernel.geometry.partitions ? kernel.geometry.partitions : target.sbuf_partitions) {}
+
+  llvm::Expected<std::string> run() {
+    for (llvm::StringRef reserved : {"nki", "nl", "nisa", "min", "range", "print", "len", "int", "float",
+                                     "and", "or", "not", "in", "is", "if", "else", "for", "def", "return",
+                                     "lambda", "from", "import", "as", "with", "pass", "del", "class", "try",
+                                     "while", "yield", "global", "None", "True", "False"})
+      used.insert(reserved);
+    for (const Value *arg : kernel.args)
+      nameOf(arg);
+    header();
+    if (auto err = block(kernel.body, 1))
+      return std::move(err);
+    std::vector<std::string> outs;
+    for (const Value *arg : kernel.args)
+      if (arg->role == TensorRole::Output)
+        outs.push_back(names[arg]);
+    line(1, "return " + llvm::join(outs, ", "));
+    return out;
+  }
+
+private:
+  // --- text --------------------------------------------------------------
+  void line(int depth, const std::string &text) { out += std::string(4 * depth, ' ') + text + "\n"; }
+
+  const std::string &nameOf(const Value *v) {
+    auto it = names.find(v);
+    if (it != names.end())
+      return it->second;
+    std::string base;
+    for (char c : v->name)
+      base += llvm::isAlnum(c) || c == '_' ? c : '_';
+    if (base.empty() || llvm::isDigit(base[0]))
+      base = "t" + base;
+    std::string name = base;
+    for (int i = 1; used.count(name); ++i)
+      name = base + "_" + std::to_string(i);
+    used.insert(name);
+    return names[v] = name;
+  }
+
+  /// "file.tsl:LINE: text of the line", or "" without a source.
+  std::string sourceLine(llvm::SMLoc loc) const {
+    if (!sources || !loc.isValid())
+      return "";
+    unsigned buf = sources->FindBufferContainingLoc(loc);
+    if (!buf)
+      return "";
+    unsigned lineNo = sources->getLineAndColumn(loc, buf).first;
+    const llvm::MemoryBuffer *mb = sources->getMemoryBuffer(buf);
+    const char *begin = mb->getBufferStart(), *end = mb->getBufferEnd(), *at = loc.getPointer();
+    const char *s = at, *e = at;
+    while (s > begin && s[-1] != '\n')
+      --s;
+    while (e < end && *e != '\n')
+      ++e;
+    llvm::StringRef text = llvm::StringRef(s, size_t(e - s)).trim();
+    std::string file = llvm::sys::path::filename(mb->getBufferIdentifier()).str();
+    return llvm::formatv("{0}:{1}: {2}", file, lineNo, text).str();
+  }
+
+  void header() {
+    std::string ins;
+    for (const Value *arg : kernel.args)
+      if (arg->role == TensorRole::Input)
+        ins += (ins.empty() ? "" : ", ") + names[arg];
+    out += llvm::formatv("\"\"\"{0} as an NKI kernel ({1}).\n\n", kernel.name,
+                         legacy ? "legacy API: neuronxcc.nki, trn1" : "current API: the nki package, trn2 and later")
+               .str();
+    if (!options.command.empty())
+      out += "Emitted by `" + options.command + "`; ";
+    out += "`tessel run THIS.py` runs it on tessel's simulator.\n\"\"\"\n";
+    if (legacy)
+      out += "import neuronxcc.nki as nki\nimport neuronxcc.nki.isa as nisa\nimport neuronxcc.nki.language as nl\n";
+    else
+      out += "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n";
+    out += "\n\n@nki.jit\n";
+    out += "def " + sanitize(kernel.name) + "(" + ins + "):\n";
+    std::string src = sourceLine(kernel.loc);
+    line(1, "\"\"\"" + (src.empty() ? kernel.name : src));
+    out += "\n";
+    std::string blocks = kernel.blockParams.str();
+    line(1, "Block parameters: " + (blocks.empty() ? std::string("none (TileGen's defaults)") : blocks) + ".");
+    if (options.latencyUs)
+      line(1, llvm::formatv("Predicted latency: {0:F2} us on {1} (tessel's timing model).", *options.latencyUs,
+                            targetName)
+                  .str());
+    if (!kernel.notes.empty())
+      line(1, "Pass notes:");
+    for (const std::string &note : kernel.notes)
+      line(2, note);
+    line(1, "\"\"\"");
+    for (const Value *arg : kernel.args)
+      if (arg->role == TensorRole::Output)
+        line(1, names[arg] + " = nl.ndarray(" + shapeText(arg->type, false) + ", dtype=" +
+                    dtypeText(arg->type.dtype) + ", buffer=nl.shared_hbm)");
+  }
+
+  static std::string sanitize(const std::string &n) {
+    std::string s;
+    for (char c : n)
+      s += llvm::isAlnum(c) || c == '_' ? c : '_';
+    return s.empty() || llvm::isDigit(s[0]) ? "k" + s : s;
+  }
+
+  bool folded(const TensorType &t) const { return t.space != MemSpace::HBM && t.dims[0].size > P; }
+
+  std::string shapeText(const TensorType &t, bool fold) const {
+    std::vector<std::string> dims;
+    if (fold) {
+      dims.push_back(std::to_string(P));
+      dims.push_back(std::to_string(t.dims[0].size / P));
+    } else {
+      dims.push_back(std::to_string(t.dims[0].size));
+    }
+    for (size_t i = 1; i < t.dims.size(); ++i)
+      dims.push_back(std::to_string(t.dims[i].size));
+    return "(" + llvm::join(dims, ", ") + (dims.size() == 1 ? ",)" : ")");
+  }
+
+  // --- expressions -------------------------------------------------------
+  /// A constant the expression never exceeds (a partial tile's full size).
+  static std::optional<int64_t> upperBound(const IndexExpr &e) {
+    if (e.isConst())
+      return e.constValue();
+    if (e.kind() != IndexExpr::Kind::Min)
+      return std::nullopt;
+    auto a = upperBound(e.lhs()), b = upperBound(e.rhs());
+    if (a && b)
+      return std::min(*a, *b);
+    return a ? a : b;
+  }
+
+  llvm::Expected<Linear> linear(const IndexExpr &e, llvm::SMLoc loc) {
+    int64_t c = 0;
+    llvm::SmallVector<std::pair<const Value *, int64_t>, 4> terms;
+    if (!e.linearForm(c, terms))
+      return locatedError(sources, loc, "--emit=nki: index " + e.str() + " is not affine");
+    Linear out;
+    out.constant = c;
+    for (const auto &[v, coeff] : terms) {
+      auto it = loops.find(v);
+      if (it == loops.end())
+        return locatedError(sources, loc, "--emit=nki: index " + e.str() + " uses a value that is not a loop");
+      out.constant += coeff * it->second.lo;
+      out.add(names[v], coeff * it->second.step);
+    }
+    return out;
+  }
+
+  /// The expression in Python over the trip indices (min() for partial tiles).
+  llvm::Expected<std::string> expr(const IndexExpr &e, llvm::SMLoc loc) {
+    if (e.kind() == IndexExpr::Kind::Min) {
+      auto a = expr(e.lhs(), loc);
+      if (!a)
+        return a.takeError();
+      auto b = expr(e.rhs(), loc);
+      if (!b)
+        return b.takeError();
+      return "min(" + *a + ", " + *b + ")";
+    }
+    auto lin = linear(e, loc);
+    if (!lin)
+      return lin.takeError();
+    return lin->str();
+  }
+
+  /// A range `start +: extent` as a Python index: `a:b` for constants,
+  /// nl.ds(start, size) otherwise.
+  llvm::Expected<std::string> range(const IndexExpr &start, const IndexExpr &extent, llvm::SMLoc loc) {
+    if (start.isConst() && extent.isConst())
+      return llvm::formatv("{0}:{1}", start.constValue(), start.constValue() + extent.constValue()).str();
+    auto s = expr(start, loc);
+    if (!s)
+      return s.takeError();
+    auto n = expr(extent, loc);
+    if (!n)
+      return n.takeError();
+    return "nl.ds(" + *s + ", " + *n + ")";
+  }
+
+  /// Whether a DMA access covers whole partition groups of a folded buffer
+  /// (widen-loads: several groups in one transfer); their count, else 0.
+  int64_t groupsSpanned(const Access &a) const {
+    if (!folded(a.base->type) || !a.indices[0].isRange() || !a.indices[0].extent->isConst())
+      return 0;
+    int64_t extent = a.indices[0].extent->constValue();
+    return extent > P && extent % P == 0 ? extent / P : 0;
+  }
+
+  /// `a` with `groupVar`'s group of P rows in place of its whole-group range
+  /// (its first range on HBM, its partition dimension on chip).
+  llvm::Expected<std::string> groupAccess(const Access &a, llvm::SMLoc loc, const std::string &groupVar) {
+    std::vector<std::string> idx;
+    bool done = false;
+    for (size_t d = 0; d < a.indices.size(); ++d) {
+      const Index &i = a.indices[d];
+      if (!done && i.isRange()) {
+        done = true;
+        auto lin = linear(i.start, loc);
+        if (!lin)
+          return lin.takeError();
+        if (folded(a.base->type)) {
+          Linear group;
+          group.constant = lin->constant / P;
+          for (const auto &[n, c] : lin->terms)
+            group.add(n, c / P);
+          group.add(groupVar, 1);
+          idx.push_back(llvm::formatv("0:{0}", P).str());
+          idx.push_back(group.str());
+        } else {
+          lin->add(groupVar, P);
+          idx.push_back(llvm::formatv("nl.ds({0}, {1})", lin->str(), P).str());
+        }
+        continue;
+      }
+      auto text = i.isRange() ? range(i.start, *i.extent, loc) : expr(i.start, loc);
+      if (!text)
+        return text.takeError();
+      idx.push_back(*text);
+    }
+    return names[a.base] + "[" + llvm::join(idx, ", ") + "]";
+  }
+
+  std::string fresh(llvm::StringRef base) {
+    std::string name = base.str();
+    for (int i = 1; used.count(name); ++i)
+      name = base.str() + "_" + std::to_string(i);
+    used.insert(name);
+    return name;
+  }
+
+  llvm::Expected<std::string> access(const Access &a, llvm::SMLoc loc) {
+    const TensorType &t = a.base->type;
+    std::vector<std::string> idx;
+    for (size_t d = 0; d < a.indices.size(); ++d) {
+      const Index &i = a.indices[d];
+      if (d == 0 && folded(t)) {
+        // Partition p of a folded dimension: partition p % P of group p / P.
+        auto lin = linear(i.start, loc);
+        if (!lin)
+          return lin.takeError();
+        int64_t offset = ((lin->constant % P) + P) % P;
+        std::optional<int64_t> most = i.isRange() ? upperBound(*i.extent) : std::nullopt;
+        if (!lin->divisibleBy(P) || !most || offset + *most > P)
+          return locatedError(sources, loc,
+                              "--emit=nki: access " + llvm::formatv("%{0}", a.base->name).str() +
+                                  " spans partition groups of a folded buffer; NKI tiles keep one group");
+        Linear group;
+        group.constant = (lin->constant - offset) / P;
+        for (const auto &[n, c] : lin->terms)
+          group.add(n, c / P);
+        auto part = range(IndexExpr(offset), *i.extent, loc);
+        if (!part)
+          return part.takeError();
+        idx.push_back(*part);
+        idx.push_back(group.str());
+        continue;
+      }
+      auto text = i.isRange() ? range(i.start, *i.extent, loc) : expr(i.start, loc);
+      if (!text)
+        return text.takeError();
+      idx.push_back(*text);
+    }
+    return names[a.base] + "[" + llvm::join(idx, ", ") + "]";
+  }
+
+  // --- ops ---------------------------------------------------------------
+  llvm::Error block(const Block &b, int depth) {
+    for (const auto &op : b.ops)
+      if (auto err = emitOp(*op, depth))
+        return err;
+    return llvm::Error::success();
+  }
+
+  /// One comment per loop nest: its source line and the pass that made it.
+  void nestComment(const ForOp &loop, int depth, const ForOp *parent) {
+    if (parent && parent->madeBy == loop.madeBy)
+      return;
+    std::string src = sourceLine(loop.loc);
+    // A loop no pass made came with the kernel: TileGen's, from a .tsl.
+    bool fromTsl = llvm::StringRef(src).contains(".tsl:");
+    std::string maker = !loop.madeBy.empty() ? "made by " + loop.madeBy : fromTsl ? "made by TileGen" : "";
+    if (src.empty() && maker.empty())
+      return;
+    std::string text = "# " + (src.empty() ? "" : "from " + src);
+    if (!maker.empty())
+      text += (src.empty() ? "" : "; ") + maker;
+    line(depth, text);
+  }
+
+  llvm::Error emitOp(const Op &op, int depth) {
+    switch (op.kind) {
+    case OpKind::Alloc: {
+      const auto &a = llvm::cast<AllocOp>(op);
+      const Value *v = a.result;
+      const TensorType &t = v->type;
+      std::string buffer = t.space == MemSpace::SBUF ? "nl.sbuf" : t.space == MemSpace::PSUM ? "nl.psum" : "nl.private_hbm";
+      std::string note;
+      if (t.space != MemSpace::HBM && a.bufs > 1)
+        note = llvm::formatv("  # {0} buffers", a.bufs).str();
+      if (v->role == TensorRole::Spill)
+        note = "  # spill slot";
+      line(depth, nameOf(v) + " = nl.ndarray(" + shapeText(t, folded(t)) + ", dtype=" + dtypeText(t.dtype) +
+                      ", buffer=" + buffer + ")" + note);
+      return llvm::Error::success();
+    }
+    case OpKind::View: {
+      const auto &vw = llvm::cast<ViewOp>(op);
+      line(depth, nameOf(vw.result) + " = " + names[vw.source] + "  # the same tensor in another role");
+      return llvm::Error::success();
+    }
+    case OpKind::For: {
+      const auto &f = llvm::cast<ForOp>(op);
+      if (!f.lo.isConst() || !f.hi.isConst())
+        return locatedError(sources, f.loc,
+                            "--emit=nki: a loop whose bounds depend on another loop has no NKI range");
+      nestComment(f, depth, enclosing.empty() ? nullptr : enclosing.back());
+      int64_t trips = f.constTripCount();
+      loops[f.iv] = {f.lo.constValue(), f.step};
+      std::string var = nameOf(f.iv);
+      line(depth, llvm::formatv("for {0} in nl.{1}({2}):", var, f.parallel || nkiLoopIsParallel(f) ? "affine_range" : "sequential_range",
+                                trips)
+                      .str());
+      enclosing.push_back(&f);
+      auto err = block(f.body, depth + 1);
+      enclosing.pop_back();
+      if (f.body.ops.empty())
+        line(depth + 1, "pass");
+      return err;
+    }
+    default:
+      return instruction(op, depth);
+    }
+  }
+
+  llvm::Error instruction(const Op &op, int depth) {
+    llvm::SMLoc loc = op.loc;
+    auto acc = [&](const Access &a) { return access(a, loc.isValid() ? loc : a.loc); };
+    auto emit = [&](const std::string &text) {
+      line(depth, text);
+      return llvm::Error::success();
+    };
+    switch (op.kind) {
+    case OpKind::Dma: {
+      const auto &d = llvm::cast<DmaOp>(op);
+      int64_t groups = d.transpose ? 0 : std::max(groupsSpanned(d.dst), groupsSpanned(d.src));
+      std::string groupVar;
+      if (groups) {
+        // NKI tiles keep one partition group: one transfer per group.
+        groupVar = fresh("g");
+        line(depth, llvm::formatv("for {0} in nl.affine_range({1}):  # one transfer per partition group",
+                                  groupVar, groups)
+                        .str());
+        ++depth;
+      }
+      auto acc = [&](const Access &a) {
+        llvm::SMLoc at = loc.isValid() ? loc : a.loc;
+        return groups ? groupAccess(a, at, groupVar) : access(a, at);
+      };
+      auto dst = acc(d.dst), src = acc(d.src);
+      if (!dst)
+        return dst.takeError();
+      if (!src)
+        return src.takeError();
+      std::string tag = d.tag == DmaTag::SpillSave ? "  # spill save" : d.tag == DmaTag::SpillReload ? "  # spill reload" : "";
+      bool load = d.src.base->type.space == MemSpace::HBM;
+      if (d.transpose) {
+        if (!load)
+          return locatedError(sources, loc, "--emit=nki: a transposing store has no NKI call (DMA transposes load)");
+        return emit(legacy ? *dst + " = nl.load_transpose2d(" + *src + ")" + tag
+                           : "nisa.dma_transpose(dst=" + *dst + ", src=" + *src + ")" + tag);
+      }
+      if (!legacy)
+        return emit("nisa.dma_copy(dst=" + *dst + ", src=" + *src + ")" + tag);
+      return emit(load ? *dst + " = nl.load(" + *src + ")" + tag : "nl.store(" + *dst + ", value=" + *src + ")" + tag);
+    }
+    case OpKind::Matmul: {
+      const auto &m = llvm::cast<MatmulOp>(op);
+      auto dst = acc(m.dst), st = acc(m.stationary), mv = acc(m.moving);
+      if (!dst)
+        return dst.takeError();
+      if (!st)
+        return st.takeError();
+      if (!mv)
+        return mv.takeError();
+      bool adds = !m.resetOn.empty() || m.accumulate;
+      if (legacy)
+        return emit(*dst + (adds ? " += " : " = ") + "nisa.nc_matmul(" + *st + ", " + *mv + ")");
+      // accumulate=None (omitted): NKI infers the group from the enclosing loops.
+      std::string mode = m.accumulate ? ", accumulate=True" : m.resetOn.empty() ? ", accumulate=False" : "";
+      return emit("nisa.nc_matmul(dst=" + *dst + ", stationary=" + *st + ", moving=" + *mv + mode + ")");
+    }
+    case OpKind::Transpose: {
+      const auto &t = llvm::cast<TransposeOp>(op);
+      auto dst = acc(t.dst), src = acc(t.src);
+      if (!dst)
+        return dst.takeError();
+      if (!src)
+        return src.takeError();
+      return emit(legacy ? *dst + " = nisa.nc_transpose(" + *src + ")"
+                         : "nisa.nc_transpose(dst=" + *dst + ", data=" + *src + ")");
+    }
+    case OpKind::Activation: {
+      const auto &a = llvm::cast<ActivationOp>(op);
+      auto dst = acc(a.dst), src = acc(a.src);
+      if (!dst)
+        return dst.takeError();
+      if (!src)
+        return src.takeError();
+      std::string scale = a.scale != 1.0 ? ", scale=" + number(a.scale) : "";
+      return emit(legacy ? *dst + " = nisa.activation(op=" + actText(a.fn) + ", data=" + *src + scale + ")"
+                         : "nisa.activation(dst=" + *dst + ", op=" + actText(a.fn) + ", data=" + *src + scale + ")");
+    }
+    case OpKind::TensorTensor: {
+      const auto &t = llvm::cast<TensorTensorOp>(op);
+      auto dst = acc(t.dst), l = acc(t.lhs), r = acc(t.rhs);
+      if (!dst)
+        return dst.takeError();
+      if (!l)
+        return l.takeError();
+      if (!r)
+        return r.takeError();
+      std::string args = "data1=" + *l + ", data2=" + *r + ", op=" + aluText(t.alu);
+      return emit(legacy ? *dst + " = nisa.tensor_tensor(" + args + ")" : "nisa.tensor_tensor(dst=" + *dst + ", " + args + ")");
+    }
+    case OpKind::TensorScalar: {
+      const auto &t = llvm::cast<TensorScalarOp>(op);
+      auto dst = acc(t.dst), src = acc(t.src);
+      if (!dst)
+        return dst.takeError();
+      if (!src)
+        return src.takeError();
+      std::string args = "data=" + *src + ", op0=" + aluText(t.alu) + ", operand0=" + number(t.scalar);
+      return emit(legacy ? *dst + " = nisa.tensor_scalar(" + args + ")" : "nisa.tensor_scalar(dst=" + *dst + ", " + args + ")");
+    }
+    case OpKind::Copy: {
+      const auto &c = llvm::cast<CopyOp>(op);
+      auto dst = acc(c.dst), src = acc(c.src);
+      if (!dst)
+        return dst.takeError();
+      if (!src)
+        return src.takeError();
+      return emit(legacy ? *dst + " = nisa.tensor_copy(src=" + *src + ")"
+                         : "nisa.tensor_copy(dst=" + *dst + ", src=" + *src + ")");
+    }
+    case OpKind::Memset: {
+      const auto &m = llvm::cast<MemsetOp>(op);
+      auto dst = acc(m.dst);
+      if (!dst)
+        return dst.takeError();
+      if (!legacy)
+        return emit("nisa.memset(dst=" + *dst + ", value=" + number(m.value) + ")");
+      // The legacy memset returns a tile of the given shape.
+      std::vector<std::string> shape;
+      for (unsigned d : m.dst.rangeDims()) {
+        auto e = expr(*m.dst.indices[d].extent, loc);
+        if (!e)
+          return e.takeError();
+        shape.push_back(*e);
+      }
+      return emit(*dst + " = nisa.memset(shape=(" + llvm::join(shape, ", ") + "), value=" + number(m.value) +
+                  ", dtype=" + dtypeText(m.dst.base->type.dtype) + ")");
+    }
+    default:
+      return locatedError(sources, loc, ("--emit=nki: op '" + op.mnemonic() + "' has no NKI equivalent").str());
+    }
+  }
+
+  struct LoopInfo {
+    int64_t lo, step;
+  };
+  const Kernel &kernel;
+  const llvm::SourceMgr *sources;
+  const NkiEmitOptions &options;
+  bool legacy;
+  int64_t P;
+  std::string out;
+  llvm::DenseMap<const Value *, std::string> names;
+  llvm::StringSet<> used;
+  llvm::DenseMap<const Value *, LoopInfo> loops;
+  std::vector<const ForOp *> enclosing;
+
+public:
+  std::string targetName;
+};
+
+} // namespace
+
+NkiApi defaultNkiApi(const runtime::Target &target) {
+  return llvm::StringRef(target.name).startswith("trn1") ? NkiApi::Legacy : NkiApi::Current;
+}
+
+std::optional<NkiApi> parseNkiApi(llvm::StringRef name) {
+  if (name == "current")
+    return NkiApi::Current;
+  if (name == "legacy")
+    return NkiApi::Legacy;
+  return std::nullopt;
+}
+
+llvm::Expected<std::string> emitNki(const ir::Kernel &kernel, const runtime::Target &target,
+                                    const llvm::SourceMgr *sources, const NkiEmitOptions &options) {
+  Emitter e(kernel, target, sources, options);
+  e.targetName = target.name;
+  return e.run();
+}
+
+llvm::Expected<std::string> compileToNki(ir::Kernel &kernel, const runtime::Target &target,
+                                         const llvm::SourceMgr *sources, llvm::StringRef apiName,
+                                         const std::string &command) {
+  NkiEmitOptions options;
+  options.command = command;
+  options.api = defaultNkiApi(target);
+  if (!apiName.empty()) {
+    auto api = parseNkiApi(apiName);
+    if (!api)
+      return fail("--nki-api=" + apiName + ": expected current (the nki package, trn2 and later) or legacy "
+                                          "(neuronxcc.nki, trn1)");
+    options.api = *api;
+  }
+  if (auto err = assignStackAddresses(kernel, target, sources))
+    return std::move(err);
+  auto program = lowerToProgram(kernel, target, sources);
+  if (!program)
+    return program.takeError();
+  runtime::SimOptions sim;
+  sim.timingOnly = true;
+  auto result = runtime::simulate(*program, target, sim);
+  if (!result)
+    return result.takeError();
+  options.latencyUs = result->report.latencyNs / 1000.0;
+  return emitNki(kernel, target, sources, options);
+}
+
+} // namespace tessel::backend
