@@ -161,6 +161,13 @@ private:
     if (!options.command.empty())
       out += "Emitted by `" + options.command + "`; ";
     out += "`tessel run THIS.py` runs it on tessel's simulator.\n\"\"\"\n";
+    llvm::SmallVector<llvm::StringRef, 4> notes;
+    llvm::StringRef(options.preamble).split(notes, '\n', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef note : notes)
+      out += "# " + note.ltrim("/ ").str() + "\n";
+    if (!notes.empty())
+      out += "# NKI kernels do not express the collective (nki.benchmark runs one NeuronCore): the\n"
+             "# AllReduce of the cores' results is the framework's.\n";
     if (legacy)
       out += "import neuronxcc.nki as nki\nimport neuronxcc.nki.isa as nisa\nimport neuronxcc.nki.language as nl\n";
     else
@@ -210,17 +217,6 @@ private:
   }
 
   // --- expressions -------------------------------------------------------
-  /// A constant the expression never exceeds (a partial tile's full size).
-  static std::optional<int64_t> upperBound(const IndexExpr &e) {
-    if (e.isConst())
-      return e.constValue();
-    if (e.kind() != IndexExpr::Kind::Min)
-      return std::nullopt;
-    auto a = upperBound(e.lhs()), b = upperBound(e.rhs());
-    if (a && b)
-      return std::min(*a, *b);
-    return a ? a : b;
-  }
 
   llvm::Expected<Linear> linear(const IndexExpr &e, llvm::SMLoc loc) {
     int64_t c = 0;
@@ -332,7 +328,7 @@ private:
         if (!lin)
           return lin.takeError();
         int64_t offset = ((lin->constant % P) + P) % P;
-        std::optional<int64_t> most = i.isRange() ? upperBound(*i.extent) : std::nullopt;
+        std::optional<int64_t> most = i.isRange() ? extentBound(*i.extent) : std::nullopt;
         if (!lin->divisibleBy(P) || !most || offset + *most > P)
           return locatedError(sources, loc,
                               "--emit=nki: access " + llvm::formatv("%{0}", a.base->name).str() +
@@ -425,121 +421,103 @@ private:
     }
   }
 
+  llvm::Error dma(const DmaOp &d, int depth) {
+    llvm::SMLoc loc = d.loc;
+    auto emit = [&](const std::string &text) {
+      line(depth, text);
+      return llvm::Error::success();
+    };
+    int64_t groups = d.transpose ? 0 : std::max(groupsSpanned(d.dst), groupsSpanned(d.src));
+    std::string groupVar;
+    if (groups) {
+      // NKI tiles keep one partition group: one transfer per group.
+      groupVar = fresh("g");
+      line(depth, llvm::formatv("for {0} in nl.affine_range({1}):  # one transfer per partition group",
+                                groupVar, groups)
+                      .str());
+      ++depth;
+    }
+    auto acc = [&](const Access &a) {
+      llvm::SMLoc at = loc.isValid() ? loc : a.loc;
+      return groups ? groupAccess(a, at, groupVar) : access(a, at);
+    };
+    auto dst = acc(d.dst), src = acc(d.src);
+    if (!dst)
+      return dst.takeError();
+    if (!src)
+      return src.takeError();
+    std::string tag = d.tag == DmaTag::SpillSave ? "  # spill save" : d.tag == DmaTag::SpillReload ? "  # spill reload" : "";
+    bool load = d.src.base->type.space == MemSpace::HBM;
+    if (d.transpose) {
+      if (!load)
+        return locatedError(sources, loc, "--emit=nki: a transposing store has no NKI call (DMA transposes load)");
+      return emit(legacy ? *dst + " = nl.load_transpose2d(" + *src + ")" + tag
+                         : "nisa.dma_transpose(dst=" + *dst + ", src=" + *src + ")" + tag);
+    }
+    if (!legacy)
+      return emit("nisa.dma_copy(dst=" + *dst + ", src=" + *src + ")" + tag);
+    return emit(load ? *dst + " = nl.load(" + *src + ")" + tag : "nl.store(" + *dst + ", value=" + *src + ")" + tag);
+  }
+
   llvm::Error instruction(const Op &op, int depth) {
+    if (auto *d = llvm::dyn_cast<DmaOp>(&op))
+      return dma(*d, depth);
     llvm::SMLoc loc = op.loc;
     auto acc = [&](const Access &a) { return access(a, loc.isValid() ? loc : a.loc); };
     auto emit = [&](const std::string &text) {
       line(depth, text);
       return llvm::Error::success();
     };
-    switch (op.kind) {
-    case OpKind::Dma: {
-      const auto &d = llvm::cast<DmaOp>(op);
-      int64_t groups = d.transpose ? 0 : std::max(groupsSpanned(d.dst), groupsSpanned(d.src));
-      std::string groupVar;
-      if (groups) {
-        // NKI tiles keep one partition group: one transfer per group.
-        groupVar = fresh("g");
-        line(depth, llvm::formatv("for {0} in nl.affine_range({1}):  # one transfer per partition group",
-                                  groupVar, groups)
-                        .str());
-        ++depth;
-      }
-      auto acc = [&](const Access &a) {
-        llvm::SMLoc at = loc.isValid() ? loc : a.loc;
-        return groups ? groupAccess(a, at, groupVar) : access(a, at);
-      };
-      auto dst = acc(d.dst), src = acc(d.src);
-      if (!dst)
-        return dst.takeError();
-      if (!src)
-        return src.takeError();
-      std::string tag = d.tag == DmaTag::SpillSave ? "  # spill save" : d.tag == DmaTag::SpillReload ? "  # spill reload" : "";
-      bool load = d.src.base->type.space == MemSpace::HBM;
-      if (d.transpose) {
-        if (!load)
-          return locatedError(sources, loc, "--emit=nki: a transposing store has no NKI call (DMA transposes load)");
-        return emit(legacy ? *dst + " = nl.load_transpose2d(" + *src + ")" + tag
-                           : "nisa.dma_transpose(dst=" + *dst + ", src=" + *src + ")" + tag);
-      }
-      if (!legacy)
-        return emit("nisa.dma_copy(dst=" + *dst + ", src=" + *src + ")" + tag);
-      return emit(load ? *dst + " = nl.load(" + *src + ")" + tag : "nl.store(" + *dst + ", value=" + *src + ")" + tag);
+    Op &mutableOp = const_cast<Op &>(op); // reads() / write() are not const
+    if (!mutableOp.write())
+      return locatedError(sources, loc, ("--emit=nki: op '" + op.mnemonic() + "' has no NKI equivalent").str());
+    auto dst = acc(*mutableOp.write());
+    if (!dst)
+      return dst.takeError();
+    std::vector<std::string> src;
+    for (const Access *a : mutableOp.reads()) {
+      auto text = acc(*a);
+      if (!text)
+        return text.takeError();
+      src.push_back(*text);
     }
+    switch (op.kind) {
     case OpKind::Matmul: {
       const auto &m = llvm::cast<MatmulOp>(op);
-      auto dst = acc(m.dst), st = acc(m.stationary), mv = acc(m.moving);
-      if (!dst)
-        return dst.takeError();
-      if (!st)
-        return st.takeError();
-      if (!mv)
-        return mv.takeError();
+      const std::string &st = src[0], &mv = src[1];
       bool adds = !m.resetOn.empty() || m.accumulate;
       if (legacy)
-        return emit(*dst + (adds ? " += " : " = ") + "nisa.nc_matmul(" + *st + ", " + *mv + ")");
+        return emit(*dst + (adds ? " += " : " = ") + "nisa.nc_matmul(" + st + ", " + mv + ")");
       // accumulate=None (omitted): NKI infers the group from the enclosing loops.
       std::string mode = m.accumulate ? ", accumulate=True" : m.resetOn.empty() ? ", accumulate=False" : "";
-      return emit("nisa.nc_matmul(dst=" + *dst + ", stationary=" + *st + ", moving=" + *mv + mode + ")");
+      return emit("nisa.nc_matmul(dst=" + *dst + ", stationary=" + st + ", moving=" + mv + mode + ")");
     }
     case OpKind::Transpose: {
-      const auto &t = llvm::cast<TransposeOp>(op);
-      auto dst = acc(t.dst), src = acc(t.src);
-      if (!dst)
-        return dst.takeError();
-      if (!src)
-        return src.takeError();
-      return emit(legacy ? *dst + " = nisa.nc_transpose(" + *src + ")"
-                         : "nisa.nc_transpose(dst=" + *dst + ", data=" + *src + ")");
+      return emit(legacy ? *dst + " = nisa.nc_transpose(" + src[0] + ")"
+                         : "nisa.nc_transpose(dst=" + *dst + ", data=" + src[0] + ")");
     }
     case OpKind::Activation: {
       const auto &a = llvm::cast<ActivationOp>(op);
-      auto dst = acc(a.dst), src = acc(a.src);
-      if (!dst)
-        return dst.takeError();
-      if (!src)
-        return src.takeError();
       std::string scale = a.scale != 1.0 ? ", scale=" + number(a.scale) : "";
-      return emit(legacy ? *dst + " = nisa.activation(op=" + actText(a.fn) + ", data=" + *src + scale + ")"
-                         : "nisa.activation(dst=" + *dst + ", op=" + actText(a.fn) + ", data=" + *src + scale + ")");
+      return emit(legacy ? *dst + " = nisa.activation(op=" + actText(a.fn) + ", data=" + src[0] + scale + ")"
+                         : "nisa.activation(dst=" + *dst + ", op=" + actText(a.fn) + ", data=" + src[0] + scale + ")");
     }
     case OpKind::TensorTensor: {
       const auto &t = llvm::cast<TensorTensorOp>(op);
-      auto dst = acc(t.dst), l = acc(t.lhs), r = acc(t.rhs);
-      if (!dst)
-        return dst.takeError();
-      if (!l)
-        return l.takeError();
-      if (!r)
-        return r.takeError();
-      std::string args = "data1=" + *l + ", data2=" + *r + ", op=" + aluText(t.alu);
+      std::string args = "data1=" + src[0] + ", data2=" + src[1] + ", op=" + aluText(t.alu);
       return emit(legacy ? *dst + " = nisa.tensor_tensor(" + args + ")" : "nisa.tensor_tensor(dst=" + *dst + ", " + args + ")");
     }
     case OpKind::TensorScalar: {
       const auto &t = llvm::cast<TensorScalarOp>(op);
-      auto dst = acc(t.dst), src = acc(t.src);
-      if (!dst)
-        return dst.takeError();
-      if (!src)
-        return src.takeError();
-      std::string args = "data=" + *src + ", op0=" + aluText(t.alu) + ", operand0=" + number(t.scalar);
+      std::string args = "data=" + src[0] + ", op0=" + aluText(t.alu) + ", operand0=" + number(t.scalar);
       return emit(legacy ? *dst + " = nisa.tensor_scalar(" + args + ")" : "nisa.tensor_scalar(dst=" + *dst + ", " + args + ")");
     }
     case OpKind::Copy: {
-      const auto &c = llvm::cast<CopyOp>(op);
-      auto dst = acc(c.dst), src = acc(c.src);
-      if (!dst)
-        return dst.takeError();
-      if (!src)
-        return src.takeError();
-      return emit(legacy ? *dst + " = nisa.tensor_copy(src=" + *src + ")"
-                         : "nisa.tensor_copy(dst=" + *dst + ", src=" + *src + ")");
+      return emit(legacy ? *dst + " = nisa.tensor_copy(src=" + src[0] + ")"
+                         : "nisa.tensor_copy(dst=" + *dst + ", src=" + src[0] + ")");
     }
     case OpKind::Memset: {
       const auto &m = llvm::cast<MemsetOp>(op);
-      auto dst = acc(m.dst);
-      if (!dst)
-        return dst.takeError();
       if (!legacy)
         return emit("nisa.memset(dst=" + *dst + ", value=" + number(m.value) + ")");
       // The legacy memset returns a tile of the given shape.
@@ -599,9 +577,10 @@ llvm::Expected<std::string> emitNki(const ir::Kernel &kernel, const runtime::Tar
 
 llvm::Expected<std::string> compileToNki(ir::Kernel &kernel, const runtime::Target &target,
                                          const llvm::SourceMgr *sources, llvm::StringRef apiName,
-                                         const std::string &command) {
+                                         const std::string &command, const std::string &preamble, bool bench) {
   NkiEmitOptions options;
   options.command = command;
+  options.preamble = preamble;
   options.api = defaultNkiApi(target);
   if (!apiName.empty()) {
     auto api = parseNkiApi(apiName);
@@ -621,7 +600,10 @@ llvm::Expected<std::string> compileToNki(ir::Kernel &kernel, const runtime::Targ
   if (!result)
     return result.takeError();
   options.latencyUs = result->report.latencyNs / 1000.0;
-  return emitNki(kernel, target, sources, options);
+  auto text = emitNki(kernel, target, sources, options);
+  if (!text || !bench)
+    return text;
+  return *text + nkiBenchRunner(kernel, target, options.api);
 }
 
 } // namespace tessel::backend

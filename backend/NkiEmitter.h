@@ -47,6 +47,9 @@ struct NkiEmitOptions {
   std::string command;
   /// Tessel's predicted latency of the kernel, in microseconds (docstring).
   std::optional<double> latencyUs;
+  /// `// ` comment lines about the kernel (a --tp split), written as `# `
+  /// comments after the module docstring.
+  std::string preamble;
 };
 
 /// The kernel as a Python module holding one `@nki.jit` function. `sources`
@@ -54,6 +57,10 @@ struct NkiEmitOptions {
 /// their source lines and errors their locations.
 llvm::Expected<std::string> emitNki(const ir::Kernel &kernel, const runtime::Target &target,
                                     const llvm::SourceMgr *sources, const NkiEmitOptions &options);
+
+/// A constant an index extent never exceeds (a partial tile `min(128, ...)`:
+/// 128), if it has one.
+std::optional<int64_t> extentBound(const ir::IndexExpr &e);
 
 /// Whether NKI may run `loop` as nl.affine_range: no loop-carried
 /// dependence other than a matmul accumulation group (backend/NkiLoops.cpp).
@@ -64,7 +71,14 @@ bool nkiLoopIsParallel(const ir::ForOp &loop);
 /// ("" = the target's generation). Errors name the option or the op.
 llvm::Expected<std::string> compileToNki(ir::Kernel &kernel, const runtime::Target &target,
                                          const llvm::SourceMgr *sources, llvm::StringRef apiName,
-                                         const std::string &command);
+                                         const std::string &command, const std::string &preamble = "",
+                                         bool bench = false);
+
+/// --emit=nki-bench: the `__main__` block appended to the kernel that
+/// measures it on a device (nki.benchmark) or NKI's CPU simulator, compares
+/// it with tessel's outputs and prints a `tessel calibrate` CSV row
+/// (backend/NkiBench.cpp).
+std::string nkiBenchRunner(const ir::Kernel &kernel, const runtime::Target &target, NkiApi api);
 
 } // namespace tessel::backend
 

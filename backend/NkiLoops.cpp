@@ -25,17 +25,6 @@ struct Span {
   int64_t step = 1, trips = 1;
 };
 
-/// The constant an extent never exceeds, if any.
-std::optional<int64_t> bound(const IndexExpr &e) {
-  if (e.isConst())
-    return e.constValue();
-  if (e.kind() != IndexExpr::Kind::Min)
-    return std::nullopt;
-  auto a = bound(e.lhs()), b = bound(e.rhs());
-  if (a && b)
-    return std::min(*a, *b);
-  return a ? a : b;
-}
 
 class LoopDeps {
 public:
@@ -98,7 +87,7 @@ private:
         else if (it != spans.end())
           reach += std::llabs(coeff) * it->second.step * std::max<int64_t>(it->second.trips - 1, 0);
       }
-      std::optional<int64_t> extent = i.isRange() ? bound(*i.extent) : std::optional<int64_t>(1);
+      std::optional<int64_t> extent = i.isRange() ? extentBound(*i.extent) : std::optional<int64_t>(1);
       if (stride > 0 && extent && stride >= reach + *extent)
         return true;
     }
@@ -112,6 +101,17 @@ private:
 };
 
 } // namespace
+
+std::optional<int64_t> extentBound(const IndexExpr &e) {
+  if (e.isConst())
+    return e.constValue();
+  if (e.kind() != IndexExpr::Kind::Min)
+    return std::nullopt;
+  auto a = extentBound(e.lhs()), b = extentBound(e.rhs());
+  if (a && b)
+    return std::min(*a, *b);
+  return a ? a : b;
+}
 
 bool nkiLoopIsParallel(const ir::ForOp &loop) { return LoopDeps(loop).parallel(); }
 

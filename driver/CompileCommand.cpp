@@ -22,7 +22,7 @@ namespace tessel::driver {
 
 namespace {
 
-enum class EmitKind { AST, TIR, TASM, NKI };
+enum class EmitKind { AST, TIR, TASM, NKI, NKI_BENCH };
 
 void error(const llvm::Twine &msg) {
   // Located errors (the parser's, the backend's) already say "file:line:col: error:".
@@ -69,8 +69,9 @@ int compileTir(std::unique_ptr<llvm::MemoryBuffer> buffer, EmitKind emit, const 
     return 1;
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (emit == EmitKind::NKI) {
-    auto nkiText = backend::compileToNki(*tir.kernel, *target, &tir.sourceMgr, nkiApi, command);
+  if (emit == EmitKind::NKI || emit == EmitKind::NKI_BENCH) {
+    auto nkiText = backend::compileToNki(*tir.kernel, *target, &tir.sourceMgr, nkiApi, command, "",
+                                         emit == EmitKind::NKI_BENCH);
     if (!nkiText) {
       error(llvm::toString(nkiText.takeError()));
       return 1;
@@ -104,7 +105,8 @@ int runCompileCommand(int argc, char **argv) {
       cl::values(clEnumValN(EmitKind::AST, "ast", "the typed AST, with shapes and locations"),
                  clEnumValN(EmitKind::TIR, "tir", "the verified tile IR (round-trips through tessel opt)"),
                  clEnumValN(EmitKind::TASM, "tasm", "the simulator program (run it with tessel run)"),
-                 clEnumValN(EmitKind::NKI, "nki", "an NKI kernel (Python; docs/nki.md, \"Emitting NKI\")")),
+                 clEnumValN(EmitKind::NKI, "nki", "an NKI kernel (Python; docs/nki.md, \"Emitting NKI\")"),
+                 clEnumValN(EmitKind::NKI_BENCH, "nki-bench", "the NKI kernel and a runner measuring it on a device")),
       cl::cat(toolCategory()));
   cl::opt<std::string> targetName("target",
                                   cl::desc("Hardware description: trn1 (default), trn2, or a JSON file"),
@@ -138,7 +140,7 @@ int runCompileCommand(int argc, char **argv) {
     read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
   if (!rejectEmptyValue(targetName) || !rejectInputAsOutput("-o", output, read))
     return 1;
-  if ((isNkiSource(input) || !nki.args.empty()) && emit == EmitKind::NKI) {
+  if ((isNkiSource(input) || !nki.args.empty()) && (emit == EmitKind::NKI || emit == EmitKind::NKI_BENCH)) {
     error("--emit=nki: '" + input + "' is an NKI kernel already");
     return 1;
   }
@@ -205,9 +207,10 @@ int runCompileCommand(int argc, char **argv) {
     auto kernel = compileKernel(fe, options, *target);
     if (!kernel)
       return 1;
-    if (emit == EmitKind::NKI) {
-      auto nkiText = backend::compileToNki(*kernel, *target, &fe.sourceMgr, nkiApi,
-                                           command);
+    if (emit == EmitKind::NKI || emit == EmitKind::NKI_BENCH) {
+      auto nkiText = backend::compileToNki(
+          *kernel, *target, &fe.sourceMgr, nkiApi, command,
+          source.tp != 1 ? describeTensorParallel(tpPlan, *fe.kernel, *target) : "", emit == EmitKind::NKI_BENCH);
       if (!nkiText) {
         error(llvm::toString(nkiText.takeError()));
         return 1;
