@@ -11,6 +11,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 namespace tessel::backend {
@@ -77,9 +79,17 @@ const char *aluText(AluOp op) {
 
 std::string actText(ActFn fn) { return ("nl." + actFnName(fn)).str(); }
 
+/// A Python float literal that reads back as exactly `v` (finite: the
+/// verifier refuses other constants), the shortest, as the IR printer writes.
 std::string number(double v) {
-  std::string s = llvm::formatv("{0}", v).str();
-  if (!llvm::StringRef(s).contains_insensitive("e") && !llvm::StringRef(s).contains('.'))
+  char buf[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v)
+      break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos)
     s += ".0";
   return s;
 }
