@@ -125,6 +125,15 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
   for (const std::string &s : specs)
     args.insert(args.end(), {"--arg", s});
   args.insert(args.end(), extra.begin(), extra.end());
+  // A kernel whose own code never returns (an endless loop) must not hang
+  // tessel: tracing even the largest published kernels takes seconds.
+  // $TESSEL_NKI_TRACE_TIMEOUT (seconds) overrides the limit; the tracer is
+  // told it, to say so in its progress lines.
+  unsigned kTraceTimeoutSeconds = 600;
+  if (const char *env = std::getenv("TESSEL_NKI_TRACE_TIMEOUT"))
+    if (unsigned v = 0; !llvm::StringRef(env).getAsInteger(10, v) && v > 0)
+      kTraceTimeoutSeconds = v;
+  args.insert(args.end(), {"--time-limit", std::to_string(kTraceTimeoutSeconds)});
 
   llvm::SmallString<128> outFile;
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tessel-nki", "out", outFile))
@@ -134,13 +143,6 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
   // stdin from /dev/null, stdout to the file, stderr (the tracer's located errors) inherited.
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(outFile), llvm::None};
   std::string execError;
-  // A kernel whose own code never returns (an endless loop) must not hang
-  // tessel: tracing even the largest published kernels takes seconds.
-  // $TESSEL_NKI_TRACE_TIMEOUT (seconds) overrides the limit.
-  unsigned kTraceTimeoutSeconds = 600;
-  if (const char *env = std::getenv("TESSEL_NKI_TRACE_TIMEOUT"))
-    if (unsigned v = 0; !llvm::StringRef(env).getAsInteger(10, v) && v > 0)
-      kTraceTimeoutSeconds = v;
   int status =
       llvm::sys::ExecuteAndWait(*python, argRefs, llvm::None, redirects, kTraceTimeoutSeconds, 0, &execError);
   if (status != 0) {

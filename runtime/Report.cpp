@@ -1,6 +1,7 @@
 //===- runtime/Report.cpp - Report as JSON and as a text table ------------===//
 #include "runtime/Report.h"
 #include "runtime/Program.h"
+#include "support/HostMemory.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -132,15 +133,7 @@ json::Object reportToJSON(const Report &r) {
   return o;
 }
 
-static std::string bytesStr(double b) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  return u == 0 ? formatv("{0} B", int64_t(b)).str() : formatv("{0:f2} {1}", b, units[u]).str();
-}
+static std::string bytesStr(double b) { return formatBytes(b); }
 
 static std::string countStr(double v) {
   if (v >= 1e12)

@@ -17,6 +17,7 @@
 #include "runtime/NumericExecutor.h"
 #include "runtime/RandomValues.h"
 #include "runtime/TimingScheduler.h"
+#include "support/HostMemory.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -55,6 +56,25 @@ Error writeTensorNpy(StringRef path, const TensorData &t) {
 
 std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed, std::optional<double> halfWidth) {
   return randomFloats(t, seed, halfWidth);
+}
+
+uint64_t functionalMemoryBytes(const Program &prog, const SimOptions &opts) {
+  // Per element: its value, and for what the run writes a flag of whether it
+  // was written (NumericExecutor); the inputs and outputs handed back as
+  // float32 are copied out of that storage.
+  uint64_t bytes = 0;
+  for (const TensorDecl &t : prog.tensors) {
+    const uint64_t n = uint64_t(t.numElements()), value = dtypeBytes(t.dtype);
+    bytes += n * value;
+    if (t.role != TensorRole::Input)
+      bytes += n;
+    const bool handedBack = t.role == TensorRole::Input || t.role == TensorRole::Output;
+    if (handedBack && t.dtype == DType::BF16 && !opts.bf16Results)
+      bytes += n * sizeof(float);
+  }
+  for (const BufferDecl &b : prog.buffers)
+    bytes += uint64_t(b.bufs * b.partitions() * b.freeElems()) * (dtypeBytes(b.dtype) + 1);
+  return bytes;
 }
 
 namespace {
@@ -624,6 +644,17 @@ Expected<SimResult> Machine::run() {
                                "simulator's limit of %llu; use --timing-only",
                                P.locString({}).c_str(), (unsigned long long)elems,
                                (unsigned long long)kMaxFunctionalElems);
+    Expected<std::optional<MemoryLimit>> limit = hostMemoryLimit();
+    if (!limit)
+      return limit.takeError();
+    const uint64_t need = functionalMemoryBytes(P, O);
+    if (*limit && need > (*limit)->bytes)
+      return createStringError(inconvertibleErrorCode(),
+                               "%s: error: a functional run of this program holds at least %s (the values of its "
+                               "HBM tensors and buffers), more than the %s of %s; use --timing-only (no values "
+                               "are held), a smaller shape, or set TESSEL_MEMORY_LIMIT (e.g. 64G) to try anyway",
+                               P.locString({}).c_str(), formatBytes(double(need)).c_str(),
+                               (*limit)->source.c_str(), formatBytes(double((*limit)->bytes)).c_str());
   }
   vars.assign(P.vars.size(), 0);
   for (const Loop &l : P.loops)

@@ -116,6 +116,11 @@ struct SimResult {
 
 llvm::Expected<SimResult> simulate(const Program &prog, const Target &target, const SimOptions &opts);
 
+/// The bytes a functional run of `prog` holds at least (its tensors' and
+/// buffers' values, written flags and the float32 copies handed back); a
+/// run is refused before it allocates when they exceed hostMemoryLimit().
+uint64_t functionalMemoryBytes(const Program &prog, const SimOptions &opts);
+
 /// The number of dynamic instructions `prog` executes (every loop has
 /// constant bounds, so the count is exact), saturating at UINT64_MAX.
 uint64_t dynamicInstructionCount(const Program &prog);

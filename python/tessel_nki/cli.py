@@ -21,6 +21,7 @@ import traceback
 from . import emit, modules
 from .affine import traced_min
 from .errors import NkiError
+from .progress import Progress
 from .tracer import BF16, F32, Tracer
 
 _ARG_RE = re.compile(r"^([A-Za-z_]\w*)=(bf16|f32|bfloat16|float32)\[(\s*\d+\s*(,\s*\d+\s*)*)\]$")
@@ -60,7 +61,7 @@ def select_kernel(mod, path, name):
     return next(iter(kernels.values()))
 
 
-def trace(path, kernel_name, arg_specs, geometry):
+def trace(path, kernel_name, arg_specs, geometry, time_limit=0):
     """Runs the kernel under the tracer; returns (tracer, kernel name, outputs)."""
     modules.install()
     args = {}
@@ -77,7 +78,7 @@ def trace(path, kernel_name, arg_specs, geometry):
         if n not in sig.parameters:
             raise NkiError("kernel %s has no parameter '%s' (parameters: %s)"
                            % (kernel.__name__, n, ", ".join(sig.parameters)), False)
-    tr = Tracer(geometry)
+    tr = Tracer(geometry, Progress(path, time_limit))
     with tr:
         call_args = []
         for p in sig.parameters.values():
@@ -215,12 +216,13 @@ def main(argv=None):
     ap.add_argument("--geometry", required=True)
     ap.add_argument("--reference", default="")
     ap.add_argument("--tolerance", type=float, default=2e-2)
+    ap.add_argument("--time-limit", type=int, default=0)  # seconds the driver gives the tracer (0: none)
     opts = ap.parse_args(argv)
     out = _stdout_for_results()
     _catch_os_exit()
     try:
         geometry = parse_geometry(opts.geometry)
-        tr, name, outputs = trace(opts.kernel, opts.name, opts.arg, geometry)
+        tr, name, outputs = trace(opts.kernel, opts.name, opts.arg, geometry, opts.time_limit)
         if opts.reference:
             from . import reference
             text = json.dumps(reference.check(tr, outputs, opts.reference, opts.tolerance)) + "\n"

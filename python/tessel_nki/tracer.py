@@ -408,11 +408,14 @@ class Labels:
     def __init__(self):
         self.parent = {}
         self.members = {}
+        self.dims = {}  # root -> {id(tensor): its dimension in the class} (one per tensor)
         self.hint = {}
 
     def find(self, n):
-        self.parent.setdefault(n, n)
-        self.members.setdefault(n, [n])
+        if n not in self.parent:
+            self.parent[n] = n
+            self.members[n] = [n]
+            self.dims[n] = {id(n[0]): n[1]}
         while self.parent[n] != n:
             self.parent[n] = self.parent[self.parent[n]]
             n = self.parent[n]
@@ -423,7 +426,7 @@ class Labels:
         if ra != rb:
             if len(self.members[ra]) < len(self.members[rb]):
                 ra, rb = rb, ra
-            tensors = {id(t): d for t, d in self.members[ra]}
+            tensors = self.dims[ra]
             for t, d in self.members[rb]:
                 if id(t) in tensors and tensors[id(t)] != d:
                     raise NkiError(
@@ -433,6 +436,7 @@ class Labels:
                         % (tensors[id(t)], d, t.name))
             self.parent[rb] = ra
             self.members[ra].extend(self.members.pop(rb))
+            tensors.update(self.dims.pop(rb))
             h = self.hint.pop(rb, None)
             if ra not in self.hint and h:
                 self.hint[ra] = h
@@ -458,8 +462,9 @@ _FOR_RE = re.compile(r"^\s*for\s+([A-Za-z_]\w*)\s+in\b")
 
 
 class Tracer:
-    def __init__(self, geometry):
+    def __init__(self, geometry, progress=None):
         self.geometry = geometry
+        self.progress = progress
         self.root = Block()
         self.block = self.root
         self.tensors = []
@@ -467,6 +472,7 @@ class Tracer:
         self.pending = []
         self.labels = Labels()
         self.names = set()
+        self.next_suffix = {}
         self.deferred_errors = []
         self.loops_open = 0
         self.loc_override = None  # the line that created the lazy tile being written
@@ -486,10 +492,15 @@ class Tracer:
         hint = re.sub(r"[^A-Za-z0-9_.]", "_", hint) or "t"
         if hint[0].isdigit():
             hint = "t" + hint
-        name, i = hint, 1
+        # Suffixes below the last one a hint got are taken (names are never
+        # released): start from there, not from 1, or n tiles of one name cost n^2.
+        name, i = hint, self.next_suffix.get(hint, 1)
+        if i > 1:
+            name = "%s%d" % (hint, i - 1)
         while name in self.names:
             name = "%s%d" % (hint, i)
             i += 1
+        self.next_suffix[hint] = i
         self.names.add(name)
         return name
 
@@ -530,7 +541,7 @@ class Tracer:
                 t.shape[2] * 4 <= g["psum_bank_bytes"] < t.shape[1] * t.shape[2] * 4:
             t.banks = True
         t.block = self.block
-        self.block.ops.append(Alloc(t, t.loc))
+        self.append(Alloc(t, t.loc))
         return t
 
     # -- lazies --------------------------------------------------------------
@@ -608,8 +619,13 @@ class Tracer:
             dst.tensor.written = op.loc
         for s in srcs:
             s.tensor.read = True
-        self.block.ops.append(op)
+        self.append(op)
         return op
+
+    def append(self, op):
+        self.block.ops.append(op)
+        if self.progress:
+            self.progress.recorded()
 
     def unify(self, a, da, b, db, hint=None):
         self.labels.union((a.tensor, da), (b.tensor, db), hint)
@@ -627,7 +643,7 @@ class Tracer:
         m = _FOR_RE.match(user_source_line())
         var = LoopVar(self.unique(m.group(1) if m else "i"))
         loop = Loop(var, lo, hi, step, parallel, user_loc(), self.block)
-        self.block.ops.append(loop)
+        self.append(loop)
         self.block = loop.body
         self.loops_open += 1
         return loop, Affine({var: 1}, 0)
