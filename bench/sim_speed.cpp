@@ -13,8 +13,8 @@
 // Usage: bench-sim-speed [EXAMPLES_DIR]   (default: the source tree's examples/)
 //
 //===----------------------------------------------------------------------===//
-#include "driver/Compile.h"
-#include "driver/Reference.h"
+#include "compiler/Compile.h"
+#include "compiler/Reference.h"
 #include "runtime/Simulator.h"
 
 #include <cblas.h>
@@ -51,19 +51,19 @@ auto timed(Fn fn, double &sec) -> std::optional<typename decltype(fn())::value_t
 }
 
 struct Compiled {
-  driver::Frontend fe;
+  compiler::Frontend fe;
   std::unique_ptr<ir::Kernel> kernel;
   std::optional<runtime::Program> program;
 };
 
 bool compile(Compiled &c, const std::string &path, std::vector<Define> defines,
              const runtime::Target &target) {
-  if (!driver::runFrontend(c.fe, path, defines, ""))
+  if (!compiler::runFrontend(c.fe, path, defines, ""))
     return false;
-  c.kernel = driver::compileKernel(c.fe, driver::CompileOptions{}, target);
+  c.kernel = compiler::compileKernel(c.fe, compiler::CompileOptions{}, target);
   if (!c.kernel)
     return false;
-  auto prog = driver::emitProgram(*c.kernel, target);
+  auto prog = compiler::emitProgram(*c.kernel, target);
   if (!prog) {
     llvm::errs() << llvm::toString(prog.takeError()) << "\n";
     return false;
@@ -114,11 +114,11 @@ int main(int argc, char **argv) {
     auto sim = timed([&] { return runtime::simulate(*c.program, target, opts); }, simSec);
     if (!sim)
       return 1;
-    std::map<std::string, driver::HostTensor> inputs;
+    std::map<std::string, compiler::HostTensor> inputs;
     for (const auto &t : sim->inputs)
-      inputs[t.name] = driver::HostTensor{t.shape, t.data, {}};
+      inputs[t.name] = compiler::HostTensor{t.shape, t.data, {}};
     double blasSec = 0;
-    auto ref = timed([&] { return driver::evaluateReference(*c.fe.kernel, inputs); }, blasSec);
+    auto ref = timed([&] { return compiler::evaluateReference(*c.fe.kernel, inputs); }, blasSec);
     if (!ref)
       return 1;
     // The simulator runs each tile product on one BLAS thread and independent
@@ -127,7 +127,7 @@ int main(int argc, char **argv) {
     int threads = openblas_get_num_threads();
     openblas_set_num_threads(1);
     double blas1Sec = 0;
-    auto ref1 = timed([&] { return driver::evaluateReference(*c.fe.kernel, inputs); }, blas1Sec);
+    auto ref1 = timed([&] { return compiler::evaluateReference(*c.fe.kernel, inputs); }, blas1Sec);
     openblas_set_num_threads(threads);
     if (!ref1)
       return 1;

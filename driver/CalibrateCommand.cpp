@@ -1,13 +1,13 @@
 //===- driver/CalibrateCommand.cpp - `tessel calibrate` --------------------===//
 //
-// Fits the free parameters of a target (driver/CalibrationParams.def) to
-// measured kernel latencies (driver/MeasuredPoints.h), prints the error per
+// Fits the free parameters of a target (calibrate/CalibrationParams.def) to
+// measured kernel latencies (calibrate/MeasuredPoints.h), prints the error per
 // point before and after, and the leave-one-out error, and writes the fitted
 // target as JSON that --target=FILE.json accepts. docs/calibration.md.
 //
 //===----------------------------------------------------------------------===//
-#include "driver/AtomicFile.h"
-#include "driver/Calibrate.h"
+#include "support/AtomicFile.h"
+#include "calibrate/Calibrate.h"
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
 #include "driver/OptionChecks.h"
@@ -33,6 +33,8 @@ namespace cl = llvm::cl;
 using namespace tessel::runtime;
 
 namespace tessel::driver {
+using namespace calibrate;
+using namespace support;
 
 static void calibError(llvm::StringRef msg) {
   if (msg.contains(": error: "))
@@ -98,7 +100,7 @@ static std::string fittedJSON(const Target &fitted, const Target &start, llvm::A
   return text + ",\n  \"_calibration\": " + indented + "\n}\n";
 }
 
-/// Writes the fitted target (driver/AtomicFile.h: a reader never sees half of it).
+/// Writes the fitted target (support/AtomicFile.h: a reader never sees half of it).
 static bool writeAtomically(llvm::StringRef path, llvm::StringRef text) {
   if (llvm::Error e = writeFileAtomically(path, text)) {
     calibError(llvm::formatv("cannot write '{0}': {1}", path, llvm::toString(std::move(e))).str());

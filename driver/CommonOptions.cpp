@@ -163,4 +163,11 @@ bool PipelineOptions::handleInfoFlags(int &status) const {
   return true;
 }
 
+NkiOptions::NkiOptions()
+    : args("arg",
+           llvm::cl::desc("NKI kernels (.py): shape and dtype of kernel argument NAME, e.g. "
+                    "--arg lhsT=bf16[8192,4096] (dtype bf16 or f32; `NAME=bf16` takes the shape of "
+                    "its --input file). Repeatable"),
+           llvm::cl::value_desc("NAME=DTYPE[D0,D1,...]"), llvm::cl::cat(toolCategory())) {}
+
 } // namespace tessel::driver

@@ -10,6 +10,7 @@
 #include "frontend/Frontend.h"
 #include "passes/BlockParams.h"
 #include "passes/PassManager.h"
+#include "passes/Pipelines.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -44,8 +45,7 @@ struct SourceOptions {
   bool collectDefines(std::vector<Define> &out) const;
 };
 
-/// How an MLP block's gated result reaches its down projection (--mlp-form).
-enum class MlpForm { Auto, OneKernel, TwoKernel };
+using passes::MlpForm;
 
 /// The pass pipeline and its instrumentation (docs/passes.md), shared by
 /// `tessel compile`, `tessel run` and `tessel opt`.
@@ -153,6 +153,12 @@ struct PipelineOptions {
   /// --list-passes and --print-pipeline print to stdout; returns true when
   /// one was given (the command then exits with `status`).
   bool handleInfoFlags(int &status) const;
+};
+
+/// The --arg option of commands that read NKI kernels.
+struct NkiOptions {
+  NkiOptions();
+  llvm::cl::list<std::string> args;
 };
 
 } // namespace tessel::driver

@@ -1,13 +1,14 @@
 //===- driver/CompileCommand.cpp - `tessel compile` -----------------------===//
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
-#include "driver/Compile.h"
-#include "driver/TensorParallel.h"
-#include "driver/NkiInput.h"
-#include "driver/InputFormat.h"
+#include "driver/CompileOptions.h"
+#include "compiler/Compile.h"
+#include "compiler/TensorParallel.h"
+#include "compiler/NkiInput.h"
+#include "compiler/InputFormat.h"
 #include "driver/OptionChecks.h"
-#include "driver/TuneCache.h"
-#include "driver/TirInput.h"
+#include "tune/TuneCache.h"
+#include "compiler/TirInput.h"
 
 #include "backend/NkiEmitter.h"
 #include "ir/Printer.h"
@@ -19,6 +20,8 @@
 namespace cl = llvm::cl;
 
 namespace tessel::driver {
+using namespace compiler;
+using namespace tune;
 
 namespace {
 
@@ -65,7 +68,9 @@ int compileTir(std::unique_ptr<llvm::MemoryBuffer> buffer, EmitKind emit, const 
     return 1;
   }
   TirInput tir;
-  if (!loadTirKernel(tir, std::move(buffer), source.kernel, pipeline, *target))
+  CompileOptions tirOptions;
+  if (!resolveTirOptions(pipeline, tirOptions) ||
+      !loadTirKernel(tir, std::move(buffer), source.kernel, tirOptions, *target))
     return 1;
   std::string text;
   llvm::raw_string_ostream os(text);

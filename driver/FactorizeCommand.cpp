@@ -17,10 +17,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "driver/Commands.h"
-#include "driver/AtomicFile.h"
+#include "support/AtomicFile.h"
 #include "driver/CommonOptions.h"
 #include "driver/OptionChecks.h"
-#include "driver/Progress.h"
+#include "support/Progress.h"
 
 #include "factorize/Factorize.h"
 #include "runtime/Npy.h"
@@ -45,6 +45,7 @@ namespace cl = llvm::cl;
 using namespace tessel;
 
 namespace tessel::driver {
+using namespace support;
 namespace {
 
 bool fail(const llvm::Twine &message) {

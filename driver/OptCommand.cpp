@@ -22,7 +22,8 @@
 //===----------------------------------------------------------------------===//
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
-#include "driver/Compile.h"
+#include "driver/CompileOptions.h"
+#include "compiler/Compile.h"
 #include "driver/OptionChecks.h"
 
 #include "ir/Diagnostics.h"
@@ -46,6 +47,7 @@ namespace cl = llvm::cl;
 using namespace tessel;
 
 namespace tessel::driver {
+using namespace compiler;
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -281,10 +283,13 @@ int runOptCommand(int argc, char **argv) {
   if (ok && !noVerify)
     ok = ir::verifyModule(*module, diags);
 
+  CompileOptions compileOptions;
+  if (ok && !resolveTirOptions(pipeline, compileOptions))
+    return 1;
   if (ok) {
     bool several = module->kernels.size() > 1;
     for (auto &kernel : module->kernels) {
-      if (!runPipeline(*kernel, pipeline, *target, diags, several ? kernel->name : ""))
+      if (!runPipeline(*kernel, compileOptions, *target, diags, several ? kernel->name : ""))
         ok = false;
       if (!ok)
         break;

@@ -3,23 +3,24 @@
 // Runs a program on the NeuronCore simulator (runtime/Simulator.h) and writes
 // the profile report. Structure:
 //   runRunCommand  parses the command line, loads the program (.tasm, or a
-//                  .tsl compiled through driver/Compile.h) and calls
+//                  .tsl compiled through compiler/Compile.h) and calls
 //   runProgram     simulate + report; an optional CheckHook (for --check)
 //                  gets the SimResult (inputs used, outputs computed), fills
 //                  the report's "check" object and decides pass/fail.
 //
 //===----------------------------------------------------------------------===//
 #include "driver/Commands.h"
-#include "driver/Check.h"
+#include "compiler/Check.h"
 #include "driver/CommonOptions.h"
-#include "driver/Compile.h"
-#include "driver/TensorParallel.h"
-#include "driver/NkiInput.h"
-#include "driver/InputFormat.h"
+#include "driver/CompileOptions.h"
+#include "compiler/Compile.h"
+#include "compiler/TensorParallel.h"
+#include "compiler/NkiInput.h"
+#include "compiler/InputFormat.h"
 #include "driver/OptionChecks.h"
-#include "driver/RandomInputs.h"
-#include "driver/TirInput.h"
-#include "driver/TuneCache.h"
+#include "compiler/RandomInputs.h"
+#include "compiler/TirInput.h"
+#include "tune/TuneCache.h"
 
 #include "runtime/Program.h"
 #include "runtime/Report.h"
@@ -45,6 +46,8 @@ namespace cl = llvm::cl;
 using namespace tessel::runtime;
 
 namespace tessel::driver {
+using namespace compiler;
+using namespace tune;
 
 enum class ReportFormat { Text, JSON };
 
@@ -363,8 +366,10 @@ int runRunCommand(int argc, char **argv) {
       if (arg->role == ir::TensorRole::Output)
         outputName = arg->name;
   } else if (isTir) {
+    CompileOptions tirOptions;
     if (!loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), compileTarget) ||
-        !loadTirKernel(tir, std::move(inputBuffer), source.kernel, pipeline, compileTarget))
+        !resolveTirOptions(pipeline, tirOptions) ||
+        !loadTirKernel(tir, std::move(inputBuffer), source.kernel, tirOptions, compileTarget))
       return 1;
   }
   llvm::Expected<Program> prog =

@@ -10,16 +10,17 @@
 //===----------------------------------------------------------------------===//
 #include "driver/Commands.h"
 #include "driver/CommonOptions.h"
-#include "driver/Compile.h"
-#include "driver/TensorParallel.h"
+#include "driver/CompileOptions.h"
+#include "compiler/Compile.h"
+#include "compiler/TensorParallel.h"
 #include "driver/OptionChecks.h"
-#include "driver/TuneCache.h"
-#include "driver/TuneEval.h"
-#include "driver/TunePlot.h"
-#include "driver/TuneProgress.h"
-#include "driver/TuneReport.h"
-#include "driver/TuneSearch.h"
-#include "driver/TuneSpace.h"
+#include "tune/TuneCache.h"
+#include "tune/TuneEval.h"
+#include "tune/TunePlot.h"
+#include "tune/TuneProgress.h"
+#include "tune/TuneReport.h"
+#include "tune/TuneSearch.h"
+#include "tune/TuneSpace.h"
 
 #include "passes/TargetGeometry.h"
 
@@ -42,6 +43,8 @@
 namespace cl = llvm::cl;
 
 namespace tessel::driver {
+using namespace compiler;
+using namespace tune;
 namespace {
 
 /// Exit status after Ctrl-C, as a shell reports a SIGINT death (128 + 2).

@@ -1,9 +1,9 @@
 //===- fuzz/FuzzTuneCache.cpp - the tune cache file ------------------------===//
 #include "fuzz/FuzzUtil.h"
 
-#include "driver/TuneCache.h"
+#include "tune/TuneCache.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  tessel::driver::parseCacheText(tessel::fuzz::asText(data, size));
+  tessel::tune::parseCacheText(tessel::fuzz::asText(data, size));
   return 0;
 }

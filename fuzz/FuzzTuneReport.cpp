@@ -1,25 +1,25 @@
 //===- fuzz/FuzzTuneReport.cpp - tune --report=json shards (tune merge) ---===//
 #include "fuzz/FuzzUtil.h"
 
-#include "driver/TuneReport.h"
+#include "tune/TuneReport.h"
 
 using namespace tessel;
 
-static std::string write(const driver::TuneReport &report) {
+static std::string write(const tune::TuneReport &report) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << driver::reportToJSON(report);
+  os << tune::reportToJSON(report);
   return os.str();
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  auto report = fuzz::accepted(driver::parseReportJSON(fuzz::asText(data, size), "fuzz.json"));
+  auto report = fuzz::accepted(tune::parseReportJSON(fuzz::asText(data, size), "fuzz.json"));
   if (!report)
     return 0;
-  fuzz::accepted(driver::checkShardResults(*report, "fuzz.json")); // may reject it, never crash
+  fuzz::accepted(tune::checkShardResults(*report, "fuzz.json")); // may reject it, never crash
   // An accepted report written out reads back to the same report.
   std::string written = write(*report);
-  auto again = fuzz::accepted(driver::parseReportJSON(written, "written.json"));
+  auto again = fuzz::accepted(tune::parseReportJSON(written, "written.json"));
   fuzz::checkFixedPoint(written, again ? std::optional<std::string>(write(*again)) : std::nullopt);
   return 0;
 }

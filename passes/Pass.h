@@ -23,7 +23,7 @@ namespace tessel::passes {
 
 /// What every pass may read: the target description and where to report.
 /// The block sizes are decided before the kernel is built (the block
-/// planner, driver/Compile.h) and are the kernel's `blockParams`.
+/// planner, compiler/Compile.h) and are the kernel's `blockParams`.
 struct PassContext {
   const runtime::Target &target;
   DiagnosticEngine &diags;

@@ -4,7 +4,7 @@
 // may appear (tests/unit/passes/PipelinesTest.cpp checks every name).
 // `select-blocks` comes first, not after strip-cache as DESIGN §4 lists it:
 // block sizes shape TileGen's loop nests, so it is the block planner's step
-// before TileGen (driver/Compile.cpp), measuring each candidate built through
+// before TileGen (compiler/Compile.cpp), measuring each candidate built through
 // the passes after it. `schedule` runs before `allocate`, not
 // last as DESIGN §4 lists it: it sets prefetch depths (buffer counts), which
 // allocation must then place; instruction order stays program order, since

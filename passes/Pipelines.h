@@ -26,6 +26,9 @@ std::vector<std::string> pipelineNames();
 /// the known ones.
 llvm::Expected<std::vector<std::string>> buildPipeline(llvm::StringRef name);
 
+/// How an MLP block's gated result reaches its down projection (--mlp-form).
+enum class MlpForm { Auto, OneKernel, TwoKernel };
+
 /// `passes` without fuse-handoff: an MLP's two-kernel form (the gated result
 /// through HBM between UpGate and Down, docs/passes.md).
 std::vector<std::string> twoKernelForm(llvm::ArrayRef<std::string> passes);

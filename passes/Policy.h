@@ -40,7 +40,7 @@ constexpr double kMaxAccumulateShare = 1.0 / 3;
 /// adds one rounding (unit roundoff 2^-8) where the fp32 accumulator has
 /// none. Independent roundings add as a root sum of squares, so 16 of them
 /// are typically 4 roundings' worth: half the 8x of one rounding that
-/// `tessel run --check` allows (driver/Reference.h), leaving the other half
+/// `tessel run --check` allows (compiler/Reference.h), leaving the other half
 /// to the rest of the chain.
 constexpr int64_t kMaxStripRoundings = 16;
 /// The row block TileGen tries first when none is given, in partition tiles

@@ -24,7 +24,7 @@
 #include "passes/Passes.h"
 #include "passes/Policy.h"
 #include "passes/Spill.h"
-#include "passes/analysis/BlockPlanner.h"
+#include "passes/analysis/KernelCost.h"
 #include "passes/analysis/KernelCost.h"
 
 #include "llvm/ADT/DenseMap.h"

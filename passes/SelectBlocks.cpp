@@ -1,8 +1,8 @@
 //===- passes/SelectBlocks.cpp - The block planner's step in a pipeline ---===//
 //
-// `select-blocks` names the block planner (passes/analysis/BlockPlanner.h) in
+// `select-blocks` names the block planner (compiler/BlockPlanner.h) in
 // a pipeline. Block sizes shape the loop nests TileGen builds, so the planner
-// is a step of the compile path (driver/Compile.cpp), taken before TileGen
+// is a step of the compile path (compiler/Compile.cpp), taken before TileGen
 // when the pipeline starts with `select-blocks`; it is not a rewrite of a
 // built kernel. This pass is what remains for a kernel that is already built
 // -- tile IR read by `tessel opt`, which has no source to re-tile: its blocks
@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
-#include "passes/analysis/BlockPlanner.h"
+#include "passes/analysis/KernelCost.h"
 #include "passes/analysis/KernelCost.h"
 
 #include <algorithm>

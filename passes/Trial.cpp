@@ -2,7 +2,7 @@
 #include "passes/Trial.h"
 
 #include "passes/Passes.h"
-#include "passes/analysis/BlockPlanner.h"
+#include "passes/analysis/KernelCost.h"
 #include "passes/analysis/KernelCost.h"
 
 #include "ir/Parser.h"

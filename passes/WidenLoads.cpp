@@ -51,7 +51,7 @@
 #include "ir/Clone.h"
 #include "passes/Passes.h"
 #include "passes/Policy.h"
-#include "passes/analysis/BlockPlanner.h"
+#include "passes/analysis/KernelCost.h"
 #include "passes/analysis/KernelCost.h"
 #include "runtime/Timing.h"
 

@@ -136,7 +136,7 @@ std::function<void(uint64_t, uint64_t)> terminalProgress(llvm::raw_ostream &os, 
 /// [-s, s), from a generator seeded by (seed, tensor name) -- the same tensor
 /// gets the same values for the same seed, whatever else the program holds.
 /// Rounded to bf16 for bf16 tensors. s is `halfWidth` when given (the driver
-/// knows a .tsl kernel's weights: driver/RandomInputs.h), else
+/// knows a .tsl kernel's weights: compiler/RandomInputs.h), else
 /// sqrt(3 / shape[0]) (unit variance scaled by the fan-in of a [K, N] weight).
 std::vector<float> randomTensorValues(const TensorDecl &t, uint64_t seed,
                                       std::optional<double> halfWidth = std::nullopt);

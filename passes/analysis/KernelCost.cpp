@@ -27,6 +27,9 @@
 #include "passes/analysis/KernelCost.h"
 
 #include "passes/BufferLiveness.h"
+#include "passes/Policy.h"
+
+#include "llvm/Support/FormatVariadic.h"
 #include "runtime/Timing.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -512,6 +515,29 @@ KernelCost analyzeKernel(const Kernel &kernel, const runtime::Target &target) {
       prefetch <= target.sbuf_bytes_per_partition ? prefetch : cost.sbufLeastPeakBytesPerPartition;
   cost.serialFills = int64_t(serial.size());
   return cost;
+}
+
+namespace {
+std::string kib(int64_t bytes) { return llvm::formatv("{0:f1} KiB", bytes / 1024.0).str(); }
+} // namespace
+
+int64_t plannerSbufLimit(const runtime::Target &t) {
+  return int64_t(t.sbuf_bytes_per_partition * (1.0 - policy::kSbufHeadroom));
+}
+
+std::string describeCost(const KernelCost &cost, const runtime::Target &t) {
+  std::string text = llvm::formatv("AI {0:f1} flop/B, SBUF peak {1} ({2:f0}%), PSUM peak {3}, roofline "
+                                   "{4:f1} us, engine bound {5:f1} us, predicted {6:f1} us",
+                                   cost.arithmeticIntensity(), kib(cost.sbufLeastPeakBytesPerPartition),
+                                   100.0 * cost.sbufLeastPeakBytesPerPartition / t.sbuf_bytes_per_partition,
+                                   kib(cost.psumPeakBytesPerPartition), cost.rooflineUs(t), cost.boundUs(t),
+                                   cost.predictedUs(t))
+                         .str();
+  // The form an MLP candidate takes: an intermediate handed through HBM
+  // means two kernels (docs/passes.md, "The MLP kernel").
+  if (cost.scratchBytes > 0)
+    text += llvm::formatv(", two kernels ({0:f1} MiB handed off through HBM)", cost.scratchBytes / 1048576.0).str();
+  return text;
 }
 
 } // namespace tessel::passes::analysis

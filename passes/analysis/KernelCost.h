@@ -101,6 +101,14 @@ struct KernelCost {
 /// The static cost of `kernel` (allocated or not).
 KernelCost analyzeKernel(const ir::Kernel &kernel, const runtime::Target &target);
 
+/// "AI 455.1 flop/B, SBUF peak 150.0 KiB (78%), PSUM peak ..., roofline ...
+/// us, engine bound ... us": a candidate's predictions as the notes give them.
+std::string describeCost(const KernelCost &cost, const runtime::Target &target);
+
+/// The SBUF bytes per partition a chosen block may use (Policy's headroom
+/// kept free).
+int64_t plannerSbufLimit(const runtime::Target &target);
+
 } // namespace tessel::passes::analysis
 
 #endif

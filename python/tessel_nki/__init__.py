@@ -7,5 +7,5 @@ by the modules of this package (modules.py), each API call appends ops to
 the trace (tracer.py), and emit.py prints the trace as .tir text. The
 reference of `tessel run --check` executes the same trace with numpy
 (reference.py). The entry point is ../nki_trace.py, run by the tessel
-driver (driver/NkiInput.cpp).
+driver (compiler/NkiInput.cpp).
 """

@@ -1,4 +1,4 @@
-"""Command line of the tracer (run by the tessel driver, driver/NkiInput.cpp).
+"""Command line of the tracer (run by the tessel driver, compiler/NkiInput.cpp).
 
   nki_trace.py KERNEL.py [-k NAME] --arg NAME=DTYPE[D0,D1,...]... --geometry K=V,...
       prints the kernel's tile IR (.tir) on stdout.

@@ -9,12 +9,13 @@
 //===----------------------------------------------------------------------===//
 #include "CompileUtil.h"
 
-#include "passes/analysis/ChainModel.h"
+#include "compiler/ChainModel.h"
 #include "passes/analysis/KernelCost.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace tessel;
+using namespace tessel::compiler;
 using namespace tessel::passes::analysis;
 
 namespace {

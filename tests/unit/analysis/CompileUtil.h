@@ -1,6 +1,6 @@
 //===- tests/unit/analysis/CompileUtil.h - Compile and simulate for tests -*- C++ -*-===//
 //
-// The driver's stages (driver/Compile.h) without its command-line options:
+// The driver's stages (compiler/Compile.h) without its command-line options:
 // a .tsl source (an example file or text) through TileGen with a chosen row
 // block, the passes of a named pipeline, the backend and a timing-only
 // simulation.
@@ -9,7 +9,7 @@
 #ifndef TESSEL_TESTS_UNIT_ANALYSIS_COMPILEUTIL_H
 #define TESSEL_TESTS_UNIT_ANALYSIS_COMPILEUTIL_H
 
-#include "driver/Compile.h"
+#include "compiler/Compile.h"
 #include "passes/PassManager.h"
 #include "passes/Pipelines.h"
 #include "runtime/Simulator.h"
@@ -33,7 +33,7 @@ class Source {
 public:
   /// An example file with `M` bound by -D.
   Source(llvm::StringRef exampleFile, int64_t rows) {
-    ok = driver::runFrontend(fe, examplePath(exampleFile), {{"M", std::to_string(rows)}}, "");
+    ok = compiler::runFrontend(fe, examplePath(exampleFile), {{"M", std::to_string(rows)}}, "");
   }
   /// DSL text holding one kernel.
   explicit Source(llvm::StringRef text) {
@@ -55,7 +55,7 @@ public:
       blocks.set(ir::BlockConfig::kRowStrip, blockM);
     if (blockK)
       blocks.set(ir::BlockConfig::kContraction, blockK);
-    return driver::buildKernel(fe, blocks, {}, target, *fe.diags);
+    return compiler::buildKernel(fe, blocks, {}, target, *fe.diags);
   }
 
   /// Runs `passes` in order; false (with a test failure) if one fails.
@@ -73,7 +73,7 @@ public:
   }
 
 private:
-  driver::Frontend fe;
+  compiler::Frontend fe;
   bool ok = false;
 };
 
@@ -98,7 +98,7 @@ inline SplitPipeline splitAtAllocate(llvm::StringRef name) {
 
 /// Backend (stack addresses for unplaced buffers) and a timing-only run.
 inline std::optional<runtime::Report> simulateTimingOnly(ir::Kernel &kernel, const runtime::Target &target) {
-  auto program = driver::emitProgram(kernel, target);
+  auto program = compiler::emitProgram(kernel, target);
   if (!program) {
     ADD_FAILURE() << llvm::toString(program.takeError());
     return std::nullopt;

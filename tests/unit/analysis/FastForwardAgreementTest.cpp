@@ -63,7 +63,7 @@ TEST(FastForwardAgreement, EveryExampleMatchesExact) {
         auto passes = passes::buildPipeline(pipeline);
         ASSERT_TRUE(kernel && passes);
         ASSERT_TRUE(source.run(*kernel, *passes, target));
-        auto program = driver::emitProgram(*kernel, target);
+        auto program = compiler::emitProgram(*kernel, target);
         ASSERT_TRUE(bool(program)) << llvm::toString(program.takeError());
         auto exact = simulate(*program, target, false), fast = simulate(*program, target, true);
         ASSERT_TRUE(exact && fast);

@@ -1,0 +1,112 @@
+//===- compiler/BlockPlanner.h - Block sizes from the cost model -*- C++ -*-===//
+//
+// The block planner chooses the block parameters a kernel is built with
+// (DESIGN §5), before it is built: block sizes shape TileGen's loop nests, so
+// every candidate is built (by the caller, through the same passes the final
+// kernel goes through, stopping before `allocate`) and measured with the
+// static cost model (KernelCost):
+//
+//  1. Row strip `m`: candidates 128, 256, 512, ... (multiples of the target's
+//     partitions) up to the rows. The smallest `m` whose arithmetic intensity
+//     clears the target's ridge point (peak flops / HBM bandwidth) is the
+//     least that can be compute bound; from there the largest `m` whose SBUF
+//     peak fits the capacity with Policy's headroom is taken (most reuse of
+//     the weights, no spilling), unless a smaller one is predicted faster
+//     (KernelCost::predictedUs: an MLP's one-kernel form at a short strip
+//     against its two-kernel form at a tall one). When no candidate clears the ridge, the
+//     largest that fits (the highest AI) is taken; when none fits, the one
+//     with the smallest SBUF peak (allocate then spills it). The SBUF peak
+//     grows with `m` (every strip buffer scales with it), so the search stops
+//     at the first candidate that does not fit once one has: the compile
+//     costs the same for any number of rows.
+//     A strip that does not fit may fit at a narrower `n`, or K-blocked
+//     (`k`: the strip holds one K block, the intermediate accumulates in
+//     place, passes/StripAccumulate.cpp); the deepest K block that fits is
+//     tried, each at the widest `n` that fits.
+//  2. Every other parameter (today `n`): at the chosen `m`, the value with the
+//     lowest engine bound (KernelCost::boundUs) that fits; ties go to the
+//     larger value (fewer, longer instructions).
+// Parameters given (--block, --tuned) are kept. The choice and each
+// candidate's predictions are returned as notes for the IR dump.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_COMPILER_BLOCKPLANNER_H
+#define TESSEL_COMPILER_BLOCKPLANNER_H
+
+#include "ir/BlockConfig.h"
+#include "passes/analysis/KernelCost.h"
+#include "runtime/Target.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel::compiler {
+
+using passes::analysis::KernelCost;
+
+/// One candidate built and measured: the blocks it was built with (all of
+/// them, defaults included) and its cost.
+struct BuiltCandidate {
+  ir::BlockConfig blocks;
+  KernelCost cost;
+};
+
+/// Builds the kernel with `blocks` (unset parameters at their defaults)
+/// through the pipeline up to `allocate` and measures it; nullopt when that
+/// configuration cannot be built.
+using BuildAndMeasureFn =
+    llvm::function_ref<std::optional<BuiltCandidate>(const ir::BlockConfig &blocks)>;
+
+/// What the kernel's shape bounds: the rows `m` tiles and the columns `n`
+/// tiles.
+struct PlanShape {
+  int64_t rows = 0;
+  int64_t columns = 0;
+  /// For a plain chain X @ W1 @ ... @ Wn: the widths of X, W1, ..., Wn and
+  /// the element bytes, for the paper's eq. 11 SBUF note; empty otherwise.
+  std::vector<int64_t> chainDims = {};
+  int64_t elementBytes = 0;
+  /// The contraction the K block `k` splits (a chain's first matmul), 0 when
+  /// the planner should not K-block.
+  int64_t contraction = 0;
+  /// --mlp-form=one-kernel: a candidate that hands an intermediate between
+  /// nests through HBM (KernelCost::scratchBytes) counts as not fitting.
+  bool oneKernel = false;
+  /// An MLP whose form the planner may choose: a strip that does not fit
+  /// as one kernel is also tried as two (the pipeline without
+  /// fuse-handoff, asked for with kTwoKernelKey in the blocks).
+  bool splittable = false;
+  /// The projections' own column blocks (ir::BlockConfig::columnBlockName)
+  /// -> the columns each tiles; tried narrower than `n` once `m` and `n` are
+  /// chosen.
+  std::map<std::string, int64_t> projectionColumns = {};
+};
+
+/// The planner's request to build a candidate as two kernels: a key of the
+/// blocks it passes to BuildAndMeasureFn (never a block parameter of the
+/// kernel; BlockPlan::blocks does not carry it).
+constexpr llvm::StringLiteral kTwoKernelKey = "two-kernel";
+
+struct BlockPlan {
+  ir::BlockConfig blocks;
+  /// The chosen candidate is an MLP's two-kernel form: build the final
+  /// kernel without fuse-handoff.
+  bool twoKernel = false;
+  /// "[select-blocks] ..." lines for the kernel's notes.
+  std::vector<std::string> notes;
+};
+
+/// Chooses `m` and `n` (those not in `given`). Fails only when no candidate
+/// can be built at all.
+llvm::Expected<BlockPlan> planBlocks(const ir::BlockConfig &given, PlanShape shape,
+                                     const runtime::Target &target,
+                                     BuildAndMeasureFn buildAndMeasure);
+
+} // namespace tessel::compiler
+
+#endif

@@ -1,0 +1,69 @@
+//===- compiler/NkiInput.h - NKI kernels (.py) as tessel input ----*- C++ -*-===//
+//
+// `tessel run kernel.py` and `tessel compile kernel.py` trace an `nki.jit`
+// kernel with the stand-in NKI modules of python/tessel_nki (docs/nki.md):
+// python3 runs python/nki_trace.py, which prints the kernel's tile IR; it is
+// parsed and verified like any .tir, then lowered and simulated. Argument
+// shapes and dtypes come from --arg NAME=DTYPE[D0,D1,...] or the --input
+// files. Under --check, the same trace is executed with numpy on the
+// simulator's inputs and compared with its outputs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TESSEL_COMPILER_NKIINPUT_H
+#define TESSEL_COMPILER_NKIINPUT_H
+
+#include "ir/Diagnostics.h"
+#include "ir/Kernel.h"
+#include "runtime/Simulator.h"
+#include "runtime/Target.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessel::compiler {
+
+/// Whether `path` names an NKI kernel (a .py file).
+bool isNkiSource(llvm::StringRef path);
+
+/// What tracing needs: the file, the kernel (-k, may be empty), the --arg
+/// specs and the --input files (whose shapes complete the --arg specs).
+struct NkiSource {
+  std::string path;
+  std::string kernel;
+  std::vector<std::string> args;
+  std::map<std::string, std::string> inputFiles;
+};
+
+/// Traces `src` for `target` and returns the verified kernel. Tracer errors
+/// (file:line of the kernel) and IR errors are printed; returns null then.
+/// `sm` must outlive the kernel (it holds the traced IR text).
+std::unique_ptr<ir::Kernel> traceNkiKernel(const NkiSource &src, const runtime::Target &target,
+                                           llvm::SourceMgr &sm);
+
+/// The simulator program of a traced kernel: emitProgram's, with the buffer
+/// reuse of NKI's allocator (runtime::SlotReuse::Whole): a slot's next
+/// occupant waits for every access to the previous one (docs/nki.md), and
+/// each DMA statement on one queue of its own (not rotating over several).
+llvm::Expected<runtime::Program> emitNkiProgram(ir::Kernel &kernel, const runtime::Target &target,
+                                                const llvm::SourceMgr *sources = nullptr);
+
+/// `tessel compile kernel.py`: prints the traced tile IR, or the program when
+/// `tasm`, to `output`. `otherFlags` (-D, compile flags, --emit=ast) is an
+/// error: an NKI kernel is compiled as written. Returns the exit status.
+int compileNkiKernel(const NkiSource &src, const std::string &targetName, bool tasm,
+                     const std::string &output, bool otherFlags);
+
+/// --check for a traced kernel: numpy executes the trace on the simulator's
+/// inputs; fills `check` like the .tsl check and returns whether it passed.
+bool checkNkiKernel(const NkiSource &src, const runtime::Target &target,
+                    const runtime::SimResult &result, llvm::json::Object &check);
+
+} // namespace tessel::compiler
+
+#endif

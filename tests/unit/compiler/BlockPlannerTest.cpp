@@ -1,0 +1,128 @@
+//===- tests/unit/compiler/BlockPlannerTest.cpp - choosing blocks from costs -===//
+//
+// The planner on synthetic costs: which row strip it takes, that it stops
+// building candidates once they stop fitting, and that with nothing fitting
+// it still chooses (the smallest SBUF peak; allocate then spills).
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/BlockPlanner.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace tessel;
+using namespace tessel::compiler;
+using namespace tessel::passes::analysis;
+using tessel::ir::BlockConfig;
+
+namespace {
+
+/// A kernel whose SBUF peak grows by `perRow` bytes per strip row and whose
+/// arithmetic intensity grows with the strip; records what was built.
+struct FakeKernel {
+  int64_t perRow = 100;
+  int64_t fixed = 0;
+  std::vector<BlockConfig> built;
+
+  std::optional<BuiltCandidate> operator()(const BlockConfig &blocks) {
+    BlockConfig full = blocks;
+    if (!full.has("n"))
+      full.set("n", 512);
+    built.push_back(full);
+    int64_t m = full.lookup("m");
+    BuiltCandidate c;
+    c.blocks = full;
+    c.cost.flops = uint64_t(1) << 40;
+    c.cost.hbmReadBytes = (uint64_t(1) << 40) / uint64_t(m); // AI = m flop/B
+    c.cost.sbufLeastPeakBytesPerPartition = c.cost.sbufPeakBytesPerPartition = fixed + perRow * m;
+    c.cost.psumPeakBytesPerPartition = 1024;
+    return c;
+  }
+};
+
+TEST(BlockPlanner, TakesTheLargestStripThatFits) {
+  runtime::Target t = runtime::trn1Target(); // 192 KiB SBUF per partition, ridge ~224 flop/B
+  FakeKernel k;
+  auto plan = planBlocks({}, {65536, 4096}, t, std::ref(k));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  // 100 B per row: 1024 rows (100 KiB) fit, 2048 rows (200 KiB) do not.
+  EXPECT_EQ(plan->blocks.lookup("m"), 1024);
+  // Strips past the first that does not fit are never built.
+  for (const BlockConfig &b : k.built)
+    EXPECT_LE(b.lookup("m"), 2048) << b.str();
+  EXPECT_EQ(plan->notes.back().rfind("[select-blocks] chosen: m = 1024, n = 512", 0), 0u)
+      << plan->notes.back();
+}
+
+TEST(BlockPlanner, KeepsGivenBlocks) {
+  FakeKernel k;
+  auto plan = planBlocks({{"m", 256}}, {65536, 4096}, runtime::trn1Target(), std::ref(k));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->blocks.lookup("m"), 256);
+  for (const BlockConfig &b : k.built)
+    EXPECT_EQ(b.lookup("m"), 256) << b.str();
+}
+
+TEST(BlockPlanner, ChoosesTheSmallestPeakWhenNothingFits) {
+  FakeKernel k;
+  k.fixed = 1 << 20; // over SBUF whatever the strip
+  auto plan = planBlocks({}, {4096, 4096}, runtime::trn1Target(), std::ref(k));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->blocks.lookup("m"), 128);
+  bool said = false;
+  for (const std::string &n : plan->notes)
+    said |= llvm::StringRef(n).contains("no row strip fits SBUF; m = 128");
+  EXPECT_TRUE(said);
+}
+
+/// FakeKernel whose predicted latency depends on the projection column
+/// block n_r: `phased` (ns) for each value, the default for any other.
+struct ProjectionKernel {
+  FakeKernel base;
+  std::map<int64_t, double> phased;
+  std::optional<BuiltCandidate> operator()(const BlockConfig &blocks) {
+    std::optional<BuiltCandidate> c = base(blocks);
+    auto it = phased.find(blocks.lookup("n_r"));
+    c->cost.phasedNs = it != phased.end() ? it->second : 1e9;
+    return c;
+  }
+};
+
+TEST(BlockPlanner, TakesAProjectionColumnBlockOnlyWhenClearlyFaster) {
+  PlanShape shape{65536, 4096};
+  shape.projectionColumns = {{"n_r", 4096}};
+  ProjectionKernel fast;
+  fast.phased = {{256, 0.95e9}, {128, 0.97e9}};
+  auto plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(fast));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->blocks.lookup("n_r"), 256);
+  bool said = false;
+  for (const std::string &n : plan->notes)
+    said |= llvm::StringRef(n).startswith("[select-blocks] n_r = 256: predicted 950000.0 us, "
+                                          "against 1000000.0 us at n = 512");
+  EXPECT_TRUE(said);
+  // 1% is within the model's resolution: the projection keeps n.
+  ProjectionKernel close;
+  close.phased = {{256, 0.99e9}};
+  plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(close));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_FALSE(plan->blocks.has("n_r")) << plan->blocks.str();
+  // A given one is kept, and no other is built.
+  ProjectionKernel given;
+  given.phased = {{256, 0.5e9}};
+  plan = planBlocks({{"n_r", 128}}, shape, runtime::trn1Target(), std::ref(given));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->blocks.lookup("n_r"), 128);
+  for (const BlockConfig &b : given.base.built)
+    EXPECT_EQ(b.lookup("n_r"), 128) << b.str();
+}
+
+TEST(BlockPlanner, FailsWhenNothingCanBeBuilt) {
+  auto none = [](const BlockConfig &) -> std::optional<BuiltCandidate> { return std::nullopt; };
+  auto plan = planBlocks({}, {4096, 4096}, runtime::trn1Target(), none);
+  ASSERT_FALSE(bool(plan));
+  EXPECT_NE(llvm::toString(plan.takeError()).find("no row strip could be built"), std::string::npos);
+}
+
+} // namespace

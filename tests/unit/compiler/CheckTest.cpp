@@ -1,0 +1,57 @@
+//===- tests/unit/compiler/CheckTest.cpp - run --check's per-element bound --===//
+#include "compiler/Check.h"
+#include "frontend/Frontend.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <gtest/gtest.h>
+
+using namespace tessel;
+using namespace tessel::compiler;
+
+namespace {
+
+/// X @ W of two cancelling products: 1 * 200 + 1 * -199.984375 = 1/64.
+struct Cancelling {
+  llvm::SourceMgr sm;
+  std::unique_ptr<ast::Module> module;
+  runtime::SimResult result;
+
+  Cancelling() {
+    sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
+                              "kernel k(X: bf16[1, 2], W: bf16[2, 1]) -> bf16[1, 1] {\n  return X @ W\n}\n", "t.tsl"),
+                          llvm::SMLoc());
+    DiagnosticEngine diags(sm);
+    module = parseAndCheck(diags, {});
+    result.inputs.push_back({"X", DType::BF16, {1, 2}, {1, 1}});
+    result.inputs.push_back({"W", DType::BF16, {2, 1}, {200, -199.984375f}});
+  }
+
+  bool check(float output, llvm::ArrayRef<float> extraError = {}) {
+    result.outputs = {{"out", DType::BF16, {1, 1}, {output}}};
+    llvm::json::Object report;
+    return checkAgainstReference(module->kernels.at(0), result, "out", report, 0, extraError);
+  }
+};
+
+} // namespace
+
+TEST(Check, ExtraErrorHoldsRoundingsTheReferenceDoesNotModel) {
+  Cancelling c;
+  ASSERT_TRUE(c.module);
+  EXPECT_TRUE(c.check(0.015625f));
+  // Each product stored in bf16 before the add (as --tp's partials are): 200
+  // and -200 sum to 0, a whole bf16 step of the products from the reference.
+  EXPECT_FALSE(c.check(0.0f));
+  const float partialRounding = 283.0f / 256; // hypot(200, 200) * 2^-8
+  EXPECT_TRUE(c.check(0.0f, {partialRounding}));
+  // The allowance is of the partials' roundings, not of any size.
+  EXPECT_FALSE(c.check(50.0f, {partialRounding}));
+}
+
+TEST(Check, ExtraErrorOfTheWrongSizeIsAnError) {
+  Cancelling c;
+  ASSERT_TRUE(c.module);
+  EXPECT_FALSE(c.check(0.015625f, {1.0f, 1.0f}));
+}
