@@ -52,8 +52,9 @@ using passes::MlpForm;
 struct PipelineOptions {
   llvm::cl::opt<std::string> optLevel{
       "O",
-      llvm::cl::desc("Optimization level: -O0 = the straightforward form (the default until the "
-                     "fusion passes land), -O2 = the full pipeline (--print-pipeline shows it)"),
+      llvm::cl::desc("Optimization level: -O0 = the straightforward form, unoptimised (the "
+                     "default: every intermediate through HBM), -O2 = the fusing pipeline "
+                     "(--print-pipeline shows it)"),
       llvm::cl::value_desc("0|2"), llvm::cl::Prefix, llvm::cl::cat(toolCategory())};
   llvm::cl::opt<std::string> pipeline{
       "pipeline", llvm::cl::desc("Run a named pipeline: O0, O2, naive-fused"),

@@ -1,7 +1,7 @@
 //===- passes/Pipelines.cpp - The named pipelines -------------------------===//
 //
 // Each pipeline is one function reading top to bottom. Only registered passes
-// may appear (tests/unit/passes/PipelinesTest.cpp checks every name).
+// may appear (tests/unit/passes/RegistryTest.cpp checks every name).
 // `select-blocks` comes first, not after strip-cache as DESIGN §4 lists it:
 // block sizes shape TileGen's loop nests, so it is the block planner's step
 // before TileGen (compiler/Compile.cpp), measuring each candidate built through

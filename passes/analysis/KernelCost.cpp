@@ -2,7 +2,7 @@
 //
 // 1. Work and traffic. Each instruction contributes a per-execution amount
 //    that is a product of its tile extents (the simulator's accounting:
-//    runtime/Simulator.cpp, Machine::exec and scheduleDma):
+//    runtime/TimingScheduler.cpp: dma, matmul, transpose):
 //      dma        hbm-side extents x element bytes, a read when it loads into
 //                 SBUF and a write when it stores to HBM; spill tags also
 //                 count as spill save/reload bytes;
