@@ -2,6 +2,7 @@
 //
 // tessel opt FILE.tir [-o OUT] [--passes=a,b | --pipeline=NAME | -O0|-O2]
 //                     [--verify-roundtrip] [--verify-diagnostics] [--no-verify]
+//                     [--split-input-file]
 //                     [IR dump flags: docs/passes.md]
 //
 // 1. Read FILE (`-` = stdin) into a SourceMgr and parse it (ir/Parser.h).
@@ -18,6 +19,11 @@
 // and likewise expected-warning / expected-note. Every diagnostic must match
 // an expectation (line, kind and substring) and every expectation must be
 // met; both unexpected and missing ones are reported. Exit 0 iff all match.
+//
+// --split-input-file (MLIR style) runs steps 1-4 on each chunk of FILE between
+// `// -----` lines on its own, in the file's line numbers, and separates the
+// chunks' outputs by `// -----`. A failing chunk does not stop the others; the
+// exit status is 1 if any failed.
 //
 //===----------------------------------------------------------------------===//
 #include "driver/Commands.h"
@@ -218,6 +224,99 @@ bool checkRoundTrip(const std::string &printed, const ir::TileGeometry &geometry
   return false;
 }
 
+
+//===----------------------------------------------------------------------===//
+// One buffer: parse, verify, run the passes, print
+//===----------------------------------------------------------------------===//
+
+struct OptSettings {
+  bool verifyRoundtrip, verifyDiagnostics, noVerify;
+  const runtime::Target &target;
+  ir::TileGeometry geometry; // the text does not carry the target: --target's
+  CompileOptions compileOptions;
+};
+
+/// Processes one input (the whole file, or one `// -----` chunk of it):
+/// appends the printed module to `printed` and returns whether it succeeded
+/// (under --verify-diagnostics: whether the diagnostics matched).
+bool processBuffer(std::unique_ptr<llvm::MemoryBuffer> buf, const OptSettings &s,
+                   std::string &printed) {
+  llvm::SourceMgr sm;
+  unsigned mainId = sm.AddNewSourceBuffer(std::move(buf), llvm::SMLoc());
+  DiagnosticEngine diags(sm);
+
+  std::vector<Expectation> expected;
+  DiagnosticCollector collector{&sm, {}};
+  if (s.verifyDiagnostics) {
+    if (!collectExpectations(sm, expected))
+      return false;
+    sm.setDiagHandler(DiagnosticCollector::handle, &collector);
+  }
+
+  auto module = ir::parseBuffer(mainId, diags, s.geometry);
+  bool ok = module != nullptr;
+  if (ok && !s.noVerify)
+    ok = ir::verifyModule(*module, diags);
+  if (ok) {
+    bool several = module->kernels.size() > 1;
+    for (auto &kernel : module->kernels)
+      if (!(ok = runPipeline(*kernel, s.compileOptions, s.target, diags,
+                             several ? kernel->name : "")))
+        break;
+  }
+  if (ok) {
+    std::string text = printToString(*module);
+    if (s.verifyRoundtrip && !checkRoundTrip(text, s.geometry, diags))
+      ok = false;
+    else
+      printed += text;
+  }
+
+  if (!s.verifyDiagnostics)
+    return ok;
+  sm.setDiagHandler(nullptr, nullptr);
+  unsigned capturedErrors = 0;
+  for (const CollectedDiagnostic &d : collector.seen)
+    capturedErrors += d.diag.getKind() == llvm::SourceMgr::DK_Error;
+  bool matched = checkExpectations(sm, expected, collector.seen);
+  if (diags.errorCount() > capturedErrors) {
+    llvm::WithColor::error(llvm::errs(), "tessel opt")
+        << "unexpected error(s) without a location (see above)\n";
+    matched = false;
+  }
+  return matched;
+}
+
+//===----------------------------------------------------------------------===//
+// --split-input-file
+//===----------------------------------------------------------------------===//
+
+/// The separator: a line that is `// -----` and nothing else (the IR dump
+/// banners `// -----// IR Dump ...` are not separators).
+bool isSplitMarker(llvm::StringRef line) { return line.trim() == "// -----"; }
+
+/// The chunks of `text` between separator lines, each preceded by as many
+/// newlines as there are lines before it in `text`, so that its diagnostics
+/// carry the original file's line numbers.
+std::vector<std::string> splitInput(llvm::StringRef text) {
+  std::vector<std::string> chunks;
+  std::string current;
+  unsigned lineNo = 0;
+  while (!text.empty()) {
+    auto [line, rest] = text.split('\n');
+    text = rest;
+    ++lineNo;
+    if (isSplitMarker(line)) {
+      chunks.push_back(std::move(current));
+      current = std::string(lineNo, '\n');
+      continue;
+    }
+    current += line.str() + "\n";
+  }
+  chunks.push_back(std::move(current));
+  return chunks;
+}
+
 } // namespace
 
 int runOptCommand(int argc, char **argv) {
@@ -233,6 +332,11 @@ int runOptCommand(int argc, char **argv) {
       "verify-diagnostics",
       cl::desc("Check diagnostics against `// expected-error@+N {{...}}` comments in the input "
                "instead of printing them"),
+      cl::cat(toolCategory()));
+  cl::opt<bool> splitInputFile(
+      "split-input-file",
+      cl::desc("Process each chunk between `// -----` lines on its own (diagnostics keep the "
+               "file's line numbers; outputs are separated by `// -----`)"),
       cl::cat(toolCategory()));
   cl::opt<bool> noVerify("no-verify", cl::desc("Skip the IR verifier"), cl::cat(toolCategory()));
   cl::opt<std::string> targetName("target",
@@ -256,6 +360,10 @@ int runOptCommand(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "tessel opt") << llvm::toString(target.takeError()) << "\n";
     return 1;
   }
+  OptSettings settings{verifyRoundtrip, verifyDiagnostics, noVerify, *target,
+                       passes::geometryFor(*target), {}};
+  if (!resolveTirOptions(pipeline, settings.compileOptions))
+    return 1;
 
   auto bufOrErr = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
   if (!bufOrErr) {
@@ -263,61 +371,24 @@ int runOptCommand(int argc, char **argv) {
         << "cannot read '" << inputFile << "': " << bufOrErr.getError().message() << "\n";
     return 1;
   }
-  llvm::SourceMgr sm;
-  unsigned mainId = sm.AddNewSourceBuffer(std::move(*bufOrErr), llvm::SMLoc());
-  DiagnosticEngine diags(sm);
-
-  std::vector<Expectation> expected;
-  DiagnosticCollector collector{&sm, {}};
-  if (verifyDiagnostics) {
-    if (!collectExpectations(sm, expected))
-      return 1;
-    sm.setDiagHandler(DiagnosticCollector::handle, &collector);
-  }
-  std::vector<CollectedDiagnostic> &seen = collector.seen;
-
-  // The text does not carry the target: its geometry is --target's.
-  const ir::TileGeometry geometry = passes::geometryFor(*target);
-  auto module = ir::parseBuffer(mainId, diags, geometry);
-  bool ok = module != nullptr;
-  if (ok && !noVerify)
-    ok = ir::verifyModule(*module, diags);
-
-  CompileOptions compileOptions;
-  if (ok && !resolveTirOptions(pipeline, compileOptions))
-    return 1;
-  if (ok) {
-    bool several = module->kernels.size() > 1;
-    for (auto &kernel : module->kernels) {
-      if (!runPipeline(*kernel, compileOptions, *target, diags, several ? kernel->name : ""))
-        ok = false;
-      if (!ok)
-        break;
-    }
-  }
-
   std::string printed;
-  if (ok) {
-    printed = printToString(*module);
-    if (verifyRoundtrip)
-      ok = checkRoundTrip(printed, geometry, diags);
-  }
-
-  if (verifyDiagnostics) {
-    sm.setDiagHandler(nullptr, nullptr);
-    unsigned capturedErrors = 0;
-    for (const CollectedDiagnostic &d : seen)
-      capturedErrors += d.diag.getKind() == llvm::SourceMgr::DK_Error;
-    bool matched = checkExpectations(sm, expected, seen);
-    if (diags.errorCount() > capturedErrors) {
-      llvm::WithColor::error(llvm::errs(), "tessel opt")
-          << "unexpected error(s) without a location (see above)\n";
-      matched = false;
+  bool ok = true;
+  if (!splitInputFile) {
+    ok = processBuffer(std::move(*bufOrErr), settings, printed);
+  } else {
+    // Every chunk runs even after one fails; a failed chunk prints nothing.
+    llvm::StringRef name = (*bufOrErr)->getBufferIdentifier();
+    std::vector<std::string> chunks = splitInput((*bufOrErr)->getBuffer());
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      if (i)
+        printed += "// -----\n";
+      ok &= processBuffer(llvm::MemoryBuffer::getMemBufferCopy(chunks[i], name), settings, printed);
     }
-    return matched ? 0 : 1;
   }
-  if (!ok)
-    return 1;
+  // --verify-diagnostics prints no IR; without --split-input-file a failed
+  // input writes nothing.
+  if (verifyDiagnostics || (!ok && !splitInputFile))
+    return ok ? 0 : 1;
 
   std::error_code ec;
   llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
@@ -328,7 +399,7 @@ int runOptCommand(int argc, char **argv) {
   }
   out.os() << printed;
   out.keep();
-  return 0;
+  return ok ? 0 : 1;
 }
 
 } // namespace tessel::driver
