@@ -349,8 +349,11 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
   std::optional<int64_t> kGiven = opts.blocks.get(kName);
   int64_t kBlock = kGiven ? std::min(*kGiven, K) : K;
   // A default row block is halved until its strip fits; a given one is kept.
+  // Halving counts whole row tiles, rounding up (3 tiles become 2): the
+  // block of M = 130 rows, 3 tiles of 64, halved to 96 rows would be no
+  // multiple of the partitions.
   while (!rowStripGiven && stripRows > rowTile && stripBytes(stripRows, kBlock) > opts.stripBudgetBytes)
-    stripRows /= 2;
+    stripRows = llvm::alignTo(stripRows / 2, rowTile);
   if (!kGiven && stripBytes(stripRows, kBlock) > opts.stripBudgetBytes) {
     // The strip does not fit (a given row block, or even one row tile):
     // K-block the contraction, so the strip holds one K block and the
