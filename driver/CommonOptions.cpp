@@ -1,4 +1,5 @@
 #include "driver/CommonOptions.h"
+#include "driver/OptionChecks.h"
 
 #include "passes/PassRegistry.h"
 #include "passes/Pipelines.h"
@@ -6,6 +7,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
 
 namespace cl = llvm::cl;
@@ -20,6 +23,45 @@ cl::OptionCategory &toolCategory() {
 bool parseCommandLine(int argc, char **argv, const char *overview) {
   cl::HideUnrelatedOptions(toolCategory());
   return cl::ParseCommandLineOptions(argc, argv, overview, &llvm::errs());
+}
+
+void SharedOptions::addTarget(const char *use, const char *byDefault) {
+  std::string help = std::string("Hardware description: trn1 or trn2 (built in), or a JSON file (template: "
+                                 "tessel run --dump-target; or a \"base\" built-in and the fields it "
+                                 "changes, docs/targets.md). ") + use;
+  target.emplace("target", cl::desc(help), cl::value_desc("trn1|trn2|FILE.json"), cl::init(byDefault),
+                 cl::cat(toolCategory()));
+}
+
+void SharedOptions::addOutput(const char *help, const char *valueName, const char *byDefault, bool required) {
+  output_.emplace("o", cl::desc(help), cl::value_desc(valueName), cl::init(byDefault), cl::cat(toolCategory()));
+  if (required)
+    output_->setNumOccurrencesFlag(cl::Required);
+}
+
+void SharedOptions::addJobs(const char *help, const char *unit) {
+  jobUnit = unit;
+  jobs_.emplace("jobs", cl::desc(help), cl::value_desc("N"),
+                cl::init(llvm::hardware_concurrency().compute_thread_count()), cl::cat(toolCategory()));
+}
+
+bool SharedOptions::validate() const {
+  if (target && !rejectEmptyValue(*target))
+    return false;
+  if (!jobs_ || (*jobs_ != 0 && *jobs_ <= kMaxJobs))
+    return true;
+  llvm::WithColor::error(llvm::errs(), command)
+      << (*jobs_ == 0 ? llvm::formatv("--jobs 0: at least one {0} is needed", jobUnit).str()
+                      : llvm::formatv("--jobs {0}: at most {1} {2}s", unsigned(*jobs_), kMaxJobs, jobUnit).str())
+      << "\n";
+  return false;
+}
+
+std::string SharedOptions::targetFile() const { return driver::targetFile(targetName()); }
+
+llvm::Expected<runtime::Target> SharedOptions::loadTarget(llvm::StringRef fallback) const {
+  std::string name = targetName();
+  return runtime::loadTarget(name.empty() ? fallback : llvm::StringRef(name));
 }
 
 bool SourceOptions::collectDefines(std::vector<Define> &out) const {

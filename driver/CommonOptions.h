@@ -11,9 +11,11 @@
 #include "passes/BlockParams.h"
 #include "passes/PassManager.h"
 #include "passes/Pipelines.h"
+#include "runtime/Target.h"
 
 #include "llvm/Support/CommandLine.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,51 @@ llvm::cl::OptionCategory &toolCategory();
 /// Parses argv after hiding LLVM's own library options, so --help shows only
 /// the command's options. Returns false (after printing) on a bad flag.
 bool parseCommandLine(int argc, char **argv, const char *overview);
+
+/// The options every command shares, declared here once: --target (the
+/// hardware description), -o (where the result goes) and --jobs (threads),
+/// the way MLIR's tools register the pass manager's options with one call.
+/// A command adds those it has, saying in its own words what each is for;
+/// their checks (validate) are the same in every command.
+class SharedOptions {
+public:
+  /// `command` ("tessel run") prefixes the errors.
+  explicit SharedOptions(const char *command) : command(command) {}
+
+  /// --target; `use` says what the command reads it for. `byDefault` is the
+  /// target without --target ("": the command decides, e.g. from the program).
+  void addTarget(const char *use, const char *byDefault = "trn1");
+  /// -o; `required` when the command has no default output.
+  void addOutput(const char *help, const char *valueName = "FILE", const char *byDefault = "-",
+                 bool required = false);
+  /// --jobs (default: the machine's hardware threads); `unit` names one job
+  /// in the errors ("thread").
+  void addJobs(const char *help, const char *unit = "job");
+
+  /// --target= (empty) and a --jobs of 0 or more than kMaxJobs are errors.
+  /// Returns false after reporting.
+  bool validate() const;
+
+  /// The --target value, else the default.
+  std::string targetName() const { return target ? target->getValue() : std::string(); }
+  bool targetGiven() const { return target && target->getNumOccurrences(); }
+  /// The file --target reads ("" for a built-in target): an input no output may replace.
+  std::string targetFile() const;
+  /// Loads --target (`fallback` when it is not given and has no default).
+  llvm::Expected<runtime::Target> loadTarget(llvm::StringRef fallback = "trn1") const;
+  const std::string &output() const { return output_->getValue(); }
+  bool outputGiven() const { return output_ && output_->getNumOccurrences(); }
+  unsigned jobs() const { return jobs_->getValue(); }
+
+  /// --jobs beyond this is a mistake, not a machine: each job is a thread.
+  static constexpr unsigned kMaxJobs = 1024;
+
+private:
+  const char *command;
+  const char *jobUnit = "job";
+  std::optional<llvm::cl::opt<std::string>> target, output_;
+  std::optional<llvm::cl::opt<unsigned>> jobs_;
+};
 
 /// Options of commands that read .tsl source: -k, -D.
 struct SourceOptions {

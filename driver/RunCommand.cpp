@@ -16,7 +16,7 @@
 #include "compiler/Compile.h"
 #include "compiler/TensorParallel.h"
 #include "compiler/NkiInput.h"
-#include "compiler/InputFormat.h"
+#include "driver/LoadProgram.h"
 #include "driver/OptionChecks.h"
 #include "compiler/RandomInputs.h"
 #include "compiler/TirInput.h"
@@ -50,9 +50,6 @@ using namespace compiler;
 using namespace tune;
 
 enum class ReportFormat { Text, JSON };
-
-/// --jobs beyond this is a mistake, not a machine: each job is a thread.
-constexpr unsigned kMaxJobs = 1024;
 
 /// Everything `tessel run` needs besides the program.
 struct RunSettings {
@@ -118,95 +115,334 @@ int runProgram(const Program &prog, const RunSettings &s, const CheckHook &check
   return 0;
 }
 
-int runRunCommand(int argc, char **argv) {
-  cl::opt<std::string> input(cl::Positional,
+namespace {
+
+/// The options of `tessel run` and their checks (validate, validateFor).
+struct RunOptions {
+  cl::opt<std::string> input{cl::Positional,
                              cl::desc("<program: .tasm, or a .tsl kernel, .tir tile IR or NKI .py kernel "
                                       "compiled first; '-' for stdin>"),
-                             cl::cat(toolCategory()));
+                             cl::cat(toolCategory())};
   SourceOptions source;
   PipelineOptions pipeline;
   NkiOptions nki;
-  cl::opt<bool> checkFlag("check",
-                          cl::desc("Compare the outputs with a plain fp32 reference: for .tsl, of the "
-                                   "kernel's DSL semantics, failing when an element differs by more "
-                                   "than 8x the reference's estimate of bf16 rounding (docs/tasm.md); "
-                                   "for NKI kernels (.py), numpy on the same inputs, failing when the "
-                                   "largest error exceeds 2% of the largest |reference| (docs/nki.md)"),
-                          cl::cat(toolCategory()));
-  cl::list<std::string> inputs(
+  SharedOptions shared{"tessel run"};
+  cl::opt<bool> check{"check",
+                      cl::desc("Compare the outputs with a plain fp32 reference: for .tsl, of the "
+                               "kernel's DSL semantics, failing when an element differs by more "
+                               "than 8x the reference's estimate of bf16 rounding (docs/tasm.md); "
+                               "for NKI kernels (.py), numpy on the same inputs, failing when the "
+                               "largest error exceeds 2% of the largest |reference| (docs/nki.md)"),
+                      cl::cat(toolCategory())};
+  cl::list<std::string> inputs{
       "input",
       cl::desc("Feed input tensor NAME from FILE.npy (float32, rounded to bf16 for bf16 tensors; or float16; "
                "little-endian, C order). Repeatable. Inputs not given are seeded random"),
-      cl::value_desc("NAME=FILE.npy"), cl::cat(toolCategory()));
-  cl::opt<uint64_t> seed("seed",
+      cl::value_desc("NAME=FILE.npy"), cl::cat(toolCategory())};
+  cl::opt<uint64_t> seed{"seed",
                          cl::desc("Seed of the random inputs: uniform in [-s, s) per (seed, tensor "
                                   "name); of a .tsl kernel, s = sqrt(3 / fan-in) for weights (right "
                                   "matmul operands), sqrt(3) for activations; else sqrt(3 / rows) "
                                   "(default 0)"),
-                         cl::value_desc("N"), cl::init(0), cl::cat(toolCategory()));
-  cl::opt<std::string> outputDir("output-dir",
+                         cl::value_desc("N"), cl::init(0), cl::cat(toolCategory())};
+  cl::opt<std::string> outputDir{"output-dir",
                                  cl::desc("Write each output tensor as float32 DIR/<name>.npy (created if missing)"),
-                                 cl::value_desc("DIR"), cl::cat(toolCategory()));
-  cl::opt<uint64_t> maxInstructions(
+                                 cl::value_desc("DIR"), cl::cat(toolCategory())};
+  cl::opt<uint64_t> maxInstructions{
       "max-instructions",
       cl::desc("Refuse, before simulating, a program that would execute more dynamic instructions than N "
                "(0: no limit; default 4000000000, about 30 minutes timing-only)"),
-      cl::value_desc("N"), cl::init(SimOptions::DefaultMaxInstructions), cl::cat(toolCategory()));
-  cl::opt<unsigned> jobs("jobs",
-                         cl::desc("Threads of the functional simulation (tile products, random inputs; "
-                                  "default: the number of hardware threads). The numbers are the same "
-                                  "for any N"),
-                         cl::value_desc("N"), cl::init(llvm::hardware_concurrency().compute_thread_count()),
-                         cl::cat(toolCategory()));
-  cl::opt<bool> timingOnly("timing-only",
+      cl::value_desc("N"), cl::init(SimOptions::DefaultMaxInstructions), cl::cat(toolCategory())};
+  cl::opt<bool> timingOnly{"timing-only",
                            cl::desc("Skip the numerics (no inputs read, no outputs, no never-written "
                                     "checks): only the timing model and the bounds/shape checks run"),
-                           cl::cat(toolCategory()));
-  cl::opt<bool> fastForward("fast-forward",
-                             cl::desc("With --timing-only: advance the steady-state iterations of loops "
-                                      "arithmetically instead of simulating them (latencies within 0.1% of "
-                                      "exact ones, counters exact: docs/simulator.md)"),
-                             cl::cat(toolCategory()));
-  cl::opt<bool> exact("exact",
+                           cl::cat(toolCategory())};
+  cl::opt<bool> fastForward{"fast-forward",
+                            cl::desc("With --timing-only: advance the steady-state iterations of loops "
+                                     "arithmetically instead of simulating them (latencies within 0.1% of "
+                                     "exact ones, counters exact: docs/simulator.md)"),
+                            cl::cat(toolCategory())};
+  cl::opt<bool> exact{"exact",
                       cl::desc("Simulate every instruction (the default for run; overrides --fast-forward)"),
-                      cl::cat(toolCategory()));
-  cl::opt<ReportFormat> format(
+                      cl::cat(toolCategory())};
+  cl::opt<ReportFormat> format{
       "report", cl::desc("Report format (default: text)"), cl::init(ReportFormat::Text),
       cl::values(clEnumValN(ReportFormat::Text, "text", "a human-readable table"),
                  clEnumValN(ReportFormat::JSON, "json", "one JSON object (keys: docs/tasm.md, Report)")),
-      cl::cat(toolCategory()));
-  cl::opt<std::string> tracePath("trace",
+      cl::cat(toolCategory())};
+  cl::opt<std::string> tracePath{"trace",
                                  cl::desc("Write a Chrome trace-event timeline (open in Perfetto): one track "
                                           "per engine and DMA queue, one slice per instruction"),
-                                 cl::value_desc("FILE.json"), cl::cat(toolCategory()));
-  cl::opt<std::string> targetName(
-      "target",
-      cl::desc("Hardware description: trn1 (built in), trn2 (built in), or a JSON file "
-               "(template: --dump-target; or a \"base\" built-in and the fields it changes, "
-               "docs/targets.md). Default: the program's `target` line"),
-      cl::value_desc("trn1|trn2|FILE.json"), cl::cat(toolCategory()));
-  cl::opt<LatencyKind> latency(
+                                 cl::value_desc("FILE.json"), cl::cat(toolCategory())};
+  cl::opt<LatencyKind> latency{
       "latency", cl::desc("Which latency the report predicts (default: device; docs/calibration.md)"),
       cl::init(LatencyKind::Device),
       cl::values(clEnumValN(LatencyKind::Device, "device",
                             "one execution's device timeline, as a profile's total_time (+ launch_device_ns)"),
                  clEnumValN(LatencyKind::Benchmark, "benchmark",
                             "one iteration of a benchmark loop, as nki.benchmark (+ launch_benchmark_ns)")),
-      cl::cat(toolCategory()));
-  cl::opt<std::string> output("o", cl::desc("Write the report to FILE ('-' for stdout, the default)"),
-                              cl::value_desc("FILE"), cl::init("-"), cl::cat(toolCategory()));
-  cl::opt<bool> printStreams("print-streams",
+      cl::cat(toolCategory())};
+  cl::opt<bool> printStreams{"print-streams",
                              cl::desc("Print the program's per-engine instruction streams (the projections "
                                       "of its body onto each engine and DMA queue) and exit"),
-                             cl::cat(toolCategory()));
-  cl::opt<bool> printProg("print-program",
-                          cl::desc("Print the program in canonical .tasm form and exit"),
-                          cl::cat(toolCategory()));
-  cl::opt<bool> dumpTarget("dump-target",
+                             cl::cat(toolCategory())};
+  cl::opt<bool> printProgram{"print-program", cl::desc("Print the program in canonical .tasm form and exit"),
+                             cl::cat(toolCategory())};
+  cl::opt<bool> dumpTarget{"dump-target",
                            cl::desc("Print the selected target description as JSON (a template for "
                                     "--target=FILE.json), with each value's provenance, and exit; "
                                     "FILE is not needed"),
-                           cl::cat(toolCategory()));
+                           cl::cat(toolCategory())};
+
+  /// --input NAME=FILE, filled by validate().
+  std::map<std::string, std::string> inputFiles;
+
+  RunOptions() {
+    shared.addTarget("Default: the program's `target` line", "");
+    shared.addOutput("Write the report to FILE ('-' for stdout, the default)");
+    shared.addJobs("Threads of the functional simulation (tile products, random inputs; default: the "
+                   "number of hardware threads). The numbers are the same for any N",
+                   "thread");
+  }
+
+  bool isNki() const { return isNkiSource(input); }
+  /// The checks of the options alone, before the program is read. Returns
+  /// false after reporting.
+  bool validate();
+  /// The checks that depend on the program's kind.
+  bool validateFor(ProgramKind kind) const;
+};
+
+bool fail(const std::string &msg) {
+  reportError(msg);
+  return false;
+}
+
+bool RunOptions::validate() {
+  if (input.empty())
+    return fail("no program given (usage: tessel run [options] FILE.tasm|FILE.tsl|FILE.tir; see "
+                "tessel run --help)");
+  if (!shared.validate() || !rejectEmptyValue(outputDir) || !rejectEmptyValue(tracePath))
+    return false;
+  if (timingOnly && (!inputs.empty() || outputDir.getNumOccurrences()))
+    return fail(llvm::formatv("--timing-only skips the numerics, so {0} would have no effect; drop "
+                              "one of them",
+                              inputs.empty() ? "--output-dir" : "--input"));
+  if (!isNki() && !nki.args.empty())
+    return fail("--arg applies to NKI kernels (.py) only");
+  if (isNki() && source.tp != 1)
+    return fail("--tp splits a .tsl kernel; an NKI kernel (.py) runs as written, on one core");
+  if (isNki() && (!source.defines.empty() || !pipeline.compileFlagsGiven().empty()))
+    return fail("-D and compile flags do not apply to NKI kernels (.py): they run as written");
+  for (const std::string &spec : inputs) {
+    auto [name, file] = llvm::StringRef(spec).split('=');
+    if (name.empty() || file.empty())
+      return fail(llvm::formatv("malformed --input '{0}': expected --input NAME=FILE.npy", spec));
+    if (!inputFiles.emplace(name.str(), file.str()).second)
+      return fail(llvm::formatv("input '{0}' given twice", name));
+  }
+  if (check && timingOnly)
+    return fail("--check needs the numerics; drop --timing-only");
+  if (fastForward && !timingOnly)
+    return fail("--fast-forward skips instructions, so it needs --timing-only (the numerics run every one)");
+  return true;
+}
+
+bool RunOptions::validateFor(ProgramKind kind) const {
+  if (kind == ProgramKind::Tsl || kind == ProgramKind::Nki)
+    return true;
+  llvm::StringRef ext = kindExtension(kind);
+  if (check)
+    return fail(llvm::formatv("--check needs the kernel's .tsl source (a {0} program has no DSL "
+                              "semantics to compare with)",
+                              ext));
+  if (source.tp != 1)
+    return fail(llvm::formatv("--tp splits a .tsl kernel; a {0} program is one core's already", ext));
+  if (!source.defines.empty())
+    return fail("-D applies to .tsl sources only");
+  if (kind == ProgramKind::Tasm && !source.kernel.empty())
+    return fail("-k applies to .tsl sources and .tir tile IR only (a .tasm program holds one kernel)");
+  if (std::string flags = pipeline.compileFlagsGiven(); kind == ProgramKind::Tasm && !flags.empty())
+    return fail(flags + ": compile flags apply to .tsl sources and .tir tile IR only (a .tasm "
+                        "program is already compiled)");
+  return true;
+}
+
+/// The kernel `tessel run` compiled, traced or read, and what --check and
+/// --tp need of it.
+struct BuiltKernel {
+  Frontend fe;    ///< .tsl (under --tp, one core's shard)
+  Frontend whole; ///< .tsl under --tp: the kernel as written (the inputs' shapes, the reference)
+  frontend::TensorParallelPlan tpPlan;
+  TirInput tir;
+  NkiSource nki;
+  llvm::SourceMgr nkiSources;
+  std::unique_ptr<ir::Kernel> kernel; ///< a compiled .tsl or traced .py
+  Target target;                      ///< the one it was compiled for
+  std::string outputName;
+
+  int64_t kBlock() const { return kernel ? smallestContractionBlock(kernel->blockParams) : 0; }
+};
+
+bool loadTargetOrReport(const RunOptions &o, Target &t) {
+  llvm::Expected<Target> loaded = o.shared.loadTarget();
+  if (!loaded)
+    return fail(llvm::toString(loaded.takeError()));
+  t = std::move(*loaded);
+  return true;
+}
+
+/// A .tsl compiled as -O/--passes/--block/--tuned say (split under --tp).
+bool compileTsl(const RunOptions &o, LoadedProgram &in, BuiltKernel &b) {
+  // runFrontend reads the buffer already loaded (stdin can be read once).
+  if (o.source.tp != 1)
+    b.whole.sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(in.buffer->getBuffer(), in.buffer->getBufferIdentifier()),
+        llvm::SMLoc());
+  b.fe.sourceMgr.AddNewSourceBuffer(std::move(in.buffer), llvm::SMLoc());
+  std::vector<Define> defines;
+  CompileOptions options;
+  if (!o.source.collectDefines(defines) || !runFrontend(b.fe, o.input, defines, o.source.kernel) ||
+      !loadTargetOrReport(o, b.target) ||
+      (o.source.tp != 1 && (!runFrontend(b.whole, o.input, defines, o.source.kernel) ||
+                            !shardForTensorParallel(b.fe, o.source.tp, b.target, b.tpPlan))) ||
+      !resolveCompileOptions(b.fe, o.pipeline, b.target, options))
+    return false;
+  b.kernel = compileKernel(b.fe, options, b.target);
+  return b.kernel != nullptr;
+}
+
+/// The kernel of a .tsl, .py or .tir input, compiled; false after reporting.
+bool buildKernel(const RunOptions &o, LoadedProgram &in, BuiltKernel &b) {
+  switch (in.kind) {
+  case ProgramKind::Nki:
+    b.nki = NkiSource{o.input, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, o.inputFiles};
+    return loadTargetOrReport(o, b.target) && (b.kernel = traceNkiKernel(b.nki, b.target, b.nkiSources));
+  case ProgramKind::Tsl:
+    if (!compileTsl(o, in, b))
+      return false;
+    for (const ir::Value *arg : b.kernel->args)
+      if (arg->role == ir::TensorRole::Output)
+        b.outputName = arg->name;
+    return true;
+  case ProgramKind::Tir: {
+    CompileOptions options;
+    return loadTargetOrReport(o, b.target) && resolveTirOptions(o.pipeline, options) &&
+           loadTirKernel(b.tir, std::move(in.buffer), o.source.kernel, options, b.target);
+  }
+  case ProgramKind::Tasm:
+    return true;
+  }
+  return true;
+}
+
+/// The program of the input: a .tasm parsed, any other kind compiled first.
+llvm::Expected<Program> emit(LoadedProgram &in, BuiltKernel &b) {
+  switch (in.kind) {
+  case ProgramKind::Nki:
+    return emitNkiProgram(*b.kernel, b.target, &b.nkiSources);
+  case ProgramKind::Tsl:
+    return emitProgram(*b.kernel, b.target, &b.fe.sourceMgr);
+  case ProgramKind::Tir:
+    return emitProgram(*b.tir.kernel, b.target, &b.tir.sourceMgr);
+  case ProgramKind::Tasm:
+    break;
+  }
+  return parseProgram(in.buffer->getBuffer(), in.buffer->getBufferIdentifier());
+}
+
+/// The target the program runs on: --target, else the program's own.
+bool runTarget(const RunOptions &o, const Program &prog, Target &out) {
+  if (o.shared.targetGiven())
+    return loadTargetOrReport(o, out);
+  llvm::Expected<Target> named = loadTarget(prog.target);
+  if (!named) {
+    llvm::consumeError(named.takeError());
+    return fail(llvm::formatv("the program names target '{0}', which is not built in ({1}); give "
+                              "its description with --target=FILE.json",
+                              prog.target, llvm::join(builtinTargetNames(), ", ")));
+  }
+  out = std::move(*named);
+  return true;
+}
+
+/// No output may replace an input or another output, or be unwritable.
+bool checkFiles(const RunOptions &o, const Program &prog) {
+  std::vector<std::string> read{o.input, o.shared.targetFile()};
+  if (o.pipeline.tuned)
+    read.push_back(o.pipeline.tuneCache.empty() ? defaultTuneCachePath() : o.pipeline.tuneCache.getValue());
+  for (const auto &[name, file] : o.inputFiles)
+    read.push_back(file);
+  std::vector<NamedOutput> written = {{"-o", o.shared.output()}, {"--trace", o.tracePath}};
+  // --output-dir writes DIR/NAME.npy for each output tensor.
+  if (!o.outputDir.empty())
+    for (const runtime::TensorDecl &t : prog.tensors)
+      if (t.role == runtime::TensorRole::Output) {
+        llvm::SmallString<256> path(o.outputDir.getValue());
+        llvm::sys::path::append(path, t.name + ".npy");
+        written.push_back({"--output-dir", std::string(path)});
+      }
+  return rejectUnwritableOutput(written[0]) && rejectUnwritableOutput(written[1]) &&
+         rejectClashingOutputs(written, read);
+}
+
+/// The simulation's settings; false after reporting.
+bool settle(const RunOptions &o, const Program &prog, const BuiltKernel &b, RunSettings &s) {
+  if (!runTarget(o, prog, s.target) || !checkFiles(o, prog))
+    return false;
+  s.sim.inputFiles = o.inputFiles;
+  s.sim.seed = o.seed;
+  // Weights are fan-in scaled by the kernel as written (under --tp, not
+  // one core's shard: the whole inputs are drawn, then sliced).
+  if (b.fe.kernel)
+    s.sim.randomHalfWidth = randomInputHalfWidths(o.source.tp != 1 ? *b.whole.kernel : *b.fe.kernel);
+  s.sim.outputDir = o.outputDir;
+  s.sim.timingOnly = o.timingOnly;
+  s.sim.fastForward = o.fastForward && !o.exact;
+  s.sim.maxInstructions = o.maxInstructions;
+  if (llvm::sys::Process::StandardErrIsDisplayed())
+    s.sim.progress = terminalProgress(llvm::errs(), prog.kernel);
+  s.sim.latency = o.latency;
+  s.sim.tracePath = o.tracePath;
+  s.sim.threads = o.shared.jobs();
+  s.format = o.format;
+  s.reportPath = o.shared.output();
+  return true;
+}
+
+/// --tp: the shards run on their cores and an AllReduce combines them.
+int runSharded(const RunOptions &o, const Program &prog, const BuiltKernel &b, const RunSettings &s) {
+  TensorParallelRun run;
+  run.coreProgram = &prog;
+  run.wholeKernel = b.whole.kernel;
+  run.plan = b.tpPlan;
+  run.target = s.target;
+  run.sim = s.sim;
+  run.json = o.format == ReportFormat::JSON;
+  run.reportPath = o.shared.output();
+  run.check = o.check;
+  run.kBlock = b.kBlock();
+  run.outputName = b.outputName;
+  return runTensorParallel(run);
+}
+
+/// --dump-target: the target and where each of its values comes from.
+int printTarget(const RunOptions &o) {
+  std::string name = o.shared.targetName().empty() ? "trn1" : o.shared.targetName();
+  Target t;
+  if (!loadTargetOrReport(o, t))
+    return 1;
+  llvm::Expected<TargetProvenance> provenance = loadTargetProvenance(name, t);
+  if (!provenance)
+    return fail(llvm::toString(provenance.takeError())), 1;
+  llvm::outs() << withProvenanceJSON(targetToJSONText(t), t, *provenance);
+  return 0;
+}
+
+} // namespace
+
+int runRunCommand(int argc, char **argv) {
+  RunOptions o;
   if (!parseCommandLine(argc, argv,
                         "tessel run: run a kernel on the NeuronCore simulator\n\n"
                         "Executes the program functionally (bf16 storage, fp32 PSUM accumulation) and with\n"
@@ -214,267 +450,41 @@ int runRunCommand(int argc, char **argv) {
                         "Program format: docs/tasm.md. A .tsl source is compiled first, through the\n"
                         "pass pipeline (-O0 by default; docs/passes.md).\n"))
     return 1;
-
-  auto loadTargetOrReport = [&](llvm::StringRef name, Target &t) {
-    llvm::Expected<Target> loaded = loadTarget(name);
-    if (!loaded) {
-      reportError(llvm::toString(loaded.takeError()));
-      return false;
-    }
-    t = std::move(*loaded);
-    return true;
-  };
-
   int status = 0;
-  if (pipeline.handleInfoFlags(status))
+  if (o.pipeline.handleInfoFlags(status))
     return status;
-  if (dumpTarget) {
-    Target t;
-    llvm::StringRef name = targetName.empty() ? "trn1" : llvm::StringRef(targetName);
-    if (!loadTargetOrReport(name, t))
-      return 1;
-    llvm::Expected<TargetProvenance> provenance = loadTargetProvenance(name, t);
-    if (!provenance) {
-      reportError(llvm::toString(provenance.takeError()));
-      return 1;
-    }
-    llvm::outs() << withProvenanceJSON(targetToJSONText(t), t, *provenance);
+  if (o.dumpTarget)
+    return printTarget(o);
+  if (!o.validate())
+    return 1;
+  llvm::Expected<LoadedProgram> in = loadProgram(o.input);
+  if (!in)
+    return fail(llvm::toString(in.takeError())), 1;
+  if (!o.validateFor(in->kind))
+    return 1;
+  BuiltKernel b;
+  if (!buildKernel(o, *in, b))
+    return 1;
+  llvm::Expected<Program> prog = emit(*in, b);
+  if (!prog)
+    return fail(llvm::toString(prog.takeError())), 1;
+  if (o.printProgram || o.printStreams) {
+    o.printProgram ? printProgram(*prog, llvm::outs()) : printEngineStreams(*prog, llvm::outs());
     return 0;
   }
-  if (input.empty()) {
-    reportError("no program given (usage: tessel run [options] FILE.tasm|FILE.tsl|FILE.tir; see "
-                "tessel run --help)");
-    return 1;
-  }
-  if (!rejectEmptyValue(targetName) || !rejectEmptyValue(outputDir) || !rejectEmptyValue(tracePath))
-    return 1;
-  if (timingOnly && (!inputs.empty() || outputDir.getNumOccurrences())) {
-    reportError(llvm::formatv("--timing-only skips the numerics, so {0} would have no effect; drop "
-                              "one of them",
-                              inputs.empty() ? "--output-dir" : "--input")
-                    .str());
-    return 1;
-  }
-  const bool isNki = isNkiSource(input);
-  if (!isNki && !nki.args.empty()) {
-    reportError("--arg applies to NKI kernels (.py) only");
-    return 1;
-  }
-  if (isNki && source.tp != 1) {
-    reportError("--tp splits a .tsl kernel; an NKI kernel (.py) runs as written, on one core");
-    return 1;
-  }
-  if (isNki && (!source.defines.empty() || !pipeline.compileFlagsGiven().empty())) {
-    reportError("-D and compile flags do not apply to NKI kernels (.py): they run as written");
-    return 1;
-  }
-  std::map<std::string, std::string> inputFiles; // --input NAME=FILE
-  for (const std::string &spec : inputs) {
-    auto [name, file] = llvm::StringRef(spec).split('=');
-    if (name.empty() || file.empty()) {
-      reportError(llvm::formatv("malformed --input '{0}': expected --input NAME=FILE.npy", spec).str());
-      return 1;
-    }
-    if (!inputFiles.emplace(name.str(), file.str()).second) {
-      reportError(llvm::formatv("input '{0}' given twice", name).str());
-      return 1;
-    }
-  }
-  NkiSource nkiSource{input, source.kernel, {nki.args.begin(), nki.args.end()}, inputFiles};
-  llvm::SourceMgr nkiSourceMgr;
-  // An NKI kernel is traced by python (docs/nki.md); every other input's
-  // format is told from its name or, on stdin, its first bytes.
-  InputFormat inputFormat = InputFormat::Tsl;
-  std::unique_ptr<llvm::MemoryBuffer> inputBuffer;
-  if (!isNki) {
-    llvm::Expected<ProgramInput> programInput = readProgramInput(input);
-    if (!programInput) {
-      reportError(llvm::toString(programInput.takeError()));
-      return 1;
-    }
-    inputFormat = programInput->format;
-    inputBuffer = std::move(programInput->buffer);
-  }
-  const bool isSource = isNki || inputFormat == InputFormat::Tsl;
-  const bool isTir = !isNki && inputFormat == InputFormat::Tir;
-  if (checkFlag && !isSource) {
-    reportError(llvm::formatv("--check needs the kernel's .tsl source (a {0} program has no DSL "
-                              "semantics to compare with)",
-                              formatExtension(inputFormat))
-                    .str());
-    return 1;
-  }
-  if (!isSource && source.tp != 1) {
-    reportError(llvm::formatv("--tp splits a .tsl kernel; a {0} program is one core's already",
-                              formatExtension(inputFormat))
-                    .str());
-    return 1;
-  }
-  if (!isSource && !source.defines.empty()) {
-    reportError("-D applies to .tsl sources only");
-    return 1;
-  }
-  if (!isSource && !isTir && !source.kernel.empty()) {
-    reportError("-k applies to .tsl sources and .tir tile IR only (a .tasm program holds one kernel)");
-    return 1;
-  }
-  if (std::string flags = pipeline.compileFlagsGiven();
-      inputFormat == InputFormat::Tasm && !flags.empty()) {
-    reportError(flags + ": compile flags apply to .tsl sources and .tir tile IR only (a .tasm "
-                        "program is already compiled)");
-    return 1;
-  }
-  Frontend fe;
-  // Under --tp, `fe` holds one core's shard and `whole` the kernel as written
-  // (its inputs' shapes and --check's reference).
-  Frontend whole;
-  frontend::TensorParallelPlan tpPlan;
-  std::string outputName;
-  // A .tsl is compiled (frontend errors are reported here and yield null).
-  Target compileTarget;
-  auto compileSource = [&]() -> std::unique_ptr<ir::Kernel> {
-    std::vector<Define> defines;
-    Target &target = compileTarget;
-    CompileOptions options;
-    if (isNki)
-      return loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), target)
-                 ? traceNkiKernel(nkiSource, target, nkiSourceMgr)
-                 : nullptr;
-    if (!source.collectDefines(defines) || !runFrontend(fe, input, defines, source.kernel) ||
-        !loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), target) ||
-        (source.tp != 1 && (!runFrontend(whole, input, defines, source.kernel) ||
-                            !shardForTensorParallel(fe, source.tp, target, tpPlan))) ||
-        !resolveCompileOptions(fe, pipeline, target, options))
-      return nullptr;
-    return compileKernel(fe, options, target);
-  };
-  std::unique_ptr<ir::Kernel> kernel;
-  TirInput tir;
-  if (isSource) {
-    // runFrontend reads the buffer already loaded (stdin can be read once).
-    if (!isNki) {
-      if (source.tp != 1)
-        whole.sourceMgr.AddNewSourceBuffer(
-            llvm::MemoryBuffer::getMemBufferCopy(inputBuffer->getBuffer(), inputBuffer->getBufferIdentifier()),
-            llvm::SMLoc());
-      fe.sourceMgr.AddNewSourceBuffer(std::move(inputBuffer), llvm::SMLoc());
-    }
-    kernel = compileSource();
-    if (!kernel)
-      return 1;
-    for (const ir::Value *arg : kernel->args)
-      if (arg->role == ir::TensorRole::Output)
-        outputName = arg->name;
-  } else if (isTir) {
-    CompileOptions tirOptions;
-    if (!loadTargetOrReport(targetName.empty() ? "trn1" : llvm::StringRef(targetName), compileTarget) ||
-        !resolveTirOptions(pipeline, tirOptions) ||
-        !loadTirKernel(tir, std::move(inputBuffer), source.kernel, tirOptions, compileTarget))
-      return 1;
-  }
-  llvm::Expected<Program> prog =
-      isNki      ? emitNkiProgram(*kernel, compileTarget, &nkiSourceMgr)
-      : isSource ? emitProgram(*kernel, compileTarget, &fe.sourceMgr)
-      : isTir    ? emitProgram(*tir.kernel, compileTarget, &tir.sourceMgr)
-                 : parseProgram(inputBuffer->getBuffer(), inputBuffer->getBufferIdentifier());
-  if (!prog) {
-    reportError(llvm::toString(prog.takeError()));
-    return 1;
-  }
-  if (printProg) {
-    printProgram(*prog, llvm::outs());
-    return 0;
-  }
-  if (printStreams) {
-    printEngineStreams(*prog, llvm::outs());
-    return 0;
-  }
-
   RunSettings s;
-  if (targetName.empty()) {
-    llvm::Expected<Target> named = loadTarget(prog->target);
-    if (!named) {
-      llvm::consumeError(named.takeError());
-      reportError(llvm::formatv("the program names target '{0}', which is not built in ({1}); give "
-                                "its description with --target=FILE.json",
-                                prog->target, llvm::join(builtinTargetNames(), ", "))
-                      .str());
-      return 1;
-    }
-    s.target = std::move(*named);
-  } else if (!loadTargetOrReport(targetName, s.target)) {
+  if (!settle(o, *prog, b, s))
     return 1;
-  }
-  s.sim.inputFiles = inputFiles;
-  std::vector<std::string> read{input, targetFile(targetName)};
-  if (pipeline.tuned)
-    read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
-  for (const auto &[name, file] : s.sim.inputFiles)
-    read.push_back(file);
-  std::vector<NamedOutput> written = {{"-o", output}, {"--trace", tracePath}};
-  // --output-dir writes DIR/NAME.npy for each output tensor.
-  if (!outputDir.empty())
-    for (const runtime::TensorDecl &t : prog->tensors)
-      if (t.role == runtime::TensorRole::Output) {
-        llvm::SmallString<256> path(outputDir.getValue());
-        llvm::sys::path::append(path, t.name + ".npy");
-        written.push_back({"--output-dir", std::string(path)});
-      }
-  if (!rejectUnwritableOutput(written[0]) || !rejectUnwritableOutput(written[1]) ||
-      !rejectClashingOutputs(written, read))
-    return 1;
-  s.sim.seed = seed;
-  // Weights are fan-in scaled by the kernel as written (under --tp, not
-  // one core's shard: the whole inputs are drawn, then sliced).
-  if (isSource && !isNki)
-    s.sim.randomHalfWidth = randomInputHalfWidths(source.tp != 1 ? *whole.kernel : *fe.kernel);
-  s.sim.outputDir = outputDir;
-  s.sim.timingOnly = timingOnly;
-  s.sim.fastForward = fastForward && !exact;
-  s.sim.maxInstructions = maxInstructions;
-  if (llvm::sys::Process::StandardErrIsDisplayed())
-    s.sim.progress = terminalProgress(llvm::errs(), prog->kernel);
-  s.sim.latency = latency;
-  s.sim.tracePath = tracePath;
-  s.format = format;
-  s.reportPath = output;
-  if (jobs == 0 || jobs > kMaxJobs) {
-    reportError(jobs == 0 ? "--jobs 0: at least one thread is needed"
-                          : llvm::formatv("--jobs {0}: at most {1} threads", unsigned(jobs), kMaxJobs).str());
-    return 1;
-  }
-  s.sim.threads = jobs;
-  if (checkFlag && timingOnly) {
-    reportError("--check needs the numerics; drop --timing-only");
-    return 1;
-  }
-  if (fastForward && !timingOnly) {
-    reportError("--fast-forward skips instructions, so it needs --timing-only (the numerics run every one)");
-    return 1;
-  }
-  if (source.tp != 1) {
-    TensorParallelRun run;
-    run.coreProgram = &*prog;
-    run.wholeKernel = whole.kernel;
-    run.plan = tpPlan;
-    run.target = s.target;
-    run.sim = s.sim;
-    run.json = format == ReportFormat::JSON;
-    run.reportPath = output;
-    run.check = checkFlag;
-    run.kBlock = kernel ? smallestContractionBlock(kernel->blockParams) : 0;
-    run.outputName = outputName;
-    return runTensorParallel(run);
-  }
+  if (o.source.tp != 1)
+    return runSharded(o, *prog, b, s);
   // The report and --check read bf16 results in the simulator's own storage.
   s.sim.bf16Results = true;
-  if (!checkFlag)
+  if (!o.check)
     return runProgram(*prog, s);
   return runProgram(*prog, s, [&](const SimResult &result, llvm::json::Object &check) {
-    if (isNki)
-      return checkNkiKernel(nkiSource, compileTarget, result, check);
-    return checkAgainstReference(*fe.kernel, result, outputName, check,
-                                 kernel ? smallestContractionBlock(kernel->blockParams) : 0);
+    if (in->kind == ProgramKind::Nki)
+      return checkNkiKernel(b.nki, b.target, result, check);
+    return checkAgainstReference(*b.fe.kernel, result, b.outputName, check, b.kBlock());
   });
 }
 
