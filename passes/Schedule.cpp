@@ -84,7 +84,7 @@ private:
     bool changed = false;
     for (AllocOp *alloc : strips) {
       alloc->bufs = 2;
-      if (analysis::analyzeKernel(kernel, ctx.target).sbufLeastPeakBytesPerPartition >
+      if (analysis::sbufLeastPeakBytesPerPartition(kernel) >
           analysis::plannerSbufLimit(ctx.target))
         alloc->bufs = 1;
       else

@@ -3,22 +3,36 @@
 
 #include "passes/Passes.h"
 #include "passes/analysis/KernelCost.h"
-#include "passes/analysis/KernelCost.h"
 
-#include "ir/Parser.h"
-#include "ir/Printer.h"
+#include "ir/Clone.h"
 
 #include "llvm/Support/SourceMgr.h"
 
 namespace tessel::passes {
 
 std::unique_ptr<ir::Kernel> copyKernel(const ir::Kernel &kernel) {
-  llvm::SourceMgr sm;
-  DiagnosticEngine quiet = DiagnosticEngine::quiet(sm);
-  auto module = ir::parseModuleString(ir::toString(kernel), "<trial>", quiet, kernel.geometry);
-  if (!module || module->kernels.size() != 1)
-    return nullptr;
-  return std::move(module->kernels.front());
+  auto copy = std::make_unique<ir::Kernel>();
+  copy->name = kernel.name;
+  copy->loc = kernel.loc;
+  copy->blockParams = kernel.blockParams;
+  copy->notes = kernel.notes;
+  copy->geometry = kernel.geometry;
+  ir::ValueMap map;
+  for (const ir::Value *arg : kernel.args) {
+    ir::Value *v = copy->newValue(arg->kind, arg->name);
+    v->type = arg->type;
+    v->role = arg->role;
+    v->loc = arg->loc;
+    map[arg] = v;
+    copy->args.push_back(v);
+  }
+  for (const auto &op : kernel.body.ops) {
+    std::unique_ptr<ir::Op> cloned = ir::cloneOp(*op, *copy, map);
+    if (!cloned)
+      return nullptr;
+    copy->body.ops.push_back(std::move(cloned));
+  }
+  return copy;
 }
 
 std::optional<double> predictAfterLatePasses(ir::Kernel &trial, const runtime::Target &target) {

@@ -18,8 +18,8 @@
 
 namespace tessel::passes {
 
-/// A copy of `kernel` (its printed form parsed again: the round trip every
-/// pass output keeps), or null if it does not parse.
+/// A copy of `kernel` (ir::cloneOp on every op, the arguments mapped to
+/// their copies), or null if an op cannot be copied.
 std::unique_ptr<ir::Kernel> copyKernel(const ir::Kernel &kernel);
 
 /// The predicted latency (KernelCost::predictedUs) of `trial` after

@@ -392,7 +392,7 @@ private:
         if (int64_t g = groupsFor(model, *rowBytes, trips, partitions, policy::kWideFillShare); g < trips)
           groups = std::max(groups, g);
     // The wider tiles must leave the kernel within the planner's SBUF limit.
-    int64_t peak = analysis::analyzeKernel(kernel, ctx.target).sbufLeastPeakBytesPerPartition;
+    int64_t peak = analysis::sbufLeastPeakBytesPerPartition(kernel);
     auto extraBytes = [&](int64_t g) {
       int64_t extra = 0;
       for (const StreamedTile &t : tiles)

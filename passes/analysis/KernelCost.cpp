@@ -421,15 +421,26 @@ int64_t onChipPeak(llvm::ArrayRef<LiveRange> ranges, MemSpace space) {
   }
   if (placed)
     return placedPeak;
-  int64_t livePeak = 0;
-  for (const LiveRange &at : ranges) {
-    if (at.space != space)
-      continue;
-    int64_t live = 0;
-    for (const LiveRange &r : ranges)
-      if (r.space == space && r.liveAt(at.start))
-        live += r.bytes;
-    livePeak = std::max(livePeak, live);
+  // The most bytes live at one range's start (the live set only grows at
+  // starts): a sweep over the starts and ends in program order, a range's
+  // bytes leaving after its last position.
+  std::vector<std::pair<unsigned, int64_t>> starts, ends;
+  for (const LiveRange &r : ranges)
+    if (r.space == space) {
+      starts.push_back({r.start, r.bytes});
+      ends.push_back({r.end, r.bytes});
+    }
+  llvm::sort(starts);
+  llvm::sort(ends);
+  int64_t live = 0, livePeak = 0;
+  size_t e = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    unsigned at = starts[i].first;
+    for (; e < ends.size() && ends[e].first < at; ++e)
+      live -= ends[e].second;
+    live += starts[i].second;
+    if (i + 1 == starts.size() || starts[i + 1].first != at)
+      livePeak = std::max(livePeak, live);
   }
   return livePeak;
 }
@@ -515,6 +526,11 @@ KernelCost analyzeKernel(const Kernel &kernel, const runtime::Target &target) {
       prefetch <= target.sbuf_bytes_per_partition ? prefetch : cost.sbufLeastPeakBytesPerPartition;
   cost.serialFills = int64_t(serial.size());
   return cost;
+}
+
+int64_t sbufLeastPeakBytesPerPartition(const Kernel &kernel) {
+  Kernel &ranged = const_cast<Kernel &>(kernel); // computeLiveRanges only reads it
+  return onChipPeak(computeLiveRanges(ranged, PhaseSharing::Shared), MemSpace::SBUF);
 }
 
 namespace {

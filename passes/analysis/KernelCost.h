@@ -101,6 +101,11 @@ struct KernelCost {
 /// The static cost of `kernel` (allocated or not).
 KernelCost analyzeKernel(const ir::Kernel &kernel, const runtime::Target &target);
 
+/// analyzeKernel(kernel).sbufLeastPeakBytesPerPartition alone, for the
+/// passes that check a rewrite still fits (a fraction of the whole cost's
+/// time).
+int64_t sbufLeastPeakBytesPerPartition(const ir::Kernel &kernel);
+
 /// "AI 455.1 flop/B, SBUF peak 150.0 KiB (78%), PSUM peak ..., roofline ...
 /// us, engine bound ... us": a candidate's predictions as the notes give them.
 std::string describeCost(const KernelCost &cost, const runtime::Target &target);
