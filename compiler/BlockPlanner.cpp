@@ -1,4 +1,16 @@
 //===- compiler/BlockPlanner.cpp - Block sizes from the cost model -===//
+//
+// planBlocks runs named steps in order (Halide's lower_impl), each timed and
+// counted in BlockPlan::steps, which --time-passes prints:
+//
+//   row strip       chooseRowStrip: `m`, and how a strip that does not fit
+//                   fits (narrower `n`, K-blocked, two kernels)
+//   column block    chooseColumnBlock: `n` at the chosen strip
+//   fit the strip   fitChosenStrip: when no `n` fits, K-blocked, two
+//                   kernels, or the K block that leaves the most resident
+//   projections     chooseProjectionBlocks: a projection's own column block
+//
+//===----------------------------------------------------------------------===//
 #include "compiler/BlockPlanner.h"
 
 #include "compiler/ChainModel.h"
@@ -9,6 +21,8 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <map>
 
 namespace tessel::compiler {
@@ -17,9 +31,12 @@ namespace policy = passes::policy;
 namespace {
 
 using ir::BlockConfig;
-using passes::policy::kSbufHeadroom;
 using passes::analysis::describeCost;
 using passes::analysis::plannerSbufLimit;
+using passes::policy::kSbufHeadroom;
+
+const llvm::StringRef M = BlockConfig::kRowStrip, N = BlockConfig::kColumnBlock,
+                      K = BlockConfig::kContraction;
 
 std::string kib(int64_t bytes) { return llvm::formatv("{0:f1} KiB", bytes / 1024.0).str(); }
 
@@ -37,6 +54,10 @@ std::vector<int64_t> powerOfTwoTiles(int64_t limit, int64_t cap, int64_t tile) {
 struct Candidate {
   BuiltCandidate built;
   bool fits = false;
+  double us = 0; ///< KernelCost::predictedUs
+
+  int64_t lookup(llvm::StringRef name) const { return built.blocks.lookup(name); }
+  const KernelCost &cost() const { return built.cost; }
 };
 
 /// Builds each configuration once: a request whose defaults TileGen filled
@@ -49,296 +70,413 @@ public:
   const Candidate *get(const BlockConfig &blocks) {
     if (auto it = cache.find(blocks); it != cache.end())
       return it->second ? &*it->second : nullptr;
+    ++numBuilt;
     std::optional<Candidate> c;
     if (std::optional<BuiltCandidate> built = build(blocks)) {
-      c = Candidate{std::move(*built), false};
-      c->fits = c->built.cost.sbufLeastPeakBytesPerPartition <= sbufLimit &&
-                c->built.cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition &&
-                !(oneKernel && c->built.cost.scratchBytes > 0);
+      const KernelCost &cost = built->cost;
+      bool fits = cost.sbufLeastPeakBytesPerPartition <= sbufLimit &&
+                  cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition &&
+                  !(oneKernel && cost.scratchBytes > 0);
+      c = Candidate{std::move(*built), fits, cost.predictedUs(target)};
       cache.emplace(c->built.blocks, c);
     }
     auto &slot = cache[blocks];
     slot = c;
     return slot ? &*slot : nullptr;
   }
+  unsigned built() const { return numBuilt; }
 
 private:
   BuildAndMeasureFn build;
   const runtime::Target &target;
   int64_t sbufLimit;
   bool oneKernel;
+  unsigned numBuilt = 0;
   std::map<BlockConfig, std::optional<Candidate>> cache;
 };
+
+/// One planBlocks call.
+class Planner {
+public:
+  Planner(const BlockConfig &given, PlanShape shape, const runtime::Target &t,
+          BuildAndMeasureFn build)
+      : given(given), shape(std::move(shape)), t(t),
+        candidates(build, t, this->shape.oneKernel), tile(geometryFor(t).partitions),
+        bankColumns(t.psum_bank_bytes / int64_t(sizeof(float))),
+        narrower(powerOfTwoTiles(this->shape.columns, bankColumns, tile)),
+        kBlocks(powerOfTwoTiles(this->shape.contraction / 2, INT64_MAX, tile)), chosen(given) {}
+
+  llvm::Expected<BlockPlan> run();
+
+private:
+  const BlockConfig &given;
+  const PlanShape shape;
+  const runtime::Target &t;
+  CandidateCache candidates;
+  const int64_t tile;
+  /// Output columns of fp32 accumulators one PSUM bank holds.
+  const int64_t bankColumns;
+  /// The column blocks a configuration is tried at, and the K blocks.
+  const std::vector<int64_t> narrower, kBlocks;
+  BlockConfig chosen;
+  BlockPlan plan;
+  unsigned ranked = 0;
+
+  void note(const llvm::Twine &text) { plan.notes.push_back(("[select-blocks] " + text).str()); }
+  template <typename Fn> auto step(llvm::StringRef name, Fn &&fn);
+  double lowerBoundUs(const Candidate &c) const;
+  bool modelRanks(const Candidate &reference, double mustBeatUs);
+
+  const Candidate *fitting(BlockConfig b);
+  const Candidate *kBlockedFit(BlockConfig b);
+  const Candidate *twoKernelFit(BlockConfig b);
+  const Candidate *fitStrip(const BlockConfig &blocks, const Candidate *c,
+                            const Candidate *lastFit);
+
+  llvm::Error chooseRowStrip();
+  std::vector<const Candidate *> buildStrips();
+  void noteStrips(llvm::ArrayRef<const Candidate *> strips, const Candidate *pick);
+  void noteStripChoice(llvm::ArrayRef<const Candidate *> strips, const Candidate *pick, bool spills);
+  const Candidate *chooseColumnBlock();
+  const Candidate *fitChosenStrip();
+  const Candidate *leastSpillingKBlock(const Candidate *final);
+  const Candidate *chooseProjectionBlocks(const Candidate *final);
+  void noteChoice(const Candidate &final);
+};
+
+/// Runs `fn` as the step `name`: its time, builds and static rankings.
+template <typename Fn> auto Planner::step(llvm::StringRef name, Fn &&fn) {
+  unsigned built = candidates.built(), rankedBefore = ranked;
+  auto start = std::chrono::steady_clock::now();
+  auto result = fn();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  plan.steps.push_back({name.str(), ms, candidates.built() - built, ranked - rankedBefore});
+  return result;
+}
+
+/// No configuration of `c`'s strip is faster than this: its matmuls at the
+/// tensor engine's peak (every form does the same ones) and, for a chain,
+/// the ideal fused kernel's traffic at the strip (ChainModel).
+double Planner::lowerBoundUs(const Candidate &c) const {
+  double bound = double(c.cost().flops) / t.peakBf16Flops() * 1e6;
+  if (!shape.chainDims.empty())
+    bound = std::max(bound, ChainModel::chain(shape.rows, shape.chainDims, shape.elementBytes)
+                                .rooflineUs(c.lookup(M), t));
+  return bound;
+}
+
+/// Whether the static model ranks the other forms of `reference`'s strip
+/// below a candidate predicted at `mustBeatUs` without building them.
+bool Planner::modelRanks(const Candidate &reference, double mustBeatUs) {
+  if (lowerBoundUs(reference) < mustBeatUs)
+    return false;
+  ++ranked;
+  return true;
+}
+
+/// A configuration that does not fit at the default column block may fit
+/// at a narrower one (fewer accumulators in PSUM, smaller weight blocks):
+/// the widest that fits, or null.
+const Candidate *Planner::fitting(BlockConfig b) {
+  for (int64_t n : llvm::reverse(narrower)) {
+    if (!given.has(N))
+      b.set(N, n);
+    if (const Candidate *f = candidates.get(b); f && f->fits)
+      return f;
+    if (given.has(N))
+      break;
+  }
+  return nullptr;
+}
+
+/// Failing that, K-blocked (a chain's first contraction): the K block that
+/// fits with the lowest predicted latency, at the widest column block that
+/// fits with it; a shallower block must be policy::kShallowerKBlockGain
+/// faster than a deeper one (fewer partial sums, fewer roundings). A block
+/// whose strip `schedule` could not double-buffer waits for its fill on
+/// every K block, which the estimate counts (KernelCost::serialFillNs).
+const Candidate *Planner::kBlockedFit(BlockConfig b) {
+  if (shape.contraction <= tile || b.has(K))
+    return nullptr;
+  const Candidate *best = nullptr;
+  for (int64_t k : llvm::reverse(kBlocks)) {
+    if (best && modelRanks(*best, best->us * (1 - policy::kShallowerKBlockGain)))
+      break;
+    b.set(K, k);
+    const Candidate *f = fitting(b);
+    if (f && (!best || f->us < best->us * (1 - policy::kShallowerKBlockGain)))
+      best = f;
+  }
+  return best;
+}
+
+/// Failing both, an MLP's two-kernel form: the gated strip goes through
+/// HBM, leaving SBUF to the operand strips.
+const Candidate *Planner::twoKernelFit(BlockConfig b) {
+  if (!shape.splittable || b.has(kTwoKernelKey))
+    return nullptr;
+  b.set(kTwoKernelKey, 1);
+  return fitting(b);
+}
+
+/// A strip `c` that does not fit, tried narrower, K-blocked or as two
+/// kernels: taken when predicted no slower than the last strip that fits.
+const Candidate *Planner::fitStrip(const BlockConfig &blocks, const Candidate *c,
+                                   const Candidate *lastFit) {
+  if (lastFit && modelRanks(*c, std::nextafter(lastFit->us, INFINITY)))
+    return c;
+  const Candidate *f = fitting(blocks);
+  if (!f)
+    f = kBlockedFit(blocks);
+  if (!f)
+    f = twoKernelFit(blocks);
+  return f && (!lastFit || f->us <= lastFit->us) ? f : c;
+}
+
+/// The strips 128, 256, ... in order, each as it fits; past the first that
+/// does not fit once one has, none is built (larger strips hold more).
+std::vector<const Candidate *> Planner::buildStrips() {
+  std::vector<const Candidate *> strips;
+  const Candidate *lastFit = nullptr;
+  for (int64_t m : powerOfTwoTiles(shape.rows, INT64_MAX, tile)) {
+    BlockConfig blocks = given;
+    blocks.set(M, m);
+    const Candidate *c = candidates.get(blocks);
+    if (c && !c->fits)
+      c = fitStrip(blocks, c, lastFit);
+    if (!c)
+      continue;
+    strips.push_back(c);
+    if (c->fits)
+      lastFit = c;
+    else if (lastFit)
+      break;
+  }
+  return strips;
+}
+
+llvm::Error Planner::chooseRowStrip() {
+  if (given.has(M))
+    return llvm::Error::success();
+  std::vector<const Candidate *> strips = buildStrips();
+  if (strips.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "no row strip could be built");
+  // Candidates ascend: the last that fits is the largest, taken unless a
+  // smaller one is predicted faster (an MLP's one-kernel form at a small
+  // strip against its two-kernel form at a tall one, whose nests run one
+  // after the other).
+  const Candidate *pick = nullptr;
+  for (const Candidate *c : strips)
+    if (c->fits && (!pick || c->us <= pick->us))
+      pick = c;
+  bool spills = !pick;
+  if (spills)
+    pick = *std::min_element(strips.begin(), strips.end(), [](const Candidate *a, const Candidate *b) {
+      return a->cost().sbufLeastPeakBytesPerPartition < b->cost().sbufLeastPeakBytesPerPartition;
+    });
+  noteStrips(strips, pick);
+  chosen.set(M, pick->lookup(M));
+  if (pick->built.blocks.has(K) && !given.has(K))
+    chosen.set(K, pick->lookup(K));
+  if (pick->built.blocks.has(kTwoKernelKey))
+    chosen.set(kTwoKernelKey, 1);
+  noteStripChoice(strips, pick, spills);
+  return llvm::Error::success();
+}
+
+/// Each strip's predictions, and for a chain the paper's SBUF model beside
+/// the buffers the pipeline placed.
+void Planner::noteStrips(llvm::ArrayRef<const Candidate *> strips, const Candidate *pick) {
+  for (const Candidate *c : strips)
+    note(llvm::formatv("{0} m = {1}{2}: {3}", c == pick ? "*" : " ", c->lookup(M),
+                       c->built.blocks.has(K) && !given.has(K)
+                           ? " (K-blocked: k = " + std::to_string(c->lookup(K)) +
+                                 ", n = " + std::to_string(c->lookup(N)) + ")"
+                           : std::string(),
+                       describeCost(c->cost(), t)));
+  if (shape.chainDims.empty())
+    return;
+  std::string eq11;
+  for (const Candidate *c : strips) {
+    int64_t bytes = ChainModel::eq11SbufBytes(shape.chainDims, c->lookup(M), c->lookup(N), tile,
+                                              shape.elementBytes);
+    eq11 += llvm::formatv("{0}m = {1}: {2} ({3:f0}%)", eq11.empty() ? "" : ", ", c->lookup(M),
+                          kib(bytes), 100.0 * bytes / t.sbuf_bytes_per_partition);
+  }
+  note("eq. 11 SBUF model (one-tile X, weight and output blocks): " + eq11);
+}
+
+/// Why `pick`: the ridge point, SBUF, or a faster smaller strip.
+void Planner::noteStripChoice(llvm::ArrayRef<const Candidate *> strips, const Candidate *pick,
+                              bool spills) {
+  const double ridge = t.ridgeFlopsPerByte();
+  std::optional<int64_t> firstClearing;
+  const Candidate *largestFit = nullptr;
+  for (const Candidate *c : strips) {
+    if (!firstClearing && c->cost().arithmeticIntensity() >= ridge)
+      firstClearing = c->lookup(M);
+    if (c->fits)
+      largestFit = c;
+  }
+  int64_t m = pick->lookup(M);
+  if (!spills && largestFit != pick)
+    note(llvm::formatv("m = {0} has the lowest predicted latency of the strips that fit (m = {1}, "
+                       "the largest, is predicted at {2:f1} us)",
+                       m, largestFit->lookup(M), largestFit->us));
+  else if (spills)
+    note(llvm::formatv("no row strip fits SBUF; m = {0} has the smallest SBUF peak (allocate "
+                       "spills what does not fit)",
+                       m));
+  else if (!firstClearing)
+    note(llvm::formatv("no strip clears the ridge; m = {0} (the largest that fits) has the "
+                       "highest AI",
+                       m));
+  else if (*firstClearing <= m)
+    note(llvm::formatv("m = {0} is the smallest strip clearing the ridge; m = {1} the largest "
+                       "that fits",
+                       *firstClearing, m));
+  else
+    note(llvm::formatv("m = {0} is the smallest strip clearing the ridge but does not fit; "
+                       "m = {1} (the largest that fits) has the highest AI",
+                       *firstClearing, m));
+}
+
+/// The output column block at the chosen strip: the fastest that fits
+/// (ties to the wider), or null when none does or `n` is given.
+const Candidate *Planner::chooseColumnBlock() {
+  const Candidate *final = nullptr;
+  if (given.has(N))
+    return nullptr;
+  for (int64_t n : powerOfTwoTiles(shape.columns, bankColumns, tile)) {
+    BlockConfig blocks = chosen;
+    blocks.set(N, n);
+    const Candidate *c = candidates.get(blocks);
+    if (c && c->fits && (!final || c->us <= final->us))
+      final = c;
+  }
+  return final;
+}
+
+/// No column block fits the strip (given, or the least-bad spilling one):
+/// K-blocked or as two kernels it may; failing both, the K block that
+/// leaves the most resident.
+const Candidate *Planner::fitChosenStrip() {
+  const Candidate *final = candidates.get(chosen);
+  if (!final || final->fits)
+    return final;
+  if (const Candidate *f = kBlockedFit(chosen)) {
+    note(llvm::formatv("m = {0} fits only K-blocked: k = {1}", f->lookup(M), f->lookup(K)));
+    return f;
+  }
+  if (const Candidate *f = twoKernelFit(chosen)) {
+    note(llvm::formatv("m = {0} fits only as two kernels", f->lookup(M)));
+    return f;
+  }
+  if (!given.has(K) && shape.contraction > tile)
+    return leastSpillingKBlock(final);
+  return final;
+}
+
+/// Nothing fits: K-blocked, the strip is the one large buffer, and
+/// `allocate` keeps what fits of it resident and spills the rest. The
+/// smallest SBUF peak leaves the most resident; each K block saves and
+/// reloads the spilled part once more, so the deepest block within
+/// policy::kSpillDeeperKBlockSbufShare of SBUF of that peak is taken.
+const Candidate *Planner::leastSpillingKBlock(const Candidate *final) {
+  auto peak = [](const Candidate *c) { return c->cost().sbufLeastPeakBytesPerPartition; };
+  const Candidate *least = final;
+  std::vector<const Candidate *> blocked;
+  for (int64_t k : kBlocks) {
+    BlockConfig b = chosen;
+    b.set(K, k);
+    if (const Candidate *c = candidates.get(b)) {
+      blocked.push_back(c);
+      if (peak(c) < peak(least))
+        least = c;
+    }
+  }
+  const Candidate *pickK = least;
+  int64_t slack = int64_t(t.sbuf_bytes_per_partition * policy::kSpillDeeperKBlockSbufShare);
+  for (const Candidate *c : blocked)
+    if (least != final && peak(c) <= peak(least) + slack && c->lookup(K) > pickK->lookup(K))
+      pickK = c;
+  if (pickK == final)
+    return final;
+  note(llvm::formatv("m = {0} does not fit even K-blocked; k = {1} (SBUF peak {2}, the "
+                     "smallest is {3}; allocate spills what does not fit)",
+                     pickK->lookup(M), pickK->lookup(K), kib(peak(pickK)), kib(peak(least))));
+  return pickK;
+}
+
+/// Each projection's own column block (n_r2, ...), one at a time at the
+/// chosen strip and `n`: a narrower block of a projection's accumulators
+/// leaves PSUM banks to double-buffer the others. Taken only when predicted
+/// policy::kColumnBlockGain faster than that projection at `n`; the same
+/// matmuls in a narrower block are never faster than lowerBoundUs.
+const Candidate *Planner::chooseProjectionBlocks(const Candidate *final) {
+  if (!final->fits)
+    return final;
+  for (const auto &[name, cols] : shape.projectionColumns) {
+    if (given.has(name))
+      continue;
+    const Candidate *best = final;
+    for (int64_t v : powerOfTwoTiles(cols, bankColumns, tile)) {
+      BlockConfig blocks = final->built.blocks;
+      if (v >= std::min(cols, blocks.lookup(N)))
+        continue; // as wide as the projection's block at `n`: the same kernel
+      if (modelRanks(*final, best->us * (1 - policy::kColumnBlockGain)))
+        continue;
+      blocks.set(name, v);
+      const Candidate *c = candidates.get(blocks);
+      if (c && c->fits && c->us < best->us * (1 - policy::kColumnBlockGain))
+        best = c;
+    }
+    if (best != final) {
+      note(llvm::formatv("{0} = {1}: predicted {2:f1} us, against {3:f1} us at n = {4}", name,
+                         best->lookup(name), best->us, final->us, final->lookup(N)));
+      final = best;
+    }
+  }
+  return final;
+}
+
+void Planner::noteChoice(const Candidate &final) {
+  note("chosen: " + plan.blocks.str() + ": " + describeCost(final.cost(), t));
+  if (shape.chainDims.empty())
+    return;
+  int64_t bytes = ChainModel::eq11SbufBytes(shape.chainDims, plan.blocks.lookup(M),
+                                            plan.blocks.lookup(N), tile, shape.elementBytes);
+  note(llvm::formatv("chosen: eq. 11 SBUF model {0} ({1:f0}%) beside the kernel's SBUF peak {2}",
+                     kib(bytes), 100.0 * bytes / t.sbuf_bytes_per_partition,
+                     kib(final.cost().sbufLeastPeakBytesPerPartition)));
+}
+
+llvm::Expected<BlockPlan> Planner::run() {
+  note(llvm::formatv("target {0}: ridge point {1:f1} flop/B; SBUF limit {2} per partition "
+                     "({3:f0}% headroom)",
+                     t.name, t.ridgeFlopsPerByte(), kib(plannerSbufLimit(t)), kSbufHeadroom * 100));
+  if (llvm::Error err = step("row strip", [&] { return chooseRowStrip(); }))
+    return std::move(err);
+  const Candidate *final = step("column block", [&] { return chooseColumnBlock(); });
+  if (!final)
+    final = step("fit the strip", [&] { return fitChosenStrip(); });
+  if (!final)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the kernel could not be built with " + chosen.str());
+  final = step("projections", [&] { return chooseProjectionBlocks(final); });
+  plan.blocks = final->built.blocks;
+  plan.twoKernel = plan.blocks.has(kTwoKernelKey);
+  plan.blocks.erase(kTwoKernelKey);
+  noteChoice(*final);
+  return std::move(plan);
+}
 
 } // namespace
 
 llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
-                                     const runtime::Target &t, BuildAndMeasureFn buildAndMeasure) {
-  const llvm::StringRef M = BlockConfig::kRowStrip, N = BlockConfig::kColumnBlock,
-                        K = BlockConfig::kContraction;
-  const int64_t tile = geometryFor(t).partitions;
-  // Output columns of fp32 accumulators one PSUM bank holds.
-  const int64_t bankColumns = t.psum_bank_bytes / int64_t(sizeof(float));
-  double ridge = t.ridgeFlopsPerByte();
-  CandidateCache candidates(buildAndMeasure, t, shape.oneKernel);
-  BlockPlan plan;
-  auto note = [&](const llvm::Twine &text) { plan.notes.push_back(("[select-blocks] " + text).str()); };
-  note(llvm::formatv("target {0}: ridge point {1:f1} flop/B; SBUF limit {2} per partition "
-                     "({3:f0}% headroom)",
-                     t.name, ridge, kib(plannerSbufLimit(t)), kSbufHeadroom * 100));
-
-  // A configuration that does not fit at the default column block may fit
-  // at a narrower one (fewer accumulators in PSUM, smaller weight blocks):
-  // the widest that fits, or null.
-  std::vector<int64_t> narrower =
-      powerOfTwoTiles(shape.columns, bankColumns, tile);
-  auto fitting = [&](BlockConfig b) -> const Candidate * {
-    for (int64_t n : llvm::reverse(narrower)) {
-      if (!given.has(N))
-        b.set(N, n);
-      if (const Candidate *f = candidates.get(b); f && f->fits)
-        return f;
-      if (given.has(N))
-        break;
-    }
-    return nullptr;
-  };
-  // Failing that, K-blocked (a chain's first contraction): the K block that
-  // fits with the lowest predicted latency, at the widest column block that
-  // fits with it; a shallower block must be policy::kShallowerKBlockGain
-  // faster than a deeper one (fewer partial sums, fewer roundings). A block whose
-  // strip `schedule` could not double-buffer waits for its fill on every K
-  // block, which the estimate counts (KernelCost::serialFillNs).
-  std::vector<int64_t> kBlocks = powerOfTwoTiles(shape.contraction / 2, INT64_MAX, tile);
-  auto kBlockedFit = [&](BlockConfig b) -> const Candidate * {
-    if (shape.contraction <= tile || b.has(K))
-      return nullptr;
-    const Candidate *best = nullptr;
-    for (int64_t k : llvm::reverse(kBlocks)) {
-      b.set(K, k);
-      const Candidate *f = fitting(b);
-      if (f && (!best || f->built.cost.predictedUs(t) <
-                             best->built.cost.predictedUs(t) * (1 - passes::policy::kShallowerKBlockGain)))
-        best = f;
-    }
-    return best;
-  };
-
-  // Failing both, an MLP's two-kernel form: the gated strip goes through
-  // HBM, leaving SBUF to the operand strips.
-  auto twoKernelFit = [&](BlockConfig b) -> const Candidate * {
-    if (!shape.splittable || b.has(kTwoKernelKey))
-      return nullptr;
-    b.set(kTwoKernelKey, 1);
-    return fitting(b);
-  };
-
-  BlockConfig chosen = given;
-  // 1. The row strip.
-  if (!given.has(M)) {
-    std::vector<const Candidate *> strips;
-    for (int64_t m : powerOfTwoTiles(shape.rows, INT64_MAX, tile)) {
-      BlockConfig blocks = given;
-      blocks.set(M, m);
-      const Candidate *c = candidates.get(blocks);
-      // A strip that does not fit is tried narrower or K-blocked; it is
-      // taken when predicted no slower than the strips that fit.
-      const Candidate *lastFit = nullptr;
-      for (const Candidate *s : strips)
-        if (s->fits)
-          lastFit = s;
-      if (c && !c->fits) {
-        const Candidate *f = fitting(blocks);
-        if (!f)
-          f = kBlockedFit(blocks);
-        if (!f)
-          f = twoKernelFit(blocks);
-        if (f && (!lastFit || f->built.cost.predictedUs(t) <= lastFit->built.cost.predictedUs(t)))
-          c = f;
-      }
-      if (!c)
-        continue;
-      strips.push_back(c);
-      bool someFit = llvm::any_of(strips, [](const Candidate *s) { return s->fits; });
-      if (!c->fits && someFit)
-        break; // larger strips hold more: none of them fits either
-    }
-    if (strips.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "no row strip could be built");
-    const Candidate *pick = nullptr;
-    std::optional<int64_t> firstClearing;
-    for (const Candidate *c : strips) {
-      if (!firstClearing && c->built.cost.arithmeticIntensity() >= ridge)
-        firstClearing = c->built.blocks.lookup(M);
-      // Candidates ascend: the last that fits is the largest, taken unless a
-      // smaller one is predicted faster (an MLP's one-kernel form at a small
-      // strip against its two-kernel form at a tall one, whose nests run
-      // one after the other).
-      if (c->fits && (!pick || c->built.cost.predictedUs(t) <= pick->built.cost.predictedUs(t)))
-        pick = c;
-    }
-    bool spills = !pick;
-    if (spills)
-      pick = *std::min_element(strips.begin(), strips.end(), [](const Candidate *a, const Candidate *b) {
-        return a->built.cost.sbufLeastPeakBytesPerPartition < b->built.cost.sbufLeastPeakBytesPerPartition;
-      });
-    for (const Candidate *c : strips)
-      note(llvm::formatv("{0} m = {1}{2}: {3}", c == pick ? "*" : " ", c->built.blocks.lookup(M),
-                         c->built.blocks.has(K) && !given.has(K)
-                             ? " (K-blocked: k = " + std::to_string(c->built.blocks.lookup(K)) +
-                                   ", n = " + std::to_string(c->built.blocks.lookup(N)) + ")"
-                             : std::string(),
-                         describeCost(c->built.cost, t)));
-    if (!shape.chainDims.empty()) {
-      // The paper's SBUF model beside the buffers the pipeline placed.
-      std::string eq11;
-      for (const Candidate *c : strips) {
-        int64_t bytes = ChainModel::eq11SbufBytes(
-            shape.chainDims, c->built.blocks.lookup(M), c->built.blocks.lookup(N), tile,
-            shape.elementBytes);
-        eq11 += llvm::formatv("{0}m = {1}: {2} ({3:f0}%)", eq11.empty() ? "" : ", ",
-                              c->built.blocks.lookup(M), kib(bytes),
-                              100.0 * bytes / t.sbuf_bytes_per_partition);
-      }
-      note("eq. 11 SBUF model (one-tile X, weight and output blocks): " + eq11);
-    }
-    int64_t m = pick->built.blocks.lookup(M);
-    chosen.set(M, m);
-    if (pick->built.blocks.has(K) && !given.has(K))
-      chosen.set(K, pick->built.blocks.lookup(K));
-    if (pick->built.blocks.has(kTwoKernelKey))
-      chosen.set(kTwoKernelKey, 1);
-    const Candidate *largestFit = nullptr;
-    for (const Candidate *c : strips)
-      if (c->fits)
-        largestFit = c;
-    if (!spills && largestFit != pick)
-      note(llvm::formatv("m = {0} has the lowest predicted latency of the strips that fit (m = {1}, "
-                         "the largest, is predicted at {2:f1} us)",
-                         m, largestFit->built.blocks.lookup(M), largestFit->built.cost.predictedUs(t)));
-    else if (spills)
-      note(llvm::formatv("no row strip fits SBUF; m = {0} has the smallest SBUF peak (allocate "
-                         "spills what does not fit)",
-                         m));
-    else if (!firstClearing)
-      note(llvm::formatv("no strip clears the ridge; m = {0} (the largest that fits) has the "
-                         "highest AI",
-                         m));
-    else if (*firstClearing <= m)
-      note(llvm::formatv("m = {0} is the smallest strip clearing the ridge; m = {1} the largest "
-                         "that fits",
-                         *firstClearing, m));
-    else
-      note(llvm::formatv("m = {0} is the smallest strip clearing the ridge but does not fit; "
-                         "m = {1} (the largest that fits) has the highest AI",
-                         *firstClearing, m));
-  }
-
-  // 2. The output column block, at the chosen strip.
-  const Candidate *final = nullptr;
-  if (!given.has(N)) {
-    for (int64_t n : powerOfTwoTiles(shape.columns, bankColumns, tile)) {
-      BlockConfig blocks = chosen;
-      blocks.set(N, n);
-      const Candidate *c = candidates.get(blocks);
-      if (c && c->fits && (!final || c->built.cost.predictedUs(t) <= final->built.cost.predictedUs(t)))
-        final = c;
-    }
-  }
-  if (!final) {
-    // No column block fits the strip (given, or the least-bad spilling
-    // one): K-blocked, it may.
-    final = candidates.get(chosen);
-    if (final && !final->fits) {
-      if (const Candidate *f = kBlockedFit(chosen)) {
-        note(llvm::formatv("m = {0} fits only K-blocked: k = {1}", f->built.blocks.lookup(M),
-                           f->built.blocks.lookup(K)));
-        final = f;
-      } else if (const Candidate *f = twoKernelFit(chosen)) {
-        note(llvm::formatv("m = {0} fits only as two kernels", f->built.blocks.lookup(M)));
-        final = f;
-      } else if (!given.has(K) && shape.contraction > tile) {
-        // Nothing fits: K-blocked, the strip is the one large buffer, and
-        // `allocate` keeps what fits of it resident and spills the rest.
-        // The smallest SBUF peak leaves the most resident; each K block
-        // saves and reloads the spilled part once more, so the deepest
-        // block within policy::kSpillDeeperKBlockSbufShare of SBUF of that
-        // peak is taken.
-        const Candidate *least = final;
-        std::vector<const Candidate *> blocked;
-        for (int64_t k : kBlocks) {
-          BlockConfig b = chosen;
-          b.set(K, k);
-          if (const Candidate *c = candidates.get(b)) {
-            blocked.push_back(c);
-            if (c->built.cost.sbufLeastPeakBytesPerPartition < least->built.cost.sbufLeastPeakBytesPerPartition)
-              least = c;
-          }
-        }
-        const Candidate *pickK = least;
-        int64_t slack = int64_t(t.sbuf_bytes_per_partition * passes::policy::kSpillDeeperKBlockSbufShare);
-        for (const Candidate *c : blocked)
-          if (least != final &&
-              c->built.cost.sbufLeastPeakBytesPerPartition <=
-                  least->built.cost.sbufLeastPeakBytesPerPartition + slack &&
-              c->built.blocks.lookup(K) > pickK->built.blocks.lookup(K))
-            pickK = c;
-        if (pickK != final) {
-          note(llvm::formatv("m = {0} does not fit even K-blocked; k = {1} (SBUF peak {2}, the "
-                             "smallest is {3}; allocate spills what does not fit)",
-                             pickK->built.blocks.lookup(M), pickK->built.blocks.lookup(K),
-                             kib(pickK->built.cost.sbufLeastPeakBytesPerPartition),
-                             kib(least->built.cost.sbufLeastPeakBytesPerPartition)));
-          final = pickK;
-        }
-      }
-    }
-  }
-  if (!final)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the kernel could not be built with " + chosen.str());
-
-  // 3. Each projection's own column block (n_r2, ...), one at a time at the
-  // chosen strip and `n`: a narrower block of a projection's accumulators
-  // leaves PSUM banks to double-buffer the others. Taken only when predicted
-  // policy::kColumnBlockGain faster than that projection at `n`.
-  if (final->fits) {
-    for (const auto &[name, cols] : shape.projectionColumns) {
-      if (given.has(name))
-        continue;
-      const Candidate *best = final;
-      for (int64_t v : powerOfTwoTiles(cols, bankColumns, tile)) {
-        BlockConfig blocks = final->built.blocks;
-        if (v >= std::min(cols, blocks.lookup(N)))
-          continue; // as wide as the projection's block at `n`: the same kernel
-        blocks.set(name, v);
-        const Candidate *c = candidates.get(blocks);
-        if (c && c->fits &&
-            c->built.cost.predictedUs(t) <
-                best->built.cost.predictedUs(t) * (1 - policy::kColumnBlockGain))
-          best = c;
-      }
-      if (best != final) {
-        note(llvm::formatv("{0} = {1}: predicted {2:f1} us, against {3:f1} us at n = {4}", name,
-                           best->built.blocks.lookup(name), best->built.cost.predictedUs(t),
-                           final->built.cost.predictedUs(t), final->built.blocks.lookup(N)));
-        final = best;
-      }
-    }
-  }
-  plan.blocks = final->built.blocks;
-  plan.twoKernel = plan.blocks.has(kTwoKernelKey);
-  plan.blocks.erase(kTwoKernelKey);
-  note("chosen: " + plan.blocks.str() + ": " + describeCost(final->built.cost, t));
-  if (!shape.chainDims.empty()) {
-    int64_t bytes = ChainModel::eq11SbufBytes(shape.chainDims, plan.blocks.lookup(M),
-                                              plan.blocks.lookup(N), tile, shape.elementBytes);
-    note(llvm::formatv("chosen: eq. 11 SBUF model {0} ({1:f0}%) beside the kernel's SBUF peak {2}",
-                       kib(bytes), 100.0 * bytes / t.sbuf_bytes_per_partition,
-                       kib(final->built.cost.sbufLeastPeakBytesPerPartition)));
-  }
-  return plan;
+                                     const runtime::Target &target,
+                                     BuildAndMeasureFn buildAndMeasure) {
+  return Planner(given, std::move(shape), target, buildAndMeasure).run();
 }
 
 } // namespace tessel::compiler

@@ -28,6 +28,10 @@
 //     larger value (fewer, longer instructions).
 // Parameters given (--block, --tuned) are kept. The choice and each
 // candidate's predictions are returned as notes for the IR dump.
+// A candidate is built only when the static cost model cannot rank it: one
+// whose lower bound (its matmuls at the tensor engine's peak; a chain's
+// ideal traffic at its strip, ChainModel) is already slower than what it
+// must beat is passed over unbuilt (BlockPlan::steps counts both).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_COMPILER_BLOCKPLANNER_H
@@ -92,6 +96,18 @@ struct PlanShape {
 /// kernel; BlockPlan::blocks does not carry it).
 constexpr llvm::StringLiteral kTwoKernelKey = "two-kernel";
 
+/// One step of the planner as --time-passes reports it.
+struct PlanStep {
+  std::string name;
+  double ms = 0;
+  /// Candidates built and measured in the step (each configuration once).
+  unsigned built = 0;
+  /// Candidates the static cost model ranked without a build: a lower bound
+  /// on their latency (the kernel's matmuls at the peak rate, or a chain's
+  /// traffic at the strip, ChainModel) already loses to a candidate built.
+  unsigned ranked = 0;
+};
+
 struct BlockPlan {
   ir::BlockConfig blocks;
   /// The chosen candidate is an MLP's two-kernel form: build the final
@@ -99,6 +115,8 @@ struct BlockPlan {
   bool twoKernel = false;
   /// "[select-blocks] ..." lines for the kernel's notes.
   std::vector<std::string> notes;
+  /// The steps in order.
+  std::vector<PlanStep> steps;
 };
 
 /// Chooses `m` and `n` (those not in `given`). Fails only when no candidate

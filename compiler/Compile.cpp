@@ -278,13 +278,19 @@ std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &op
     auto start = std::chrono::steady_clock::now();
     auto planned = planBlocks(fe, blocks, passes, target, std::move(projectionColumns), builds,
                               options.mlpForm == passes::MlpForm::OneKernel);
-    if (options.instrumentation.timePasses)
+    if (options.instrumentation.timePasses) {
       llvm::errs() << llvm::formatv(
           "// select-blocks (the block planner, before TileGen): {0:F3} ms, {1} configurations "
           "built\n",
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count(),
           builds);
+      if (planned)
+        for (const PlanStep &s : planned->steps)
+          llvm::errs() << llvm::formatv("//   {0,-12} {1,10:F3} ms, {2} built, {3} ranked by the "
+                                        "static model without a build\n",
+                                        s.name, s.ms, s.built, s.ranked);
+    }
     if (!planned) {
       // The candidates were built quietly: build once more to say why.
       std::string why = llvm::toString(planned.takeError());

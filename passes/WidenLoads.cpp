@@ -323,8 +323,13 @@ public:
     llvm::SmallVector<std::pair<Block *, ForOp *>, 8> loops;
     collectLoops(kernel.body, loops);
     runtime::CostModel model(ctx.target);
+    // The kernel's SBUF peak, computed again only after a loop is rewritten.
+    std::optional<int64_t> peak;
     for (auto [parent, loop] : loops)
-      changed |= widen(kernel, ctx, model, *parent, *loop);
+      if (widen(kernel, ctx, model, *parent, *loop, peak)) {
+        changed = true;
+        peak.reset();
+      }
     return changed ? PassResult::Changed : PassResult::Unchanged;
   }
 
@@ -365,7 +370,8 @@ private:
     return true;
   }
 
-  bool widen(Kernel &kernel, PassContext &ctx, const runtime::CostModel &model, Block &parent, ForOp &loop) {
+  bool widen(Kernel &kernel, PassContext &ctx, const runtime::CostModel &model, Block &parent, ForOp &loop,
+             std::optional<int64_t> &peak) {
     const int64_t partitions = kernel.geometry.partitions;
     if (!loop.lo.isConst() || !loop.hi.isConst() || loop.step != partitions)
       return false;
@@ -392,14 +398,15 @@ private:
         if (int64_t g = groupsFor(model, *rowBytes, trips, partitions, policy::kWideFillShare); g < trips)
           groups = std::max(groups, g);
     // The wider tiles must leave the kernel within the planner's SBUF limit.
-    int64_t peak = analysis::sbufLeastPeakBytesPerPartition(kernel);
+    if (!peak)
+      peak = analysis::sbufLeastPeakBytesPerPartition(kernel);
     auto extraBytes = [&](int64_t g) {
       int64_t extra = 0;
       for (const StreamedTile &t : tiles)
         extra += (g - 1) * t.alloc->result->type.bytesPerPartition(partitions) * t.alloc->bufs;
       return extra;
     };
-    while (groups > 1 && (trips % groups != 0 || peak + extraBytes(groups) > analysis::plannerSbufLimit(ctx.target)))
+    while (groups > 1 && (trips % groups != 0 || *peak + extraBytes(groups) > analysis::plannerSbufLimit(ctx.target)))
       --groups;
     if (groups <= 1)
       return false;

@@ -118,6 +118,29 @@ TEST(BlockPlanner, TakesAProjectionColumnBlockOnlyWhenClearlyFaster) {
     EXPECT_EQ(b.lookup("n_r"), 128) << b.str();
 }
 
+/// The static model ranks before anything is built: a kernel predicted at
+/// its matmuls' time at the tensor engine's peak has no faster form, so no
+/// narrower projection block is built; one predicted slower is searched.
+TEST(BlockPlanner, TheStaticModelRanksBeforeABuild) {
+  PlanShape shape{65536, 4096};
+  shape.projectionColumns = {{"n_r", 4096}};
+  FakeKernel atBound; // compute bound: predicted = flops / peak
+  auto plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(atBound));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  for (const BlockConfig &b : atBound.built)
+    EXPECT_FALSE(b.has("n_r")) << b.str();
+  const PlanStep &projections = plan->steps.back();
+  EXPECT_EQ(projections.name, "projections");
+  EXPECT_EQ(projections.built, 0u);
+  EXPECT_EQ(projections.ranked, 2u); // n_r = 128 and 256, below n = 512
+  // Slower than its bound, the same kernel's projection blocks are built.
+  ProjectionKernel slow;
+  plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(slow));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->steps.back().built, 2u);
+  EXPECT_EQ(plan->steps.back().ranked, 0u);
+}
+
 TEST(BlockPlanner, FailsWhenNothingCanBeBuilt) {
   auto none = [](const BlockConfig &) -> std::optional<BuiltCandidate> { return std::nullopt; };
   auto plan = planBlocks({}, {4096, 4096}, runtime::trn1Target(), none);
