@@ -22,6 +22,8 @@ int runTuneCommand(int argc, char **argv);
 /// `tessel factorize`: low-rank factors of a weight .npy.
 int runFactorizeCommand(int argc, char **argv);
 int runCalibrateCommand(int argc, char **argv);
+/// `tessel model`: an LLM's prefill and decode latency from its config.json.
+int runModelCommand(int argc, char **argv);
 
 } // namespace tessel::driver
 

@@ -8,8 +8,9 @@
 namespace tessel::driver {
 
 bool resolveCompileOptions(compiler::Frontend &fe, const PipelineOptions &options,
-                           const runtime::Target &target, compiler::CompileOptions &out) {
-  if (!options.resolvePasses(out.passes) || !options.instrumentation(out.instrumentation) ||
+                           const runtime::Target &target, compiler::CompileOptions &out,
+                           llvm::StringRef defaultPipeline) {
+  if (!options.resolvePasses(out.passes, defaultPipeline) || !options.instrumentation(out.instrumentation) ||
       !options.blockOverrides(out.blocks))
     return false;
   out.mlpForm = options.mlpForm;

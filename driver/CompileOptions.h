@@ -15,9 +15,11 @@
 
 namespace tessel::driver {
 
-/// For a kernel compiled from source (`fe`). Returns false after reporting.
+/// For a kernel compiled from source (`fe`); `defaultPipeline` when no -O,
+/// --pipeline, --passes or --tuned is given. Returns false after reporting.
 bool resolveCompileOptions(compiler::Frontend &fe, const PipelineOptions &options,
-                           const runtime::Target &target, compiler::CompileOptions &out);
+                           const runtime::Target &target, compiler::CompileOptions &out,
+                           llvm::StringRef defaultPipeline = "O0");
 
 /// For tile IR, which has no source to re-tile or tune: --tuned is an error.
 /// Returns false after reporting.

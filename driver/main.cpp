@@ -24,6 +24,7 @@ static const char *kUsage =
     "  tune      find a kernel's fastest block configuration (and `tune merge` of shards)\n"
     "  factorize split a weight .npy into tile-aligned low-rank factors U, V (SVD)\n"
     "  calibrate fit a target's free timing parameters to measured latencies\n"
+    "  model     predict an LLM's prefill and decode latency from its config.json\n"
     "\n"
     "  tessel <command> --help   lists a command's options\n"
     "  tessel --version          prints the version\n";
@@ -65,7 +66,9 @@ int main(int argc, char **argv) {
     return runFactorizeCommand(subArgc, args.data());
   if (command == "calibrate")
     return runCalibrateCommand(subArgc, args.data());
+  if (command == "model")
+    return runModelCommand(subArgc, args.data());
   llvm::WithColor::error(llvm::errs(), "tessel")
-      << "unknown command '" << command << "'; expected compile, opt, run, tune, factorize or calibrate (see tessel --help)\n";
+      << "unknown command '" << command << "'; expected compile, opt, run, tune, factorize, calibrate or model (see tessel --help)\n";
   return 1;
 }

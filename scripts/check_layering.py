@@ -21,11 +21,12 @@ ALLOWED = {
     "compiler": {"support", "runtime", "ir", "frontend", "passes", "backend"},
     "tune": {"support", "runtime", "ir", "frontend", "passes", "backend", "compiler"},
     "calibrate": {"support", "runtime", "ir", "frontend", "passes", "backend", "compiler"},
+    "model": {"support", "runtime", "factorize", "ir", "frontend", "passes", "backend", "compiler"},
     "driver": {"support", "runtime", "ir", "frontend", "passes", "backend", "compiler", "tune",
-               "calibrate", "factorize"},
+               "calibrate", "factorize", "model"},
     # bench/ and fuzz/ link the libraries, never the CLI.
     "bench": {"support", "runtime", "ir", "frontend", "passes", "backend", "compiler", "tune",
-              "calibrate", "factorize"},
+              "calibrate", "factorize", "model"},
     "fuzz": {"support", "runtime", "ir", "frontend", "passes", "backend", "compiler", "tune",
              "calibrate", "factorize"},
 }
