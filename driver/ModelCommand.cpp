@@ -48,8 +48,6 @@ struct ModelOptions {
                                 cl::value_desc("T"), cl::init(128), cl::cat(toolCategory())};
   cl::opt<int> tp{"tp", cl::desc("Tensor parallelism over N NeuronCores of one chip (default 1)"),
                   cl::value_desc("N"), cl::init(1), cl::cat(toolCategory())};
-  cl::opt<std::string> target{"target", cl::desc("trn1 (default), trn2 or a target JSON file"),
-                              cl::value_desc("trn1|trn2|FILE.json"), cl::init("trn1"), cl::cat(toolCategory())};
   cl::opt<double> ratio{"ratio",
                         cl::desc("Also predict the MLP factorised at this compression ratio, in (0, 1) "
                                  "(paper eq. 4-5: the fraction of each weight's parameters removed)"),
@@ -68,9 +66,13 @@ struct ModelOptions {
                          cl::cat(toolCategory())};
   cl::opt<std::string> plot{"plot", cl::desc("Write a stacked-bar SVG of the phases"), cl::value_desc("FILE.svg"),
                             cl::cat(toolCategory())};
-  cl::opt<std::string> output{"o", cl::desc("Write the report to FILE (default: stdout)"), cl::value_desc("FILE"),
-                              cl::init("-"), cl::cat(toolCategory())};
-  PipelineOptions pipeline; // -O2 unless given; --tuned reads the tune cache
+  SharedOptions shared{"tessel model"}; // --target, -o
+  PipelineOptions pipeline;             // -O2 unless given; --tuned reads the tune cache
+
+  ModelOptions() {
+    shared.addTarget("Every kernel is compiled for it and simulated on it (default: trn1)");
+    shared.addOutput("Write the report to FILE (default: stdout)");
+  }
 
   bool validate() const {
     if (config.empty())
@@ -79,12 +81,15 @@ struct ModelOptions {
                                {"--decode-tokens", decodeTokens.getValue()}, {"--tp", int64_t(tp)}})
       if (value < 1)
         return fail(fmt::format("{} {}: must be at least 1", flag, value));
+    if (pipeline.printPipeline || pipeline.listPasses)
+      return fail("--print-pipeline and --list-passes are tessel compile's: tessel model compiles every "
+                  "kernel at -O2 unless -O, --pipeline or --passes say otherwise");
     if (ratio.getNumOccurrences() && !rankFile.empty())
       return fail("give --ratio or --rank-file, not both: each sets the factorised MLP's ranks");
-    std::vector<NamedOutput> outs{{"-o", output}, {"--plot", plot}};
-    return rejectEmptyValue(target) && rejectEmptyValue(rankFile) && rejectEmptyValue(emitKernels) &&
+    std::vector<NamedOutput> outs{{"-o", shared.output()}, {"--plot", plot}};
+    return shared.validate() && rejectEmptyValue(rankFile) && rejectEmptyValue(emitKernels) &&
            rejectEmptyValue(plot) && rejectUnwritableOutput(outs[0]) && rejectUnwritableOutput(outs[1], false) &&
-           rejectClashingOutputs(outs, {config.getValue(), rankFile.getValue(), targetFile(target)});
+           rejectClashingOutputs(outs, {config.getValue(), rankFile.getValue(), shared.targetFile()});
   }
 };
 
@@ -93,13 +98,14 @@ struct ModelOptions {
 int runModelCommand(int argc, char **argv) {
   ModelOptions o;
   if (!parseCommandLine(argc, argv, "tessel model: predict an LLM's prefill and decode latency from its "
-                                    "config.json (docs/model.md)\n") ||
+                                    "config.json (docs/model.md)\n\nThe compile flags (-O, --tuned, "
+                                    "--mlp-form, --block, ...) apply to every kernel; -O2 unless given.\n") ||
       !o.validate())
     return 1;
-  llvm::Expected<runtime::Target> target = runtime::loadTarget(o.target);
+  llvm::Expected<runtime::Target> target = o.shared.loadTarget();
   if (!target)
     return fail(llvm::toString(target.takeError())), 1;
-  model::ModelSettings s{o.seq, o.batch, o.decodeTokens, o.tp, o.target, std::nullopt, "", o.pipeline.tuned ? "--tuned" : "-O2"};
+  model::ModelSettings s{o.seq, o.batch, o.decodeTokens, o.tp, o.shared.targetName(), std::nullopt, "", o.pipeline.tuned ? "--tuned" : "-O2"};
   if (llvm::Error e = model::checkSettings(s, *target))
     return fail(llvm::toString(std::move(e))), 1;
   llvm::Expected<model::ModelConfig> config = model::readModelConfig(o.config, o.tp);
@@ -133,9 +139,9 @@ int runModelCommand(int argc, char **argv) {
   if (llvm::Error e = o.plot.empty() ? llvm::Error::success() : support::writeFileAtomically(o.plot, model::predictionSvg(*pred)))
     return fail(llvm::toString(std::move(e))), 1;
   std::error_code ec;
-  llvm::ToolOutputFile out(o.output, ec, llvm::sys::fs::OF_Text);
+  llvm::ToolOutputFile out(o.shared.output(), ec, llvm::sys::fs::OF_Text);
   if (ec)
-    return fail("cannot write '" + o.output + "': " + ec.message()), 1;
+    return fail("cannot write '" + o.shared.output() + "': " + ec.message()), 1;
   if (o.format == ModelOptions::Format::JSON)
     out.os() << llvm::formatv("{0:2}", llvm::json::Value(model::predictionToJSON(*pred))) << "\n";
   else
