@@ -48,6 +48,11 @@ void SharedOptions::addJobs(const char *help, const char *unit) {
 bool SharedOptions::validate() const {
   if (target && !rejectEmptyValue(*target))
     return false;
+  if (outputGiven() && output().empty()) {
+    llvm::WithColor::error(llvm::errs(), command)
+        << "-o was given an empty value; give " << output_->ValueStr << " or leave the option out\n";
+    return false;
+  }
   if (!jobs_ || (*jobs_ != 0 && *jobs_ <= kMaxJobs))
     return true;
   llvm::WithColor::error(llvm::errs(), command)

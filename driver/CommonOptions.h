@@ -47,7 +47,8 @@ public:
   /// in the errors ("thread").
   void addJobs(const char *help, const char *unit = "job");
 
-  /// --target= (empty) and a --jobs of 0 or more than kMaxJobs are errors.
+  /// An empty --target or -o, and a --jobs of 0 or more than kMaxJobs, are
+  /// errors.
   /// Returns false after reporting.
   bool validate() const;
 

@@ -5,7 +5,7 @@
 #include "compiler/Compile.h"
 #include "compiler/TensorParallel.h"
 #include "compiler/NkiInput.h"
-#include "compiler/InputFormat.h"
+#include "driver/LoadProgram.h"
 #include "driver/OptionChecks.h"
 #include "tune/TuneCache.h"
 #include "compiler/TirInput.h"
@@ -49,192 +49,186 @@ bool writeOutput(const std::string &output, llvm::StringRef text) {
   return true;
 }
 
-/// `tessel compile x.tir`: the pipeline on tile IR (as tessel opt runs it),
-/// then the IR or the program.
-int compileTir(std::unique_ptr<llvm::MemoryBuffer> buffer, EmitKind emit, const SourceOptions &source,
-               const PipelineOptions &pipeline, const std::string &targetName, const std::string &output,
-               const std::string &nkiApi, const std::string &command) {
-  if (emit == EmitKind::AST) {
-    error("--emit=ast needs a .tsl source; tile IR has no AST");
-    return 1;
-  }
-  if (!source.defines.empty()) {
-    error("-D applies to .tsl sources only (tile IR has its shapes bound)");
-    return 1;
-  }
-  auto target = runtime::loadTarget(targetName);
-  if (!target) {
-    error(llvm::toString(target.takeError()));
-    return 1;
-  }
-  TirInput tir;
-  CompileOptions tirOptions;
-  if (!resolveTirOptions(pipeline, tirOptions) ||
-      !loadTirKernel(tir, std::move(buffer), source.kernel, tirOptions, *target))
-    return 1;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (emit == EmitKind::NKI || emit == EmitKind::NKI_BENCH) {
-    auto nkiText = backend::compileToNki(*tir.kernel, *target, &tir.sourceMgr, nkiApi, command, "",
-                                         emit == EmitKind::NKI_BENCH);
-    if (!nkiText) {
-      error(llvm::toString(nkiText.takeError()));
-      return 1;
-    }
-    os << *nkiText;
-  } else if (emit == EmitKind::TIR) {
-    ir::printKernel(*tir.kernel, os);
-  } else {
-    auto program = emitProgram(*tir.kernel, *target, &tir.sourceMgr);
-    if (!program) {
-      error(llvm::toString(program.takeError()));
-      return 1;
-    }
-    runtime::printProgram(*program, os);
-  }
-  return writeOutput(output, os.str()) ? 0 : 1;
-}
-
-} // namespace
-
-int runCompileCommand(int argc, char **argv) {
-  cl::opt<std::string> input(cl::Positional,
+/// The options of `tessel compile` and their checks (validate, validateFor).
+struct CompileCommandOptions {
+  cl::opt<std::string> input{cl::Positional,
                              cl::desc("<kernel source .tsl, tile IR .tir for --emit=tir|tasm, or an NKI "
                                       "kernel .py ('-' for stdin)>"),
-                             cl::cat(toolCategory()));
+                             cl::cat(toolCategory())};
   SourceOptions source;
   PipelineOptions pipeline;
   NkiOptions nki;
-  cl::opt<EmitKind> emit(
+  SharedOptions shared{"tessel"};
+  cl::opt<EmitKind> emit{
       "emit", cl::desc("What to print (default: tir)"), cl::init(EmitKind::TIR),
       cl::values(clEnumValN(EmitKind::AST, "ast", "the typed AST, with shapes and locations"),
                  clEnumValN(EmitKind::TIR, "tir", "the verified tile IR (round-trips through tessel opt)"),
                  clEnumValN(EmitKind::TASM, "tasm", "the simulator program (run it with tessel run)"),
                  clEnumValN(EmitKind::NKI, "nki", "an NKI kernel (Python; docs/nki.md, \"Emitting NKI\")"),
                  clEnumValN(EmitKind::NKI_BENCH, "nki-bench", "the NKI kernel and a runner measuring it on a device")),
-      cl::cat(toolCategory()));
-  cl::opt<std::string> targetName("target",
-                                  cl::desc("Hardware description: trn1 (default), trn2, or a JSON file"),
-                                  cl::value_desc("trn1|trn2|FILE.json"), cl::init("trn1"),
-                                  cl::cat(toolCategory()));
-  cl::opt<std::string> nkiApi("nki-api",
+      cl::cat(toolCategory())};
+  cl::opt<std::string> nkiApi{"nki-api",
                               cl::desc("--emit=nki: the NKI API generation (default: legacy on trn1, else current)"),
-                              cl::value_desc("current|legacy"), cl::cat(toolCategory()));
-  cl::opt<std::string> output("o", cl::desc("Write the output to FILE ('-' for stdout)"),
-                              cl::value_desc("FILE"), cl::init("-"), cl::cat(toolCategory()));
+                              cl::value_desc("current|legacy"), cl::cat(toolCategory())};
+  /// The command as typed, for the header of an emitted NKI kernel.
+  std::string commandLine = "tessel compile";
+
+  CompileCommandOptions() {
+    shared.addTarget("Default: trn1");
+    shared.addOutput("Write the output to FILE ('-' for stdout)");
+  }
+
+  bool isNki() const { return isNkiSource(input) || !nki.args.empty(); }
+  bool emitsNki() const { return emit == EmitKind::NKI || emit == EmitKind::NKI_BENCH; }
+  /// The checks of the options alone, before the input is read. Returns
+  /// false after reporting.
+  bool validate() const;
+  /// The checks that depend on the input's kind.
+  bool validateFor(ProgramKind kind) const;
+};
+
+bool fail(const llvm::Twine &msg) {
+  error(msg);
+  return false;
+}
+
+bool CompileCommandOptions::validate() const {
+  if (input.empty())
+    return fail("no input file (usage: tessel compile [options] FILE.tsl|FILE.tir; see tessel compile "
+                "--help)");
+  std::vector<std::string> read{input, shared.targetFile()};
+  if (pipeline.tuned)
+    read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
+  if (!shared.validate() || !rejectInputAsOutput("-o", shared.output(), read))
+    return false;
+  if (isNki() && emitsNki())
+    return fail("--emit=nki: '" + input + "' is an NKI kernel already");
+  return true;
+}
+
+bool CompileCommandOptions::validateFor(ProgramKind kind) const {
+  switch (kind) {
+  case ProgramKind::Tasm:
+    return fail("'" + input + "' is a .tasm program, which is compiled already (run it with tessel "
+                "run); tessel compile reads a .tsl kernel source or .tir tile IR");
+  case ProgramKind::Tir:
+    if (source.tp != 1)
+      return fail("--tp splits a .tsl kernel; tile IR (.tir) is one core's kernel already");
+    if (emit == EmitKind::AST)
+      return fail("--emit=ast needs a .tsl source; tile IR has no AST");
+    if (!source.defines.empty())
+      return fail("-D applies to .tsl sources only (tile IR has its shapes bound)");
+    return true;
+  case ProgramKind::Tsl: {
+    std::string flags = pipeline.compileFlagsGiven();
+    if (emit == EmitKind::AST && source.tp != 1)
+      flags += std::string(flags.empty() ? "" : ", ") + "--tp";
+    if (emit == EmitKind::AST && !flags.empty())
+      return fail(flags + ": --emit=ast prints the source's AST, before any lowering or pass");
+    return true;
+  }
+  case ProgramKind::Nki:
+    return true;
+  }
+  return true;
+}
+
+/// Prints the compiled `kernel` as --emit says: tile IR (after `tpNote`, the
+/// --tp split), its program, or NKI. False after reporting.
+bool emitKernel(const CompileCommandOptions &o, ir::Kernel &kernel, const runtime::Target &target,
+                const llvm::SourceMgr &sm, const std::string &tpNote, llvm::raw_ostream &os) {
+  if (o.emitsNki()) {
+    auto nkiText = backend::compileToNki(kernel, target, &sm, o.nkiApi, o.commandLine, tpNote,
+                                         o.emit == EmitKind::NKI_BENCH);
+    if (!nkiText)
+      return fail(llvm::toString(nkiText.takeError()));
+    os << *nkiText;
+  } else if (o.emit == EmitKind::TIR) {
+    os << tpNote;
+    ir::printKernel(kernel, os);
+  } else {
+    auto program = emitProgram(kernel, target, &sm);
+    if (!program)
+      return fail(llvm::toString(program.takeError()));
+    runtime::printProgram(*program, os);
+  }
+  return true;
+}
+
+/// `tessel compile x.tir`: the pipeline on tile IR (as tessel opt runs it),
+/// then the IR or the program.
+bool compileTir(const CompileCommandOptions &o, LoadedProgram &in, llvm::raw_ostream &os) {
+  auto target = o.shared.loadTarget();
+  if (!target)
+    return fail(llvm::toString(target.takeError()));
+  TirInput tir;
+  CompileOptions tirOptions;
+  return resolveTirOptions(o.pipeline, tirOptions) &&
+         loadTirKernel(tir, std::move(in.buffer), o.source.kernel, tirOptions, *target) &&
+         emitKernel(o, *tir.kernel, *target, tir.sourceMgr, "", os);
+}
+
+/// `tessel compile x.tsl`: its AST, or the kernel compiled (split under --tp).
+bool compileTsl(const CompileCommandOptions &o, LoadedProgram &in, llvm::raw_ostream &os) {
+  std::vector<Define> defines;
+  if (!o.source.collectDefines(defines))
+    return false;
+  Frontend fe;
+  // runFrontend reads the buffer already loaded (stdin can be read once).
+  fe.sourceMgr.AddNewSourceBuffer(std::move(in.buffer), llvm::SMLoc());
+  if (!runFrontend(fe, o.input, defines, o.source.kernel))
+    return false;
+  if (o.emit == EmitKind::AST) {
+    printAST(*fe.module, fe.sourceMgr, os);
+    return true;
+  }
+  auto target = o.shared.loadTarget();
+  if (!target)
+    return fail(llvm::toString(target.takeError()));
+  frontend::TensorParallelPlan tpPlan;
+  if (o.source.tp != 1 && !shardForTensorParallel(fe, o.source.tp, *target, tpPlan))
+    return false;
+  CompileOptions options;
+  if (!resolveCompileOptions(fe, o.pipeline, *target, options))
+    return false;
+  auto kernel = compileKernel(fe, options, *target);
+  return kernel && emitKernel(o, *kernel, *target, fe.sourceMgr,
+                              o.source.tp != 1 ? describeTensorParallel(tpPlan, *fe.kernel, *target) : "", os);
+}
+
+} // namespace
+
+int runCompileCommand(int argc, char **argv) {
+  CompileCommandOptions o;
   if (!parseCommandLine(argc, argv,
                         "tessel compile: compile a .tsl kernel description\n\n"
                         "Parses and type-checks the source, binds constants (-D), and lowers the\n"
-                        "selected kernel to tile IR in the straightforward form (DESIGN §4), then\n"
-                        "runs the pass pipeline (-O0 by default: no passes; docs/passes.md).\n"))
+                        "selected kernel to tile IR in the straightforward form (docs/architecture.md),\n"
+                        "then runs the pass pipeline (-O0 by default: no passes; docs/passes.md).\n"))
     return 1;
-  std::string command = "tessel compile";
   for (int i = 1; i < argc; ++i)
-    command += std::string(" ") + argv[i];
+    o.commandLine += std::string(" ") + argv[i];
   int status = 0;
-  if (pipeline.handleInfoFlags(status))
+  if (o.pipeline.handleInfoFlags(status))
     return status;
-  if (input.empty()) {
-    llvm::WithColor::error(llvm::errs(), "tessel")
-        << "no input file (usage: tessel compile [options] FILE.tsl|FILE.tir; see tessel compile "
-           "--help)\n";
+  if (!o.validate())
     return 1;
-  }
-  std::vector<std::string> read{input, targetFile(targetName)};
-  if (pipeline.tuned)
-    read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
-  if (!rejectEmptyValue(targetName) || !rejectInputAsOutput("-o", output, read))
+  if (o.isNki())
+    return compileNkiKernel({o.input, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, {}},
+                            o.shared.targetName(), o.emit == EmitKind::TASM, o.shared.output(),
+                            !o.source.defines.empty() || !o.pipeline.compileFlagsGiven().empty() ||
+                                o.emit == EmitKind::AST || o.source.tp != 1);
+  llvm::Expected<LoadedProgram> in = loadProgram(o.input);
+  if (!in)
+    return fail(llvm::toString(in.takeError())), 1;
+  if (!o.validateFor(in->kind))
     return 1;
-  if ((isNkiSource(input) || !nki.args.empty()) && (emit == EmitKind::NKI || emit == EmitKind::NKI_BENCH)) {
-    error("--emit=nki: '" + input + "' is an NKI kernel already");
-    return 1;
-  }
-  if (isNkiSource(input) || !nki.args.empty())
-    return compileNkiKernel({input, source.kernel, {nki.args.begin(), nki.args.end()}, {}}, targetName,
-                            emit == EmitKind::TASM, output,
-                            !source.defines.empty() || !pipeline.compileFlagsGiven().empty() ||
-                                emit == EmitKind::AST || source.tp != 1);
-
-  llvm::Expected<ProgramInput> programInput = readProgramInput(input);
-  if (!programInput) {
-    llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(programInput.takeError()) << "\n";
-    return 1;
-  }
-  if (programInput->format == InputFormat::Tasm) {
-    llvm::WithColor::error(llvm::errs(), "tessel")
-        << "'" << input << "' is a .tasm program, which is compiled already (run it with tessel "
-        << "run); tessel compile reads a .tsl kernel source or .tir tile IR\n";
-    return 1;
-  }
-  if (programInput->format == InputFormat::Tir && source.tp != 1) {
-    llvm::WithColor::error(llvm::errs(), "tessel")
-        << "--tp splits a .tsl kernel; tile IR (.tir) is one core's kernel already\n";
-    return 1;
-  }
-  if (programInput->format == InputFormat::Tir)
-    return compileTir(std::move(programInput->buffer), emit, source, pipeline, targetName, output, nkiApi, command);
-
-  std::vector<Define> defines;
-  if (!source.collectDefines(defines))
-    return 1;
-  Frontend fe;
-  // runFrontend reads the buffer already loaded (stdin can be read once).
-  fe.sourceMgr.AddNewSourceBuffer(std::move(programInput->buffer), llvm::SMLoc());
-  if (!runFrontend(fe, input, defines, source.kernel))
-    return 1;
-
-  std::string flags = pipeline.compileFlagsGiven();
-  if (emit == EmitKind::AST && source.tp != 1)
-    flags += std::string(flags.empty() ? "" : ", ") + "--tp";
-  if (emit == EmitKind::AST && !flags.empty()) {
-    llvm::WithColor::error(llvm::errs(), "tessel")
-        << flags << ": --emit=ast prints the source's AST, before any lowering or pass\n";
-    return 1;
-  }
   // The output is built in memory and written only on success, so a failed
   // compile leaves an existing -o file as it was.
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (emit == EmitKind::AST) {
-    printAST(*fe.module, fe.sourceMgr, os);
-  } else {
-    auto target = runtime::loadTarget(targetName);
-    if (!target) {
-      llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(target.takeError()) << "\n";
-      return 1;
-    }
-    frontend::TensorParallelPlan tpPlan;
-    if (source.tp != 1 && !shardForTensorParallel(fe, source.tp, *target, tpPlan))
-      return 1;
-    CompileOptions options;
-    if (!resolveCompileOptions(fe, pipeline, *target, options))
-      return 1;
-    auto kernel = compileKernel(fe, options, *target);
-    if (!kernel)
-      return 1;
-    if (emit == EmitKind::NKI || emit == EmitKind::NKI_BENCH) {
-      auto nkiText = backend::compileToNki(
-          *kernel, *target, &fe.sourceMgr, nkiApi, command,
-          source.tp != 1 ? describeTensorParallel(tpPlan, *fe.kernel, *target) : "", emit == EmitKind::NKI_BENCH);
-      if (!nkiText) {
-        error(llvm::toString(nkiText.takeError()));
-        return 1;
-      }
-      os << *nkiText;
-    } else if (emit == EmitKind::TIR) {
-      if (source.tp != 1)
-        os << describeTensorParallel(tpPlan, *fe.kernel, *target);
-      ir::printKernel(*kernel, os);
-    } else {
-      auto program = emitProgram(*kernel, *target, &fe.sourceMgr);
-      if (!program) {
-        llvm::WithColor::error(llvm::errs(), "tessel") << llvm::toString(program.takeError()) << "\n";
-        return 1;
-      }
-      runtime::printProgram(*program, os);
-    }
-  }
-  return writeOutput(output, os.str()) ? 0 : 1;
+  bool ok = in->kind == ProgramKind::Tir ? compileTir(o, *in, os) : compileTsl(o, *in, os);
+  return ok && writeOutput(o.shared.output(), os.str()) ? 0 : 1;
 }
 
 } // namespace tessel::driver
