@@ -95,193 +95,255 @@ std::string kernelSource(llvm::StringRef weightPath, double ratio, const factori
       W.rows, W.rows, rank, rank, W.cols, W.cols);
 }
 
-} // namespace
-
-int runFactorizeCommand(int argc, char **argv) {
-  cl::opt<std::string> input(cl::Positional, cl::desc("<W.npy>"), cl::Required,
-                             cl::cat(toolCategory()));
-  cl::opt<double> ratio("ratio",
+/// The options of `tessel factorize` and their checks (validate).
+struct FactorizeOptions {
+  cl::opt<std::string> input{cl::Positional, cl::desc("<W.npy>"), cl::Required, cl::cat(toolCategory())};
+  SharedOptions shared{"tessel factorize"};
+  cl::opt<double> ratio{"ratio",
                         cl::desc("Fraction of W's parameters the factors remove, in (0, 1) (paper "
                                  "eq. 4: 1 - params(U, V) / params(W); 0.2 keeps 80%)"),
-                        cl::value_desc("R"), cl::Required, cl::cat(toolCategory()));
-  cl::opt<std::string> outDir("o", cl::desc("Directory for U.npy, V.npy (and kernel.tsl); created if missing"),
-                              cl::value_desc("DIR"), cl::Required, cl::cat(toolCategory()));
-  cl::opt<std::string> activations(
+                        cl::value_desc("R"), cl::Required, cl::cat(toolCategory())};
+  cl::opt<std::string> activations{
       "activations",
       cl::desc("Calibration activations X [N, rows of W]: whiten by the Cholesky factor of X^T X so "
                "the truncation minimises the error of X @ W (paper eq. 2-3)"),
-      cl::value_desc("X.npy"), cl::cat(toolCategory()));
-  cl::opt<int64_t> tile("tile",
+      cl::value_desc("X.npy"), cl::cat(toolCategory())};
+  cl::opt<int64_t> tile{"tile",
                         cl::desc("Align the rank to a multiple of this (default: the target's "
                                  "tensor-engine rows, 128 on trn1/trn2)"),
-                        cl::value_desc("N"), cl::init(0), cl::cat(toolCategory()));
-  cl::opt<double> threshold(
+                        cl::value_desc("N"), cl::init(0), cl::cat(toolCategory())};
+  cl::opt<double> threshold{
       "threshold",
       cl::desc("Round the rank up to the next whole tile when its fractional part in tiles is at "
                "least this (paper eq. 5; 0.5 = ordinary rounding, 1 = always down, 0 = always up)"),
-      cl::value_desc("F"), cl::init(0.5), cl::cat(toolCategory()));
-  cl::opt<double> damping("damping",
+      cl::value_desc("F"), cl::init(0.5), cl::cat(toolCategory())};
+  cl::opt<double> damping{"damping",
                           cl::desc("Add D * mean(diag) to the activation covariance's diagonal "
                                    "before its Cholesky factorisation (for a singular covariance)"),
-                          cl::value_desc("D"), cl::init(0.0), cl::cat(toolCategory()));
-  cl::opt<factorize::SigmaPlacement> sigma(
+                          cl::value_desc("D"), cl::init(0.0), cl::cat(toolCategory())};
+  cl::opt<factorize::SigmaPlacement> sigma{
       "sigma", cl::desc("Where the singular values go"),
       cl::values(clEnumValN(factorize::SigmaPlacement::Split, "split",
                             "sqrt(Sigma) into both U and V, as the paper does (default)"),
                  clEnumValN(factorize::SigmaPlacement::IntoV, "v", "Sigma wholly into V")),
-      cl::init(factorize::SigmaPlacement::Split), cl::cat(toolCategory()));
-  cl::opt<bool> emitKernel("emit-kernel",
+      cl::init(factorize::SigmaPlacement::Split), cl::cat(toolCategory())};
+  cl::opt<bool> emitKernel{"emit-kernel",
                            cl::desc("Also write DIR/kernel.tsl: X @ U @ V with the factors' shapes"),
-                           cl::cat(toolCategory()));
-  cl::opt<bool> json("json", cl::desc("Print the report as JSON"), cl::cat(toolCategory()));
-  cl::opt<bool> force("force", cl::desc("Replace U.npy, V.npy, kernel.tsl if DIR already has them"),
-                      cl::cat(toolCategory()));
-  cl::opt<std::string> targetName("target",
-                                  cl::desc("Target whose tensor-engine tile --tile defaults to"),
-                                  cl::value_desc("NAME|FILE.json"), cl::init("trn1"),
-                                  cl::cat(toolCategory()));
-  if (!parseCommandLine(argc, argv,
-                        "tessel factorize: low-rank factors U, V of a weight W (X @ W ~ X @ U @ V), "
-                        "the rank aligned to the tensor engine's tile (docs/factorize.md)\n"))
-    return 1;
+                           cl::cat(toolCategory())};
+  cl::opt<bool> json{"json", cl::desc("Print the report as JSON"), cl::cat(toolCategory())};
+  cl::opt<bool> force{"force", cl::desc("Replace U.npy, V.npy, kernel.tsl if DIR already has them"),
+                      cl::cat(toolCategory())};
 
-  int64_t tileSize = tile;
-  if (tile.getNumOccurrences() == 0) {
-    llvm::Expected<runtime::Target> target = runtime::loadTarget(targetName);
-    if (!target)
-      return fail(llvm::toString(target.takeError())), 1;
-    tileSize = target->pe_rows;
+  FactorizeOptions() {
+    shared.addTarget("The one whose tensor-engine tile --tile defaults to (default: trn1)");
+    shared.addOutput("Directory for U.npy, V.npy (and kernel.tsl); created if missing", "DIR", "",
+                     /*required=*/true);
   }
-  if (damping < 0 || !std::isfinite(damping))
-    return fail(fmt::format("--damping {} must be a finite non-negative number", double(damping))), 1;
-  if (damping.getNumOccurrences() && activations.empty())
-    return fail("--damping applies to the activation covariance: give --activations too"), 1;
 
-  const auto start = std::chrono::steady_clock::now();
-  std::optional<factorize::Matrix> W = readMatrix(input, "the weight W");
-  if (!W)
-    return 1;
-  // Its singular values are all 0: no share of their energy can be kept.
-  if (llvm::all_of(W->data, [](float v) { return v == 0; }))
-    return fail(input + ": the weight W is all zeros: it has no energy to keep and nothing to "
-                        "factorise (X @ W is 0 for any X)"),
-           1;
+  /// Returns false after reporting.
+  bool validate() const {
+    if (!shared.validate())
+      return false;
+    if (damping < 0 || !std::isfinite(damping))
+      return fail(fmt::format("--damping {} must be a finite non-negative number", double(damping)));
+    if (damping.getNumOccurrences() && activations.empty())
+      return fail("--damping applies to the activation covariance: give --activations too");
+    return true;
+  }
+};
+
+/// What is factorised: W, the activations, the rank for the ratio.
+struct Problem {
+  int64_t tile = 0;
+  factorize::Matrix W;
   std::optional<factorize::Matrix> X;
-  if (!activations.empty() && !(X = readMatrix(activations, "the activations")))
-    return 1;
-  llvm::Expected<factorize::RankChoice> rank =
-      factorize::chooseRank(W->rows, W->cols, ratio, tileSize, threshold);
-  if (!rank)
-    return fail(llvm::Twine(input) + " [" + llvm::Twine(W->rows) + ", " + llvm::Twine(W->cols) +
-                "]: " + llvm::toString(rank.takeError())), 1;
+  factorize::RankChoice rank;
+};
 
-  // Refuse before the long work, not after it.
-  llvm::SmallString<128> uPath(outDir), vPath(outDir), kPath(outDir);
-  llvm::sys::path::append(uPath, "U.npy");
-  llvm::sys::path::append(vPath, "V.npy");
-  llvm::sys::path::append(kPath, "kernel.tsl");
-  for (llvm::StringRef p : {uPath.str(), vPath.str(), kPath.str()}) {
-    if (p == kPath.str() && !emitKernel)
-      continue;
-    if (!force && llvm::sys::fs::exists(p))
-      return fail("'" + p + "' exists; pass --force to replace it"), 1;
-    if (!rejectInputAsOutput("-o", p, std::vector<std::string>{input.getValue(), activations.getValue()}))
-      return 1;
+bool readProblem(const FactorizeOptions &o, Problem &p) {
+  p.tile = o.tile;
+  if (o.tile.getNumOccurrences() == 0) {
+    llvm::Expected<runtime::Target> target = o.shared.loadTarget();
+    if (!target)
+      return fail(llvm::toString(target.takeError()));
+    p.tile = target->pe_rows;
   }
-  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
-    return fail("cannot create '" + outDir + "': " + ec.message()), 1;
+  std::optional<factorize::Matrix> W = readMatrix(o.input, "the weight W");
+  if (!W)
+    return false;
+  p.W = std::move(*W);
+  // Its singular values are all 0: no share of their energy can be kept.
+  if (llvm::all_of(p.W.data, [](float v) { return v == 0; }))
+    return fail(o.input + ": the weight W is all zeros: it has no energy to keep and nothing to "
+                          "factorise (X @ W is 0 for any X)");
+  if (!o.activations.empty() && !(p.X = readMatrix(o.activations, "the activations")))
+    return false;
+  llvm::Expected<factorize::RankChoice> rank =
+      factorize::chooseRank(p.W.rows, p.W.cols, o.ratio, p.tile, o.threshold);
+  if (!rank)
+    return fail(llvm::Twine(o.input) + " [" + llvm::Twine(p.W.rows) + ", " + llvm::Twine(p.W.cols) +
+                "]: " + llvm::toString(rank.takeError()));
+  p.rank = *rank;
+  return true;
+}
 
+/// DIR/U.npy, DIR/V.npy, DIR/kernel.tsl.
+struct OutputPaths {
+  std::string U, V, kernel;
+};
+
+/// The files to write, refused before the long work (not after it) when
+/// they exist (without --force) or are inputs.
+bool prepareOutputs(const FactorizeOptions &o, OutputPaths &paths) {
+  auto inDir = [&](const char *name) {
+    llvm::SmallString<128> path(o.shared.output());
+    llvm::sys::path::append(path, name);
+    return std::string(path);
+  };
+  paths = {inDir("U.npy"), inDir("V.npy"), inDir("kernel.tsl")};
+  for (const std::string &p : {paths.U, paths.V, paths.kernel}) {
+    if (p == paths.kernel && !o.emitKernel)
+      continue;
+    if (!o.force && llvm::sys::fs::exists(p))
+      return fail("'" + p + "' exists; pass --force to replace it");
+    if (!rejectInputAsOutput("-o", p, std::vector<std::string>{o.input.getValue(), o.activations.getValue()}))
+      return false;
+  }
+  if (std::error_code ec = llvm::sys::fs::create_directories(o.shared.output()))
+    return fail("cannot create '" + o.shared.output() + "': " + ec.message());
+  return true;
+}
+
+/// The factors and their errors.
+struct Result {
+  factorize::Factors factors;
+  double wError = 0;
+  std::optional<double> xError;
+  double seconds = 0;
+};
+
+/// Factorises, measures the errors and writes the files, showing the stage
+/// on a terminal. False after reporting.
+bool factorizeAndWrite(const FactorizeOptions &o, const Problem &p, const OutputPaths &paths, Result &r) {
   factorize::Options options;
-  options.rank = rank->rank;
-  options.sigma = sigma;
-  options.damping = damping;
-  options.activations = X ? &*X : nullptr;
+  options.rank = p.rank.rank;
+  options.sigma = o.sigma;
+  options.damping = o.damping;
+  options.activations = p.X ? &*p.X : nullptr;
   StageProgress progress(llvm::errs(), llvm::errs().is_displayed(), "factorize");
   auto onStage = [&](llvm::StringRef stage) {
     if (stage == "svd")
-      progress.stage(fmt::format("SVD of [{}, {}]", W->rows, W->cols));
+      progress.stage(fmt::format("SVD of [{}, {}]", p.W.rows, p.W.cols));
     else
       progress.stage(stage);
   };
   options.onStage = onStage;
-  llvm::Expected<factorize::Factors> factors = factorize::factorize(*W, options);
+  llvm::Expected<factorize::Factors> factors = factorize::factorize(p.W, options);
   if (!factors)
-    return progress.finish(), fail(llvm::toString(factors.takeError())), 1;
+    return progress.finish(), fail(llvm::toString(factors.takeError()));
+  r.factors = std::move(*factors);
   auto finite = [](const factorize::Matrix &m) {
     return llvm::all_of(m.data, [](float v) { return std::isfinite(v); });
   };
-  if (!finite(factors->U) || !finite(factors->V))
+  if (!finite(r.factors.U) || !finite(r.factors.V))
     return progress.finish(),
-           fail(input + ": the factors overflow float32: W's values are too large for its SVD (scale W "
-                        "down and the factors back up)"),
-           1;
+           fail(o.input + ": the factors overflow float32: W's values are too large for its SVD (scale W "
+                          "down and the factors back up)");
   progress.stage("errors");
-  const double wError = factorize::relativeError(*W, *factors);
-  std::optional<double> xError;
-  if (X)
-    xError = factorize::activationError(*X, *W, *factors);
+  r.wError = factorize::relativeError(p.W, r.factors);
+  if (p.X)
+    r.xError = factorize::activationError(*p.X, p.W, r.factors);
   progress.stage("writing");
+  const factorize::Matrix &U = r.factors.U, &V = r.factors.V;
   std::vector<std::pair<std::string, std::string>> files = {
-      {uPath.str().str(), runtime::serializeNpy({factors->U.rows, factors->U.cols}, factors->U.data)},
-      {vPath.str().str(), runtime::serializeNpy({factors->V.rows, factors->V.cols}, factors->V.data)}};
-  if (emitKernel)
-    files.push_back({kPath.str().str(), kernelSource(input, ratio, *W, rank->rank)});
-  if (llvm::Error e = writeFilesAtomically(files))
-    return progress.finish(), fail(llvm::toString(std::move(e))), 1;
+      {paths.U, runtime::serializeNpy({U.rows, U.cols}, U.data)},
+      {paths.V, runtime::serializeNpy({V.rows, V.cols}, V.data)}};
+  if (o.emitKernel)
+    files.push_back({paths.kernel, kernelSource(o.input, o.ratio, p.W, p.rank.rank)});
+  llvm::Error written = writeFilesAtomically(files);
   progress.finish();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return written ? fail(llvm::toString(std::move(written))) : true;
+}
 
+/// The share of sum(sigma^2) the rank keeps.
+double energyKept(const factorize::Factors &factors, int64_t rank) {
   double kept = 0, total = 0;
-  for (size_t i = 0; i < factors->singularValues.size(); ++i) {
-    const double s2 = double(factors->singularValues[i]) * factors->singularValues[i];
+  for (size_t i = 0; i < factors.singularValues.size(); ++i) {
+    const double s2 = double(factors.singularValues[i]) * factors.singularValues[i];
     total += s2;
-    if (int64_t(i) < rank->rank)
+    if (int64_t(i) < rank)
       kept += s2;
   }
-  const double energy = total > 0 ? kept / total : 1;
-  if (json) {
-    llvm::json::Object report{
-        {"weight", std::string(input)},
-        {"shape", llvm::json::Array{W->rows, W->cols}},
-        {"ratio_requested", double(ratio)},
-        {"ratio", rank->achievedRatio},
-        {"tile", tileSize},
-        {"exact_rank", rank->exactRank},
-        {"rank", rank->rank},
-        {"parameters", llvm::json::Array{W->rows * W->cols, rank->rank * (W->rows + W->cols)}},
-        {"whitened", bool(X)},
-        {"sigma", sigma == factorize::SigmaPlacement::Split ? "split" : "v"},
-        {"energy_kept", energy},
-        {"relative_error", wError},
-        {"seconds", seconds},
-        {"U", std::string(uPath)},
-        {"V", std::string(vPath)}};
-    if (xError)
-      report["activation_error"] = *xError;
-    if (emitKernel)
-      report["kernel"] = std::string(kPath);
-    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
-    return 0;
-  }
+  return total > 0 ? kept / total : 1;
+}
+
+void printJSON(const FactorizeOptions &o, const Problem &p, const OutputPaths &paths, const Result &r) {
+  const factorize::Matrix &W = p.W;
+  llvm::json::Object report{
+      {"weight", std::string(o.input)},
+      {"shape", llvm::json::Array{W.rows, W.cols}},
+      {"ratio_requested", double(o.ratio)},
+      {"ratio", p.rank.achievedRatio},
+      {"tile", p.tile},
+      {"exact_rank", p.rank.exactRank},
+      {"rank", p.rank.rank},
+      {"parameters", llvm::json::Array{W.rows * W.cols, p.rank.rank * (W.rows + W.cols)}},
+      {"whitened", bool(p.X)},
+      {"sigma", o.sigma == factorize::SigmaPlacement::Split ? "split" : "v"},
+      {"energy_kept", energyKept(r.factors, p.rank.rank)},
+      {"relative_error", r.wError},
+      {"seconds", r.seconds},
+      {"U", paths.U},
+      {"V", paths.V}};
+  if (r.xError)
+    report["activation_error"] = *r.xError;
+  if (o.emitKernel)
+    report["kernel"] = paths.kernel;
+  llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+}
+
+void printText(const FactorizeOptions &o, const Problem &p, const OutputPaths &paths, const Result &r) {
+  const factorize::Matrix &W = p.W;
+  const int64_t rank = p.rank.rank;
   llvm::outs() << fmt::format(
       "factorize: {} [{}, {}] -> U [{}, {}] @ V [{}, {}]\n"
       "  rank:      {} = {} tiles of {} (exact {:.1f} for ratio {}; threshold {})\n"
       "  ratio:     {:.4f} of the parameters removed ({} -> {})\n"
       "  energy:    {:.2f}% of sum(sigma^2) kept{}\n"
       "  error:     ||W - UV|| / ||W|| = {:.4g}\n",
-      input.getValue(), W->rows, W->cols, W->rows, rank->rank, rank->rank, W->cols, rank->rank,
-      rank->rank / tileSize, tileSize, rank->exactRank, double(ratio), double(threshold),
-      rank->achievedRatio, W->rows * W->cols, rank->rank * (W->rows + W->cols), 100 * energy,
-      X ? " (of the whitened L^T W)" : "", wError);
-  if (xError)
-    llvm::outs() << fmt::format("  on X:      ||X(W - UV)|| / ||XW|| = {:.4g} (whitened by {})\n",
-                                *xError, activations.getValue());
+      o.input.getValue(), W.rows, W.cols, W.rows, rank, rank, W.cols, rank, rank / p.tile, p.tile,
+      p.rank.exactRank, double(o.ratio), double(o.threshold), p.rank.achievedRatio, W.rows * W.cols,
+      rank * (W.rows + W.cols), 100 * energyKept(r.factors, rank), p.X ? " (of the whitened L^T W)" : "",
+      r.wError);
+  if (r.xError)
+    llvm::outs() << fmt::format("  on X:      ||X(W - UV)|| / ||XW|| = {:.4g} (whitened by {})\n", *r.xError,
+                                o.activations.getValue());
   llvm::outs() << fmt::format("  sigma:     {}\n  time:      {:.2f} s\n  wrote:     {}, {}{}\n",
-                              sigma == factorize::SigmaPlacement::Split ? "sqrt split into U and V"
-                                                                        : "into V",
-                              seconds, uPath.str(), vPath.str(),
-                              emitKernel ? ", " + kPath.str().str() : "");
+                              o.sigma == factorize::SigmaPlacement::Split ? "sqrt split into U and V"
+                                                                          : "into V",
+                              r.seconds, paths.U, paths.V, o.emitKernel ? ", " + paths.kernel : "");
+}
+
+} // namespace
+
+int runFactorizeCommand(int argc, char **argv) {
+  FactorizeOptions o;
+  if (!parseCommandLine(argc, argv,
+                        "tessel factorize: low-rank factors U, V of a weight W (X @ W ~ X @ U @ V), "
+                        "the rank aligned to the tensor engine's tile (docs/factorize.md)\n") ||
+      !o.validate())
+    return 1;
+  const auto start = std::chrono::steady_clock::now();
+  Problem p;
+  OutputPaths paths;
+  Result r;
+  if (!readProblem(o, p) || !prepareOutputs(o, paths) || !factorizeAndWrite(o, p, paths, r))
+    return 1;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (o.json)
+    printJSON(o, p, paths, r);
+  else
+    printText(o, p, paths, r);
   return 0;
 }
 
