@@ -109,188 +109,220 @@ static bool writeAtomically(llvm::StringRef path, llvm::StringRef text) {
   return true;
 }
 
-int runCalibrateCommand(int argc, char **argv) {
-  cl::list<std::string> inputs(cl::Positional, cl::desc("<MEASURED.csv>..."), cl::OneOrMore,
-                               cl::cat(toolCategory()));
-  cl::opt<std::string> targetName("target", cl::desc("Target to start from: trn1, trn2 or FILE.json (default trn1)"),
-                                  cl::value_desc("trn1|trn2|FILE.json"), cl::init("trn1"),
-                                  cl::cat(toolCategory()));
-  cl::opt<std::string> output("o", cl::desc("Write the fitted target here (refuses to replace a file without --force)"),
-                              cl::value_desc("FILE.json"), cl::cat(toolCategory()));
-  cl::opt<bool> force("force", cl::desc("Replace an existing -o file"), cl::cat(toolCategory()));
-  cl::opt<std::string> paramList(
-      "params", cl::desc("Fit only these free parameters (default: those docs/calibration.md fits by default; the TensorE throttle ones only when named)"),
-      cl::value_desc("a,b,..."), cl::cat(toolCategory()));
-  cl::opt<unsigned> maxEvals("max-evaluations",
+namespace {
+
+bool fail(const std::string &msg) {
+  calibError(msg);
+  return false;
+}
+
+/// The options of `tessel calibrate` and their checks (validate).
+struct CalibrateOptions {
+  cl::list<std::string> inputs{cl::Positional, cl::desc("<MEASURED.csv>..."), cl::OneOrMore,
+                               cl::cat(toolCategory())};
+  SharedOptions shared{"tessel calibrate"};
+  cl::opt<bool> force{"force", cl::desc("Replace an existing -o file"), cl::cat(toolCategory())};
+  cl::opt<std::string> paramList{
+      "params",
+      cl::desc("Fit only these free parameters (default: those docs/calibration.md fits by default; the "
+               "TensorE throttle ones only when named)"),
+      cl::value_desc("a,b,..."), cl::cat(toolCategory())};
+  cl::opt<unsigned> maxEvals{"max-evaluations",
                              cl::desc("Stop the search after this many scorings of the points (default 300)"),
-                             cl::init(300), cl::cat(toolCategory()));
-  cl::opt<bool> loo("leave-one-out",
+                             cl::init(300), cl::cat(toolCategory())};
+  cl::opt<bool> loo{"leave-one-out",
                     cl::desc("Also predict each point from a fit to the others (default on; "
                              "--leave-one-out=false skips it)"),
-                    cl::init(true), cl::cat(toolCategory()));
-  cl::opt<unsigned> jobs("jobs", cl::desc("Simulate this many points at once (default: all cores)"), cl::init(0),
-                         cl::cat(toolCategory()));
-  if (!parseCommandLine(argc, argv,
-                        "tessel calibrate: fit a target's free parameters to measured latencies\n\n"
-                        "Reads measured points (CSV, docs/calibration.md), simulates each kernel on the\n"
-                        "target, fits the bounded free parameters by compass search, prints the error\n"
-                        "per point before and after and the leave-one-out error, and writes the\n"
-                        "fitted target (accepted by --target=FILE.json).\n"))
-    return 1;
+                    cl::init(true), cl::cat(toolCategory())};
+  /// The parameters to fit, filled by validate().
+  std::vector<FreeParam> params;
 
-  llvm::Expected<Target> start = loadTarget(targetName);
-  if (!start) {
-    calibError(llvm::toString(start.takeError()));
-    return 1;
+  CalibrateOptions() {
+    shared.addTarget("The one to start from (default: trn1)");
+    shared.addOutput("Write the fitted target here (refuses to replace a file without --force)", "FILE.json", "");
+    shared.addJobs("Simulate this many points at once (default: the number of hardware threads)");
   }
-  if (!rejectEmptyValue(paramList))
-    return 1;
-  llvm::Expected<std::vector<FreeParam>> params = selectFreeParams(paramList);
-  if (!params) {
-    calibError(llvm::toString(params.takeError()));
-    return 1;
-  }
-  if (!output.empty() && llvm::sys::fs::is_directory(output)) {
-    calibError(llvm::formatv("-o {0} is a directory; name the target file to write", output).str());
-    return 1;
-  }
-  if (llvm::StringRef dir = llvm::sys::path::parent_path(output); !dir.empty() && !llvm::sys::fs::is_directory(dir)) {
-    calibError(llvm::formatv("-o {0}: the directory '{1}' does not exist", output, dir).str());
-    return 1;
-  }
+  const std::string &output() const { return shared.output(); }
 
-  std::vector<CalibPoint> points;
-  // What the fit reads, which -o may not replace (not even with --force).
-  std::vector<std::string> read(inputs.begin(), inputs.end());
-  read.push_back(targetFile(targetName));
-  for (const std::string &in : inputs) {
+  /// Returns false after reporting.
+  bool validate();
+};
+
+bool CalibrateOptions::validate() {
+  if (!shared.validate() || !rejectEmptyValue(paramList))
+    return false;
+  llvm::Expected<std::vector<FreeParam>> selected = selectFreeParams(paramList);
+  if (!selected)
+    return fail(llvm::toString(selected.takeError()));
+  params = std::move(*selected);
+  if (!output().empty() && llvm::sys::fs::is_directory(output()))
+    return fail(llvm::formatv("-o {0} is a directory; name the target file to write", output()));
+  if (llvm::StringRef dir = llvm::sys::path::parent_path(output()); !dir.empty() && !llvm::sys::fs::is_directory(dir))
+    return fail(llvm::formatv("-o {0}: the directory '{1}' does not exist", output(), dir));
+  return true;
+}
+
+/// The measured points for `start`'s target, their programs loaded; `read`
+/// gets every file the fit reads, which -o may not replace (not even with
+/// --force). False after reporting.
+bool readPoints(const CalibrateOptions &o, const Target &start, std::vector<CalibPoint> &points,
+                std::vector<std::string> &read) {
+  read.assign(o.inputs.begin(), o.inputs.end());
+  read.push_back(o.shared.targetFile());
+  for (const std::string &in : o.inputs) {
     llvm::Expected<std::vector<MeasuredPoint>> rows = readMeasuredPoints(in);
-    if (!rows) {
-      calibError(llvm::toString(rows.takeError()));
-      return 1;
-    }
+    if (!rows)
+      return fail(llvm::toString(rows.takeError()));
     for (MeasuredPoint &m : *rows) {
-      if (!m.target.empty() && m.target != start->name) {
+      if (!m.target.empty() && m.target != start.name) {
         llvm::errs() << llvm::formatv("note: {0}: measured on {1}, not {2}; skipped\n", m.origin, m.target,
-                                      start->name);
+                                      start.name);
         continue;
       }
       read.push_back(m.kernel.path);
       read.push_back(m.profile);
-      llvm::Expected<Program> prog = loadKernelProgram(m.kernel, *start);
-      if (!prog) {
-        calibError(m.origin + ": error: " + llvm::toString(prog.takeError()));
-        return 1;
-      }
+      llvm::Expected<Program> prog = loadKernelProgram(m.kernel, start);
+      if (!prog)
+        return fail(m.origin + ": error: " + llvm::toString(prog.takeError()));
       points.push_back({std::move(m), std::move(*prog)});
     }
   }
-  if (points.empty()) {
-    calibError(llvm::formatv("no measured point is for target {0}", start->name).str());
-    return 1;
-  }
-  if (!rejectInputAsOutput("-o", output, read))
-    return 1;
-  if (!output.empty() && llvm::sys::fs::exists(output) && !force) {
-    calibError(llvm::formatv("'{0}' exists; pass --force to replace it", output).str());
-    return 1;
-  }
+  if (points.empty())
+    return fail(llvm::formatv("no measured point is for target {0}", start.name));
+  if (!rejectInputAsOutput("-o", o.output(), read))
+    return false;
+  if (!o.output().empty() && llvm::sys::fs::exists(o.output()) && !o.force)
+    return fail(llvm::formatv("'{0}' exists; pass --force to replace it", o.output()));
+  return true;
+}
 
-  Calibration calib(std::move(points), jobs);
+/// Fits the parameters to every point and prints each point's error before
+/// and after. False after reporting.
+bool fitAll(const CalibrateOptions &o, Calibration &calib, const Target &start, FitResult &fit,
+            llvm::json::Object &record) {
   std::vector<size_t> all = calib.everyPoint();
   std::vector<std::string> names;
-  for (const FreeParam &p : *params)
+  for (const FreeParam &p : o.params)
     names.push_back(p.field);
-  llvm::outs() << llvm::formatv("calibrating {0} on {1} points; free: {2}\n", start->name, all.size(),
+  llvm::outs() << llvm::formatv("calibrating {0} on {1} points; free: {2}\n", start.name, all.size(),
                                 llvm::join(names, ", "));
-  llvm::Expected<std::vector<Simulated>> before = calib.simulate(*start, all);
-  if (!before) {
-    calibError(llvm::toString(before.takeError()));
-    return 1;
-  }
+  llvm::Expected<std::vector<Simulated>> before = calib.simulate(start, all);
+  if (!before)
+    return fail(llvm::toString(before.takeError()));
   FitOptions options;
-  options.maxEvaluations = maxEvals;
-  llvm::Expected<FitResult> fit = calib.fit(*start, *params, all, options);
-  if (!fit) {
-    calibError(llvm::toString(fit.takeError()));
-    return 1;
-  }
-  llvm::Expected<std::vector<Simulated>> after = calib.simulate(fit->target, all);
-  if (!after) {
-    calibError(llvm::toString(after.takeError()));
-    return 1;
-  }
+  options.maxEvaluations = o.maxEvals;
+  llvm::Expected<FitResult> fitted = calib.fit(start, o.params, all, options);
+  if (!fitted)
+    return fail(llvm::toString(fitted.takeError()));
+  fit = std::move(*fitted);
+  llvm::Expected<std::vector<Simulated>> after = calib.simulate(fit.target, all);
+  if (!after)
+    return fail(llvm::toString(after.takeError()));
   printPoints(calib, all, *before, *after, llvm::outs());
   double wBefore = calib.latencyWmape(all, *before), wAfter = calib.latencyWmape(all, *after);
   size_t timed = llvm::count_if(all, [&](size_t i) { return calib.all()[i].m.hasLatency(); });
   llvm::outs() << llvm::formatv("WMAPE before {0:f1}% after {1:f1}% over {2} points (score over every "
                                 "measured quantity: {3:f1}% -> {4:f1}%, {5} evaluations)\n",
                                 100 * wBefore, 100 * wAfter, timed, 100 * calib.score(all, *before),
-                                100 * fit->score, fit->evaluations);
+                                100 * fit.score, fit.evaluations);
+  record = llvm::json::Object{
+      {"points", int64_t(all.size())},
+      {"wmape_before", wBefore},
+      {"wmape_after", wAfter},
+      {"inputs", llvm::json::Array(std::vector<std::string>(o.inputs.begin(), o.inputs.end()))}};
+  return true;
+}
 
-  llvm::json::Object record{{"points", int64_t(all.size())},
-                            {"wmape_before", wBefore},
-                            {"wmape_after", wAfter},
-                            {"inputs", llvm::json::Array(std::vector<std::string>(inputs.begin(), inputs.end()))}};
-  if (loo && all.size() >= 2) {
-    // Each point predicted by a fit to the others made exactly as the full
-    // fit is (same start, same searches): starting it from the full fit,
-    // which has seen the left-out point, would leak that point into its own
-    // prediction wherever the other points leave a parameter free.
-    double err = 0, sum = 0;
-    size_t predicted = 0;
-    for (size_t i : all) {
-      if (!calib.all()[i].m.hasLatency())
-        continue; // only latencies are predicted
-      std::vector<size_t> rest;
-      for (size_t j : all)
-        if (j != i)
-          rest.push_back(j);
-      llvm::Expected<FitResult> f = calib.fit(*start, *params, rest, options);
-      if (!f) {
-        calibError(llvm::toString(f.takeError()));
-        return 1;
-      }
-      size_t one[] = {i};
-      llvm::Expected<std::vector<Simulated>> pred = calib.simulate(f->target, one);
-      if (!pred) {
-        calibError(llvm::toString(pred.takeError()));
-        return 1;
-      }
-      double m = calib.all()[i].m.latencyUs;
-      llvm::outs() << llvm::formatv("  left out {0,-30} predicted {1,12:f1} us, measured {2,12:f1} us {3}\n",
-                                    calib.all()[i].m.name, (*pred)[0].latencyUs, m, pct((*pred)[0].latencyUs, m));
-      err += std::fabs((*pred)[0].latencyUs - m);
-      sum += m;
-      ++predicted;
-    }
-    if (predicted) {
-      llvm::outs() << llvm::formatv("leave-one-out WMAPE {0:f1}% over {1} points\n", 100 * err / sum, predicted);
-      record["wmape_leave_one_out"] = err / sum;
-    }
+/// Each point predicted by a fit to the others made exactly as the full fit
+/// is (same start, same searches): starting it from the full fit, which has
+/// seen the left-out point, would leak that point into its own prediction
+/// wherever the other points leave a parameter free. False after reporting.
+bool leaveOneOut(const CalibrateOptions &o, Calibration &calib, const Target &start, llvm::json::Object &record) {
+  std::vector<size_t> all = calib.everyPoint();
+  FitOptions options;
+  options.maxEvaluations = o.maxEvals;
+  double err = 0, sum = 0;
+  size_t predicted = 0;
+  for (size_t i : all) {
+    if (!calib.all()[i].m.hasLatency())
+      continue; // only latencies are predicted
+    std::vector<size_t> rest;
+    for (size_t j : all)
+      if (j != i)
+        rest.push_back(j);
+    llvm::Expected<FitResult> f = calib.fit(start, o.params, rest, options);
+    if (!f)
+      return fail(llvm::toString(f.takeError()));
+    size_t one[] = {i};
+    llvm::Expected<std::vector<Simulated>> pred = calib.simulate(f->target, one);
+    if (!pred)
+      return fail(llvm::toString(pred.takeError()));
+    double m = calib.all()[i].m.latencyUs;
+    llvm::outs() << llvm::formatv("  left out {0,-30} predicted {1,12:f1} us, measured {2,12:f1} us {3}\n",
+                                  calib.all()[i].m.name, (*pred)[0].latencyUs, m, pct((*pred)[0].latencyUs, m));
+    err += std::fabs((*pred)[0].latencyUs - m);
+    sum += m;
+    ++predicted;
   }
+  if (predicted) {
+    llvm::outs() << llvm::formatv("leave-one-out WMAPE {0:f1}% over {1} points\n", 100 * err / sum, predicted);
+    record["wmape_leave_one_out"] = err / sum;
+  }
+  return true;
+}
+
+/// Prints the fitted parameters and writes the fitted target to -o.
+int writeFitted(const CalibrateOptions &o, const Target &start, const FitResult &fit, size_t points,
+                llvm::json::Object record) {
   llvm::outs() << llvm::formatv("{0,-34} {1,12} {2,12}   {3}\n", "parameter", "start", "fitted", "bounds");
-  for (const FreeParam &p : *params)
+  for (const FreeParam &p : o.params)
     llvm::outs() << llvm::formatv("{0,-34} {1,12} {2,12}   [{3}, {4}]\n", p.field,
-                                  fmt::format("{:.6g}", (*start).*(p.member)),
-                                  fmt::format("{:.6g}", fit->target.*(p.member)), fmt::format("{}", p.lo),
+                                  fmt::format("{:.6g}", start.*(p.member)),
+                                  fmt::format("{:.6g}", fit.target.*(p.member)), fmt::format("{}", p.lo),
                                   fmt::format("{}", p.hi));
-  if (output.empty())
+  if (o.output().empty())
     return 0;
-  Target fitted = fit->target;
-  fitted.name = llvm::sys::path::stem(output).str();
+  Target fitted = fit.target;
+  fitted.name = llvm::sys::path::stem(o.output()).str();
   fitted.description = llvm::formatv("{0} calibrated by tessel calibrate to {1} measured points ({2})",
-                                     start->name, all.size(), llvm::join(inputs, ", "))
+                                     start.name, points, llvm::join(o.inputs, ", "))
                            .str();
-  std::string text = fittedJSON(fitted, *start, *params, std::move(record));
-  if (llvm::Expected<Target> check = parseTargetJSON(text, output); !check) {
-    calibError(llvm::toString(check.takeError()));
+  std::string text = fittedJSON(fitted, start, o.params, std::move(record));
+  if (llvm::Expected<Target> check = parseTargetJSON(text, o.output()); !check)
+    return fail(llvm::toString(check.takeError())), 1;
+  if (!writeAtomically(o.output(), text))
     return 1;
-  }
-  if (!writeAtomically(output, text))
-    return 1;
-  llvm::outs() << llvm::formatv("wrote {0} (use: tessel run --target={0})\n", output);
+  llvm::outs() << llvm::formatv("wrote {0} (use: tessel run --target={0})\n", o.output());
   return 0;
+}
+
+} // namespace
+
+int runCalibrateCommand(int argc, char **argv) {
+  CalibrateOptions o;
+  if (!parseCommandLine(argc, argv,
+                        "tessel calibrate: fit a target's free parameters to measured latencies\n\n"
+                        "Reads measured points (CSV, docs/calibration.md), simulates each kernel on the\n"
+                        "target, fits the bounded free parameters by compass search, prints the error\n"
+                        "per point before and after and the leave-one-out error, and writes the\n"
+                        "fitted target (accepted by --target=FILE.json).\n") ||
+      !o.validate())
+    return 1;
+  llvm::Expected<Target> start = o.shared.loadTarget();
+  if (!start)
+    return fail(llvm::toString(start.takeError())), 1;
+  std::vector<CalibPoint> points;
+  std::vector<std::string> read;
+  if (!readPoints(o, *start, points, read))
+    return 1;
+  Calibration calib(std::move(points), o.shared.jobs());
+  FitResult fit;
+  llvm::json::Object record;
+  if (!fitAll(o, calib, *start, fit, record))
+    return 1;
+  if (o.loo && calib.everyPoint().size() >= 2 && !leaveOneOut(o, calib, *start, record))
+    return 1;
+  return writeFitted(o, *start, fit, calib.everyPoint().size(), std::move(record));
 }
 
 } // namespace tessel::driver
