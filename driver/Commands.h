@@ -2,9 +2,12 @@
 //
 // `main` dispatches on the first argument; each subcommand lives in
 // <Name>Command.cpp and is called with argv[0] = "tessel <name>". A command
-// constructs its llvm::cl options as LOCAL objects (see CommonOptions.h) and
-// then calls llvm::cl::ParseCommandLineOptions, so each command's --help lists
-// exactly its own options and no static-initialisation order is involved.
+// holds its llvm::cl options in one LOCAL options struct (the option groups
+// and SharedOptions of CommonOptions.h among them) with a validate() for their
+// checks, then calls parseCommandLine, so each command's --help lists exactly
+// its own options and no static-initialisation order is involved. It reads
+// its input through loadProgram (LoadProgram.h). docs/architecture.md, "A new
+// command".
 // Every command returns the process exit status: 0 success, 1 user error
 // (already reported on stderr).
 //

@@ -30,6 +30,7 @@
 #include "driver/CommonOptions.h"
 #include "driver/CompileOptions.h"
 #include "compiler/Compile.h"
+#include "driver/LoadProgram.h"
 #include "driver/OptionChecks.h"
 
 #include "ir/Diagnostics.h"
@@ -41,6 +42,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -317,86 +319,110 @@ std::vector<std::string> splitInput(llvm::StringRef text) {
   return chunks;
 }
 
-} // namespace
-
-int runOptCommand(int argc, char **argv) {
-  cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .tir file, - for stdin>"),
-                                 cl::init("-"), cl::value_desc("FILE"), cl::cat(toolCategory()));
-  cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
-                                  cl::value_desc("FILE"), cl::init("-"), cl::cat(toolCategory()));
-  cl::opt<bool> verifyRoundtrip(
+/// The options of `tessel opt` and their checks (validate).
+struct OptOptions {
+  cl::opt<std::string> input{cl::Positional, cl::desc("<input .tir file, - for stdin>"), cl::init("-"),
+                             cl::value_desc("FILE"), cl::cat(toolCategory())};
+  SharedOptions shared{"tessel opt"};
+  cl::opt<bool> verifyRoundtrip{
       "verify-roundtrip",
       cl::desc("Check that printing is a fixed point: parse, print, re-parse, re-print, compare"),
-      cl::cat(toolCategory()));
-  cl::opt<bool> verifyDiagnostics(
+      cl::cat(toolCategory())};
+  cl::opt<bool> verifyDiagnostics{
       "verify-diagnostics",
       cl::desc("Check diagnostics against `// expected-error@+N {{...}}` comments in the input "
                "instead of printing them"),
-      cl::cat(toolCategory()));
-  cl::opt<bool> splitInputFile(
+      cl::cat(toolCategory())};
+  cl::opt<bool> splitInputFile{
       "split-input-file",
       cl::desc("Process each chunk between `// -----` lines on its own (diagnostics keep the "
                "file's line numbers; outputs are separated by `// -----`)"),
-      cl::cat(toolCategory()));
-  cl::opt<bool> noVerify("no-verify", cl::desc("Skip the IR verifier"), cl::cat(toolCategory()));
-  cl::opt<std::string> targetName("target",
-                                  cl::desc("Hardware description the passes read: trn1 (default), "
-                                           "trn2, or a JSON file"),
-                                  cl::value_desc("trn1|trn2|FILE.json"), cl::init("trn1"),
-                                  cl::cat(toolCategory()));
+      cl::cat(toolCategory())};
+  cl::opt<bool> noVerify{"no-verify", cl::desc("Skip the IR verifier"), cl::cat(toolCategory())};
   PipelineOptions pipeline;
+
+  OptOptions() {
+    shared.addTarget("The one whose geometry the passes read (default: trn1)");
+    shared.addOutput("Write the output to FILE ('-' for stdout, the default)");
+  }
+
+  /// Returns false after reporting.
+  bool validate() const { return shared.validate() && rejectInputAsOutput("-o", shared.output(), {input}); }
+};
+
+bool fail(const llvm::Twine &msg) {
+  llvm::WithColor::error(llvm::errs(), "tessel opt") << msg << "\n";
+  return false;
+}
+
+/// The tile IR text; another kind of program is refused by name (text of no
+/// known kind is parsed as tile IR, whose parser locates the error).
+std::unique_ptr<llvm::MemoryBuffer> readTileIR(const std::string &path) {
+  llvm::Expected<LoadedProgram> in = loadProgram(path, ProgramKind::Tir);
+  if (!in)
+    return fail(llvm::toString(in.takeError())), nullptr;
+  if (in->kind == ProgramKind::Tir)
+    return std::move(in->buffer);
+  std::string name = path == "-" ? "<stdin>" : path;
+  if (in->kind == ProgramKind::Tasm)
+    return fail("'" + name + "' is a .tasm program, compiled already: tessel opt reads tile IR (.tir)"), nullptr;
+  fail(llvm::formatv("'{0}' is {1}: tessel opt reads tile IR (.tir), which `tessel compile {2} --emit=tir` "
+                     "prints",
+                     name, in->kind == ProgramKind::Tsl ? "a .tsl kernel source" : "an NKI kernel (.py)", path));
+  return nullptr;
+}
+
+/// Runs `s` on the whole input, or on each `// -----` chunk of it: every
+/// chunk runs even after one fails, and a failed chunk prints nothing.
+bool processInput(std::unique_ptr<llvm::MemoryBuffer> buffer, bool split, const OptSettings &s,
+                  std::string &printed) {
+  if (!split)
+    return processBuffer(std::move(buffer), s, printed);
+  bool ok = true;
+  llvm::StringRef name = buffer->getBufferIdentifier();
+  std::vector<std::string> chunks = splitInput(buffer->getBuffer());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i)
+      printed += "// -----\n";
+    ok &= processBuffer(llvm::MemoryBuffer::getMemBufferCopy(chunks[i], name), s, printed);
+  }
+  return ok;
+}
+
+} // namespace
+
+int runOptCommand(int argc, char **argv) {
+  OptOptions o;
   if (!parseCommandLine(argc, argv,
                         "tessel opt: read tile IR (.tir), verify it, run passes on it and print it\n\n"
                         "Runs no passes unless given --passes=a,b,c, --pipeline=NAME or -O2\n"
                         "(docs/passes.md); the IR dump flags print to stderr.\n"))
     return 1;
   int status = 0;
-  if (pipeline.handleInfoFlags(status))
+  if (o.pipeline.handleInfoFlags(status))
     return status;
-  if (!rejectInputAsOutput("-o", outputFile, {inputFile}))
+  if (!o.validate())
     return 1;
-  auto target = runtime::loadTarget(targetName);
-  if (!target) {
-    llvm::WithColor::error(llvm::errs(), "tessel opt") << llvm::toString(target.takeError()) << "\n";
-    return 1;
-  }
-  OptSettings settings{verifyRoundtrip, verifyDiagnostics, noVerify, *target,
+  auto target = o.shared.loadTarget();
+  if (!target)
+    return fail(llvm::toString(target.takeError())), 1;
+  OptSettings settings{o.verifyRoundtrip, o.verifyDiagnostics, o.noVerify, *target,
                        passes::geometryFor(*target), {}};
-  if (!resolveTirOptions(pipeline, settings.compileOptions))
+  if (!resolveTirOptions(o.pipeline, settings.compileOptions))
     return 1;
-
-  auto bufOrErr = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
-  if (!bufOrErr) {
-    llvm::WithColor::error(llvm::errs(), "tessel opt")
-        << "cannot read '" << inputFile << "': " << bufOrErr.getError().message() << "\n";
+  std::unique_ptr<llvm::MemoryBuffer> buffer = readTileIR(o.input);
+  if (!buffer)
     return 1;
-  }
   std::string printed;
-  bool ok = true;
-  if (!splitInputFile) {
-    ok = processBuffer(std::move(*bufOrErr), settings, printed);
-  } else {
-    // Every chunk runs even after one fails; a failed chunk prints nothing.
-    llvm::StringRef name = (*bufOrErr)->getBufferIdentifier();
-    std::vector<std::string> chunks = splitInput((*bufOrErr)->getBuffer());
-    for (size_t i = 0; i < chunks.size(); ++i) {
-      if (i)
-        printed += "// -----\n";
-      ok &= processBuffer(llvm::MemoryBuffer::getMemBufferCopy(chunks[i], name), settings, printed);
-    }
-  }
+  bool ok = processInput(std::move(buffer), o.splitInputFile, settings, printed);
   // --verify-diagnostics prints no IR; without --split-input-file a failed
   // input writes nothing.
-  if (verifyDiagnostics || (!ok && !splitInputFile))
+  if (o.verifyDiagnostics || (!ok && !o.splitInputFile))
     return ok ? 0 : 1;
-
   std::error_code ec;
-  llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
-  if (ec) {
-    llvm::WithColor::error(llvm::errs(), "tessel opt")
-        << "cannot write '" << outputFile << "': " << ec.message() << "\n";
-    return 1;
-  }
+  llvm::ToolOutputFile out(o.shared.output(), ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return fail("cannot write '" + o.shared.output() + "': " + ec.message()), 1;
   out.os() << printed;
   out.keep();
   return ok ? 0 : 1;
