@@ -26,10 +26,11 @@ bool parseCommandLine(int argc, char **argv, const char *overview) {
 }
 
 void SharedOptions::addTarget(const char *use, const char *byDefault) {
-  std::string help = std::string("Hardware description: trn1 or trn2 (built in), or a JSON file (template: "
-                                 "tessel run --dump-target; or a \"base\" built-in and the fields it "
-                                 "changes, docs/targets.md). ") + use;
-  target.emplace("target", cl::desc(help), cl::value_desc("trn1|trn2|FILE.json"), cl::init(byDefault),
+  // The option keeps a reference to its help text, so the text is a member.
+  targetHelp = std::string("Hardware description: trn1 or trn2 (built in), or a JSON file (template: "
+                           "tessel run --dump-target; or a \"base\" built-in and the fields it "
+                           "changes, docs/targets.md). ") + use;
+  target.emplace("target", cl::desc(targetHelp), cl::value_desc("trn1|trn2|FILE.json"), cl::init(byDefault),
                  cl::cat(toolCategory()));
 }
 

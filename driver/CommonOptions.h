@@ -69,6 +69,7 @@ public:
 private:
   const char *command;
   const char *jobUnit = "job";
+  std::string targetHelp;
   std::optional<llvm::cl::opt<std::string>> target, output_;
   std::optional<llvm::cl::opt<unsigned>> jobs_;
 };
