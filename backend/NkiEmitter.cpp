@@ -1,6 +1,7 @@
 //===- backend/NkiEmitter.cpp - Tile IR to NKI Python ---------------------===//
 #include "backend/NkiEmitter.h"
 #include "backend/Backend.h"
+#include "support/FloatText.h"
 
 #include "runtime/Simulator.h"
 
@@ -37,6 +38,15 @@ struct Linear {
   }
   bool divisibleBy(int64_t d) const {
     return llvm::all_of(terms, [&](const auto &t) { return t.second % d == 0; });
+  }
+  /// The partition group of a folded index: every coefficient divided by the
+  /// partitions `P` (the caller has checked they divide), and `constant`.
+  Linear group(int64_t P, int64_t groupConstant) const {
+    Linear g;
+    g.constant = groupConstant;
+    for (const auto &[n, c] : terms)
+      g.add(n, c / P);
+    return g;
   }
   std::string str() const {
     // `135 - m * 256` rather than `-m * 256 + 135`.
@@ -78,21 +88,6 @@ const char *aluText(AluOp op) {
 }
 
 std::string actText(ActFn fn) { return ("nl." + actFnName(fn)).str(); }
-
-/// A Python float literal that reads back as exactly `v` (finite: the
-/// verifier refuses other constants), the shortest, as the IR printer writes.
-std::string number(double v) {
-  char buf[64];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v)
-      break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos)
-    s += ".0";
-  return s;
-}
 
 class Emitter {
 public:
@@ -298,10 +293,7 @@ private:
         if (!lin)
           return lin.takeError();
         if (folded(a.base->type)) {
-          Linear group;
-          group.constant = lin->constant / P;
-          for (const auto &[n, c] : lin->terms)
-            group.add(n, c / P);
+          Linear group = lin->group(P, lin->constant / P);
           group.add(groupVar, 1);
           idx.push_back(llvm::formatv("0:{0}", P).str());
           idx.push_back(group.str());
@@ -343,10 +335,7 @@ private:
           return locatedError(sources, loc,
                               "--emit=nki: access " + llvm::formatv("%{0}", a.base->name).str() +
                                   " spans partition groups of a folded buffer; NKI tiles keep one group");
-        Linear group;
-        group.constant = (lin->constant - offset) / P;
-        for (const auto &[n, c] : lin->terms)
-          group.add(n, c / P);
+        Linear group = lin->group(P, (lin->constant - offset) / P);
         auto part = range(IndexExpr(offset), *i.extent, loc);
         if (!part)
           return part.takeError();
@@ -508,7 +497,7 @@ private:
     }
     case OpKind::Activation: {
       const auto &a = llvm::cast<ActivationOp>(op);
-      std::string scale = a.scale != 1.0 ? ", scale=" + number(a.scale) : "";
+      std::string scale = a.scale != 1.0 ? ", scale=" + shortestFloatText(a.scale) : "";
       return emit(legacy ? *dst + " = nisa.activation(op=" + actText(a.fn) + ", data=" + src[0] + scale + ")"
                          : "nisa.activation(dst=" + *dst + ", op=" + actText(a.fn) + ", data=" + src[0] + scale + ")");
     }
@@ -519,7 +508,7 @@ private:
     }
     case OpKind::TensorScalar: {
       const auto &t = llvm::cast<TensorScalarOp>(op);
-      std::string args = "data=" + src[0] + ", op0=" + aluText(t.alu) + ", operand0=" + number(t.scalar);
+      std::string args = "data=" + src[0] + ", op0=" + aluText(t.alu) + ", operand0=" + shortestFloatText(t.scalar);
       return emit(legacy ? *dst + " = nisa.tensor_scalar(" + args + ")" : "nisa.tensor_scalar(dst=" + *dst + ", " + args + ")");
     }
     case OpKind::Copy: {
@@ -529,7 +518,7 @@ private:
     case OpKind::Memset: {
       const auto &m = llvm::cast<MemsetOp>(op);
       if (!legacy)
-        return emit("nisa.memset(dst=" + *dst + ", value=" + number(m.value) + ")");
+        return emit("nisa.memset(dst=" + *dst + ", value=" + shortestFloatText(m.value) + ")");
       // The legacy memset returns a tile of the given shape.
       std::vector<std::string> shape;
       for (unsigned d : m.dst.rangeDims()) {
@@ -538,7 +527,7 @@ private:
           return e.takeError();
         shape.push_back(*e);
       }
-      return emit(*dst + " = nisa.memset(shape=(" + llvm::join(shape, ", ") + "), value=" + number(m.value) +
+      return emit(*dst + " = nisa.memset(shape=(" + llvm::join(shape, ", ") + "), value=" + shortestFloatText(m.value) +
                   ", dtype=" + dtypeText(m.dst.base->type.dtype) + ")");
     }
     default:

@@ -1,4 +1,5 @@
 #include "ir/Printer.h"
+#include "support/FloatText.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -50,25 +51,6 @@ private:
   void printBlock(const Block &block, unsigned depth) {
     for (const auto &op : block.ops)
       printOp(*op, depth);
-  }
-
-  /// The shortest text that reads back as exactly `d`, always with a '.' or
-  /// exponent so it lexes as a float; `inf`, `-inf`, `nan` otherwise.
-  static std::string fmtDouble(double d) {
-    if (std::isnan(d))
-      return "nan";
-    if (std::isinf(d))
-      return d > 0 ? "inf" : "-inf";
-    char buf[64];
-    for (int precision = 1; precision <= 17; ++precision) {
-      std::snprintf(buf, sizeof buf, "%.*g", precision, d);
-      if (std::strtod(buf, nullptr) == d)
-        break;
-    }
-    std::string s = buf;
-    if (s.find_first_of(".e") == std::string::npos)
-      s += ".0";
-    return s;
   }
 
   void printOp(const Op &op, unsigned depth) {
@@ -151,7 +133,7 @@ private:
       os << " <- ";
       a.src.print(os);
       if (a.scale != 1.0)
-        os << " scale " << fmtDouble(a.scale);
+        os << " scale " << shortestFloatText(a.scale);
       break;
     }
     case OpKind::TensorTensor: {
@@ -170,7 +152,7 @@ private:
       t.dst.print(os);
       os << " <- ";
       t.src.print(os);
-      os << ", " << fmtDouble(t.scalar);
+      os << ", " << shortestFloatText(t.scalar);
       break;
     }
     case OpKind::Copy: {
@@ -185,7 +167,7 @@ private:
       const auto &m = llvm::cast<MemsetOp>(op);
       os << op.mnemonic() << ' ';
       m.dst.print(os);
-      os << ", " << fmtDouble(m.value);
+      os << ", " << shortestFloatText(m.value);
       break;
     }
     }
