@@ -85,14 +85,7 @@ static llvm::Error checkCapacity(const Kernel &kernel, const runtime::Target &ta
                                  int64_t capacity, const llvm::SourceMgr *sources) {
   if (peak <= capacity)
     return llvm::Error::success();
-  // Only a kernel TileGen built has a row strip to shrink (an NKI kernel's
-  // buffers are its own).
-  int64_t m = kernel.blockParams.lookup(BlockConfig::kRowStrip);
-  std::string hint = m > kernel.geometry.partitions
-                         ? llvm::formatv("use a smaller row block (--block m={0})",
-                                         llvm::alignDown(m / 2, kernel.geometry.partitions))
-                               .str()
-                         : std::string("use smaller or fewer buffers");
+  std::string hint = shorterRowStripAdvice(kernel, "use smaller or fewer buffers");
   const int64_t partitions = kernel.geometry.partitions;
   std::string msg = llvm::formatv("kernel '{0}' needs {1} bytes of {2} per partition, but target "
                                   "'{3}' has {4}; the largest buffer is %{5} ({6} bytes per "

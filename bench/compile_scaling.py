@@ -9,7 +9,7 @@ cost does not grow with the problem).
   * a chain of n matmuls X @ W1 @ ... @ Wn (all dims 1024, M=4096, generated
     into a temporary directory) for n = 4, 8, 16, 32 at -O0 and -O2: the times,
     the growth from each n to the next (2.0 is linear), and the O2/O0 ratio at
-    n=32 (target <= 20x). Also -O2 with a given row block (--block m=128), the
+    n=32 (target <= 20x). Also -O2 with a given row strip (--block m=128), the
     pipeline without the block planner's search;
   * `tessel tune` of DeepSeek-V3 up_proj at M=4096 over 128 configurations
     (m = 128..4096 step 128, n = 128, 256, 384, 512), pruned, without a cache:

@@ -2,7 +2,7 @@
 """Simulator speed and a sanity check of the timing model against documented numbers.
 
 Generates the AWS NKI matrix-multiplication tutorial kernels as .tasm programs
-(shared/TRN1.md section 6: lhsT [K, M] stationary tiles, rhs [K, N] moving tiles,
+(docs/hardware.md §6: lhsT [K, M] stationary tiles, rhs [K, N] moving tiles,
 M=4096, K=8192, N=8192, bf16) and runs them on the simulator:
 
   * tiled:    the tutorial's "original tiled" kernel (two loads per matmul);
@@ -11,7 +11,7 @@ M=4096, K=8192, N=8192, bf16) and runs them on the simulator:
 It reports the simulator's own speed (dynamic instructions per second, timing-only
 and functional) and the simulated latency next to the latency the tutorial
 measured on trn1 (51.80 ms and 6.97 ms). The timing model is NOT fitted to those
-numbers (DESIGN.md section 8); they are printed as an independent check.
+numbers (docs/targets.md); they are printed as an independent check.
 
 Then the figures of issue 14, each from a separate `tessel run` (wall time including
 compile, the simulator's own time, peak RSS), beside the same runs of a baseline

@@ -200,6 +200,73 @@ Error readProfileSummary(StringRef path, MeasuredPoint &p) {
   return Error::success();
 }
 
+/// One data row of the CSV (cells by column name; a missing column reads as
+/// empty), its paths relative to the CSV's folder.
+static Expected<MeasuredPoint> parseRow(const std::string &origin, std::map<std::string, std::string> &row,
+                                        StringRef csvDir) {
+  MeasuredPoint p;
+  p.origin = origin;
+  if (row["kernel"].empty())
+    return rowError(origin, "no kernel file");
+  parseKernelColumn(row["kernel"], csvDir, p.kernel);
+  if (!isKernelFile(p.kernel.path))
+    return rowError(origin, formatv("unknown kernel type '{0}' (expected .tsl, .tasm or .py)", row["kernel"]));
+  if (Error e = parseDefines(origin, row["defines"], p.kernel.defines))
+    return std::move(e);
+  if (!row["pipeline"].empty()) {
+    if (!StringRef(p.kernel.path).endswith(".tsl"))
+      return rowError(origin, formatv("pipeline applies to .tsl kernels; {0} is run as written",
+                                      sys::path::filename(p.kernel.path)));
+    p.kernel.pipeline = row["pipeline"];
+  }
+  p.name = row["name"].empty() ? sys::path::stem(p.kernel.path).str() : row["name"];
+  p.target = row["target"];
+  p.source = row["source"];
+  if (p.source.empty())
+    return rowError(origin, "no source (say where the figure was published or measured)");
+  if (!row["profile"].empty()) {
+    SmallString<256> prof(row["profile"]);
+    if (!sys::path::is_absolute(prof) && !csvDir.empty()) {
+      prof = csvDir;
+      sys::path::append(prof, row["profile"]);
+    }
+    p.profile = std::string(prof);
+    if (Error e = readProfileSummary(prof, p))
+      return std::move(e);
+  }
+  bool anyBusy = any_of(measuredEngines(), [&](const std::string &e) { return !row[e + "_us"].empty(); });
+  if (!row["latency_us"].empty() || (row["profile"].empty() && !anyBusy)) {
+    if (row["latency_us"].empty())
+      return rowError(origin, "no latency_us and no engine busy time (a row measures at least one)");
+    Expected<double> lat = timeUs(origin, "latency_us", row["latency_us"]);
+    if (!lat)
+      return lat.takeError();
+    p.latencyUs = *lat;
+  }
+  if (!row["measured"].empty() || row["profile"].empty()) {
+    std::optional<runtime::LatencyKind> k = runtime::parseLatencyKind(row["measured"]);
+    if (!k)
+      return rowError(origin, formatv("measured must be 'device' or 'benchmark', got '{0}'", row["measured"]));
+    p.measured = *k;
+  }
+  for (const std::string &e : measuredEngines()) {
+    const std::string &cell = row[e + "_us"];
+    if (cell.empty())
+      continue;
+    Expected<double> v = timeUs(origin, e + "_us", cell);
+    if (!v)
+      return v.takeError();
+    p.busyUs[e] = *v;
+  }
+  if (!row["dma_bytes"].empty()) {
+    Expected<double> v = positiveNumber(origin, "dma_bytes", row["dma_bytes"]);
+    if (!v)
+      return v.takeError();
+    p.dmaBytes = *v;
+  }
+  return p;
+}
+
 Expected<std::vector<MeasuredPoint>> readMeasuredPoints(StringRef csvPath) {
   auto buf = MemoryBuffer::getFile(csvPath, /*IsText=*/true);
   if (!buf)
@@ -241,67 +308,10 @@ Expected<std::vector<MeasuredPoint>> readMeasuredPoints(StringRef csvPath) {
     std::map<std::string, std::string> row;
     for (size_t i = 0; i < header.size(); ++i)
       row[header[i]] = cells[i];
-    MeasuredPoint p;
-    p.origin = origin;
-    if (row["kernel"].empty())
-      return rowError(origin, "no kernel file");
-    parseKernelColumn(row["kernel"], csvDir, p.kernel);
-    if (!isKernelFile(p.kernel.path))
-      return rowError(origin, formatv("unknown kernel type '{0}' (expected .tsl, .tasm or .py)", row["kernel"]));
-    if (Error e = parseDefines(origin, row["defines"], p.kernel.defines))
-      return std::move(e);
-    if (!row["pipeline"].empty()) {
-      if (!StringRef(p.kernel.path).endswith(".tsl"))
-        return rowError(origin, formatv("pipeline applies to .tsl kernels; {0} is run as written",
-                                        sys::path::filename(p.kernel.path)));
-      p.kernel.pipeline = row["pipeline"];
-    }
-    p.name = row["name"].empty() ? sys::path::stem(p.kernel.path).str() : row["name"];
-    p.target = row["target"];
-    p.source = row["source"];
-    if (p.source.empty())
-      return rowError(origin, "no source (say where the figure was published or measured)");
-    if (!row["profile"].empty()) {
-      SmallString<256> prof(row["profile"]);
-      if (!sys::path::is_absolute(prof) && !csvDir.empty()) {
-        prof = csvDir;
-        sys::path::append(prof, row["profile"]);
-      }
-      p.profile = std::string(prof);
-      if (Error e = readProfileSummary(prof, p))
-        return std::move(e);
-    }
-    bool anyBusy = any_of(measuredEngines(), [&](const std::string &e) { return !row[e + "_us"].empty(); });
-    if (!row["latency_us"].empty() || (row["profile"].empty() && !anyBusy)) {
-      if (row["latency_us"].empty())
-        return rowError(origin, "no latency_us and no engine busy time (a row measures at least one)");
-      Expected<double> lat = timeUs(origin, "latency_us", row["latency_us"]);
-      if (!lat)
-        return lat.takeError();
-      p.latencyUs = *lat;
-    }
-    if (!row["measured"].empty() || row["profile"].empty()) {
-      std::optional<runtime::LatencyKind> k = runtime::parseLatencyKind(row["measured"]);
-      if (!k)
-        return rowError(origin, formatv("measured must be 'device' or 'benchmark', got '{0}'", row["measured"]));
-      p.measured = *k;
-    }
-    for (const std::string &e : measuredEngines()) {
-      const std::string &cell = row[e + "_us"];
-      if (cell.empty())
-        continue;
-      Expected<double> v = timeUs(origin, e + "_us", cell);
-      if (!v)
-        return v.takeError();
-      p.busyUs[e] = *v;
-    }
-    if (!row["dma_bytes"].empty()) {
-      Expected<double> v = positiveNumber(origin, "dma_bytes", row["dma_bytes"]);
-      if (!v)
-        return v.takeError();
-      p.dmaBytes = *v;
-    }
-    points.push_back(std::move(p));
+    Expected<MeasuredPoint> p = parseRow(origin, row, csvDir);
+    if (!p)
+      return p.takeError();
+    points.push_back(std::move(*p));
   }
   if (points.empty())
     return createStringError(inconvertibleErrorCode(), "%s: no measured rows", csvPath.str().c_str());

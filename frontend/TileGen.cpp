@@ -171,20 +171,20 @@ private:
   Value *hbmTensor(const ast::Expr &e, llvm::StringRef hint);
   Value *lower(const ast::Expr &e, Value *dest, llvm::StringRef hint);
   void lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c);
-  /// Returns the row-block loop.
+  /// Returns the row-strip loop.
   ForOp *lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value *c, int64_t rowLo,
                            int64_t rowHi, int64_t stripRows, int64_t kBlock);
-  struct RowBlock;
-  void lowerKBlock(RowBlock &r, int64_t kLo, int64_t kHi, int64_t kBlock);
-  void lowerColumnLoop(const RowBlock &r);
-  void lowerStreamedColumn(const RowBlock &r, Value *n);
-  void lowerHeldColumn(const RowBlock &r, Value *n);
-  void finishRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, IndexExpr accRow);
-  void storeRowTile(const RowBlock &r, IndexExpr col, Value *mi, Value *acc, IndexExpr accRow,
+  struct RowStrip;
+  void lowerKBlock(RowStrip &r, int64_t kLo, int64_t kHi, int64_t kBlock);
+  void lowerColumnLoop(const RowStrip &r);
+  void lowerStreamedColumn(const RowStrip &r, Value *n);
+  void lowerHeldColumn(const RowStrip &r, Value *n);
+  void finishRowTile(const RowStrip &r, Value *n, Value *mi, Value *acc, IndexExpr accRow);
+  void storeRowTile(const RowStrip &r, IndexExpr col, Value *mi, Value *acc, IndexExpr accRow,
                     IndexExpr accCol);
   /// The K index of `k` (a loop over one K block) in the whole contraction.
-  static IndexExpr kIndex(const RowBlock &r, Value *k);
-  /// SBUF bytes per partition of a K-blocked row block's fp32 accumulator.
+  static IndexExpr kIndex(const RowStrip &r, Value *k);
+  /// SBUF bytes per partition of a K-blocked row strip's fp32 accumulator.
   int64_t accumulatorBytes(int64_t stripRows, int64_t N) const;
   /// The column block of a matmul whose result columns span `nDim`: its
   /// projection's own (named after the dimension) when given, else `n`.
@@ -199,6 +199,10 @@ private:
   Value *tensorOf(const ast::Expr &e);
   void labelDimensions(std::set<std::string> apart);
   const ast::Expr *firstMergedExpr() const;
+  /// Step 1 of run(): labels every tensor dimension with its class; false
+  /// (after a located error) when a local in two roles merges a tensor's rows
+  /// and columns into one dimension.
+  bool labelAllDimensions();
 
   const ast::Kernel &ast;
   const TileGenOptions &opts;
@@ -217,8 +221,8 @@ private:
   int64_t wantedStripRows = 0, wantedBlockCols = 0;
   /// Whether the row strip was given (kept) rather than chosen (halved to fit).
   bool rowStripGiven = false;
-  /// Each matmul nest's row-block loop (its last, shorter block peeled aside).
-  std::vector<ForOp *> rowBlockLoops;
+  /// Each matmul nest's row-strip loop (its last, shorter block peeled aside).
+  std::vector<ForOp *> rowStripLoops;
   bool failed = false;
 };
 
@@ -333,7 +337,7 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
 }
 
 // C[M', N'] = A[M', K'] @ B[K', N'], blocked like AWS's NKI matmul tutorial:
-// per row block of `m` rows, A's block is transposed once into an SBUF strip
+// per row strip of `m` rows, A's block is transposed once into an SBUF strip
 // A^T[K', m] (K' on partitions); then each column tile of C is computed from
 // the strip and B (see the two column-loop forms below). When `m` does not
 // divide M', the last (shorter) block is peeled into its own nest, so every
@@ -344,20 +348,20 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
   int64_t stripRows = std::min(wantedStripRows, roundToTile(M));
   auto stripBytes = [&](int64_t rows, int64_t k) { return roundToTile(k) / rowTile * rows * dtypeBytes(dt); };
   // The contraction block, named after its dimension (`k` for K): given,
-  // else the whole contraction unless no row block's strip fits (below).
+  // else the whole contraction unless no row strip's strip fits (below).
   const std::string kName = ir::BlockConfig::contractionBlockName(a->type.dims[1].label);
   std::optional<int64_t> kGiven = opts.blocks.get(kName);
   int64_t kBlock = kGiven ? std::min(*kGiven, K) : K;
-  // A default row block is halved until its strip fits; a given one is kept.
+  // A default row strip is halved until its strip fits; a given one is kept.
   // Halving counts whole row tiles, rounding up (3 tiles become 2): the
   // block of M = 130 rows, 3 tiles of 64, halved to 96 rows would be no
   // multiple of the partitions.
   while (!rowStripGiven && stripRows > rowTile && stripBytes(stripRows, kBlock) > opts.stripBudgetBytes)
     stripRows = llvm::alignTo(stripRows / 2, rowTile);
   if (!kGiven && stripBytes(stripRows, kBlock) > opts.stripBudgetBytes) {
-    // The strip does not fit (a given row block, or even one row tile):
+    // The strip does not fit (a given row strip, or even one row tile):
     // K-block the contraction, so the strip holds one K block and the
-    // partial sums accumulate in an fp32 SBUF accumulator of the row block's
+    // partial sums accumulate in an fp32 SBUF accumulator of the row strip's
     // outputs [m, N], with the largest K block that fits beside it twice
     // (`schedule` double-buffers it, so the next block loads during this one).
     int64_t accBytes = accumulatorBytes(stripRows, N);
@@ -373,12 +377,12 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
       failed = true;
       return;
     }
-    // A given row block whose accumulator leaves too little room (K blocks
+    // A given row strip whose accumulator leaves too little room (K blocks
     // so shallow that the vector engine's adds would bound the kernel,
     // TileGenOptions::minKBlock) keeps the whole strip: allocation spills it
     // or reports that it does not fit.
   }
-  // Record the blocks actually used (the row block may have been halved to
+  // Record the blocks actually used (the row strip may have been halved to
   // fit); `k` appears only on kernels whose contraction is K-blocked or was
   // given one (so a rebuild from the attribute keeps it).
   kernel->blockParams.set(ir::BlockConfig::kRowStrip,
@@ -393,11 +397,11 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
     ForOp *peeled = lowerMatMulBlocks(e, a, b, c, fullRows, M, roundToTile(M - fullRows), kBlock);
     rowLoop = rowLoop ? rowLoop : peeled;
   }
-  rowBlockLoops.push_back(rowLoop);
+  rowStripLoops.push_back(rowLoop);
 }
 
-/// The operands of one row block's column loop.
-struct TileGen::RowBlock {
+/// The operands of one row strip's column loop.
+struct TileGen::RowStrip {
   Value *a = nullptr, *b = nullptr, *c = nullptr, *aT = nullptr, *mb = nullptr;
   int64_t stripRows = 0, blockCols = 0, K = 0, N = 0;
   std::function<IndexExpr(Value *)> rowExtent;
@@ -428,7 +432,7 @@ int64_t TileGen::columnBlockFor(const Dim &nDim) {
   return *given;
 }
 
-IndexExpr TileGen::kIndex(const RowBlock &r, Value *k) {
+IndexExpr TileGen::kIndex(const RowStrip &r, Value *k) {
   return r.kb ? IndexExpr::var(r.kb) + IndexExpr::var(k) : IndexExpr::var(k);
 }
 
@@ -436,11 +440,11 @@ int64_t TileGen::accumulatorBytes(int64_t stripRows, int64_t N) const {
   return stripRows / rowTile * roundToTile(N) * dtypeBytes(ir::DType::F32);
 }
 
-// One row block: A's block transposed into an SBUF strip A^T[K, m], then the
+// One row strip: A's block transposed into an SBUF strip A^T[K, m], then the
 // output column loop. K-blocked (kBlock < K), the strip holds one K block at
 // a time, each block's partial sums leave PSUM and the vector engine adds
 // them in fp32 into an SBUF accumulator accS[m, N]; A is still read once per
-// row block and B once per row block:
+// row strip and B once per row strip:
 //   accS <- 0
 //   for %kb { A_T <- A[mb, kb]^T; for %n { psum = A_T x B[kb, n]; accS[:, n] += psum } }
 //   for %n { for %mi { C_tile <- accS[mi, n]; C[mb + mi, n] <- C_tile } }
@@ -459,7 +463,7 @@ ForOp *TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value 
     IndexExpr row = IndexExpr::var(mb) + IndexExpr::var(mi);
     return rowHi == M && M % tile != 0 ? min(IndexExpr(tile), IndexExpr(M) - row) : IndexExpr(tile);
   };
-  RowBlock rb;
+  RowStrip rb;
   rb.a = a;
   rb.b = b;
   rb.c = c;
@@ -502,7 +506,7 @@ ForOp *TileGen::lowerMatMulBlocks(const ast::Expr &e, Value *a, Value *b, Value 
 // The strip A^T of one K block [kLo + kb, +kLen) for every kb in [kLo, kHi)
 // (a loop of step kLen, or straight-line code when the block is all of K),
 // then the column loop contracting it.
-void TileGen::lowerKBlock(RowBlock &r, int64_t kLo, int64_t kHi, int64_t kLen) {
+void TileGen::lowerKBlock(RowStrip &r, int64_t kLo, int64_t kHi, int64_t kLen) {
   const Dim &rowDim = r.a->type.dims[0], &kDim = r.a->type.dims[1];
   ir::DType dt = r.a->type.dtype;
   llvm::SMLoc loc = r.loc;
@@ -535,13 +539,13 @@ void TileGen::lowerKBlock(RowBlock &r, int64_t kLo, int64_t kHi, int64_t kLen) {
     closeLoop();
 }
 
-void TileGen::lowerColumnLoop(const RowBlock &rb) {
-  RowBlock r = rb;
+void TileGen::lowerColumnLoop(const RowStrip &rb) {
+  RowStrip r = rb;
   r.n = openLoop("n", 0, r.N, r.blockCols, r.loc);
   r.en = extent(r.N, r.blockCols, IndexExpr::var(r.n));
   // The whole block's accumulators for one column tile, double-buffered,
   // fit PSUM only up to a point (4 banks x 2 on trn1, m <= 4 row tiles); past
-  // it B's column block is held in SBUF so B is still read once per row block.
+  // it B's column block is held in SBUF so B is still read once per row strip.
   int64_t accBytes = r.stripRows / rowTile * movingTile * dtypeBytes(ir::DType::F32);
   if (2 * accBytes <= opts.geometry.psumBytes)
     lowerStreamedColumn(r, r.n);
@@ -554,7 +558,7 @@ void TileGen::lowerColumnLoop(const RowBlock &rb) {
 // stream past the strip once each:
 //   for %k { B_tile <- B[k, n]; for %mi { matmul acc[mi] += A_T[k, mi] x B_tile } }
 //   for %mi { C_tile <- acc[mi]; C[mb + mi, n] <- C_tile }
-void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
+void TileGen::lowerStreamedColumn(const RowStrip &r, Value *n) {
   const Dim &rowDim = r.a->type.dims[0], &kDim = r.a->type.dims[1], &nDim = r.b->type.dims[1];
   llvm::SMLoc loc = r.loc;
   // Each partition fold of the accumulator is a whole PSUM bank (moving fp32), so
@@ -586,7 +590,7 @@ void TileGen::lowerStreamedColumn(const RowBlock &r, Value *n) {
 // tile accumulates over k in its own PSUM bank:
 //   for %k { B_blk[k] <- B[k, n] }
 //   for %mi { acc <- 0; for %k { matmul acc += A_T[k, mi] x B_blk[k] }; C[mb + mi, n] <- acc }
-void TileGen::lowerHeldColumn(const RowBlock &r, Value *n) {
+void TileGen::lowerHeldColumn(const RowStrip &r, Value *n) {
   const Dim &rowDim = r.a->type.dims[0], &kDim = r.a->type.dims[1], &nDim = r.b->type.dims[1];
   llvm::SMLoc loc = r.loc;
   Value *bblk = alloc(r.b->name + "_blk", MemSpace::SBUF, r.b->type.dtype, {{kDim.label, roundToTile(r.kLen)}, {nDim.label, r.blockCols}}, 2, loc);
@@ -618,7 +622,7 @@ void TileGen::lowerHeldColumn(const RowBlock &r, Value *n) {
 /// One row tile of a column tile is complete in PSUM (at row `accRow`): store
 /// it to C, or, K-blocked, add it into the SBUF accumulator (fp32 on the
 /// vector engine).
-void TileGen::finishRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, IndexExpr accRow) {
+void TileGen::finishRowTile(const RowStrip &r, Value *n, Value *mi, Value *acc, IndexExpr accRow) {
   if (!r.accS) {
     storeRowTile(r, IndexExpr::var(n), mi, acc, accRow, IndexExpr(0));
     return;
@@ -634,7 +638,7 @@ void TileGen::finishRowTile(const RowBlock &r, Value *n, Value *mi, Value *acc, 
 
 /// Evacuates one row tile of an accumulator (at `accRow`, `accCol`) through
 /// SBUF to C's columns from `col`.
-void TileGen::storeRowTile(const RowBlock &r, IndexExpr col, Value *mi, Value *acc, IndexExpr accRow,
+void TileGen::storeRowTile(const RowStrip &r, IndexExpr col, Value *mi, Value *acc, IndexExpr accRow,
                            IndexExpr accCol) {
   const Dim &rowDim = r.a->type.dims[0], &nDim = r.b->type.dims[1];
   IndexExpr em = r.rowExtent(mi);
@@ -752,14 +756,8 @@ const ast::Expr *TileGen::firstMergedExpr() const {
   return nullptr;
 }
 
-std::unique_ptr<Kernel> TileGen::run() {
-  if (!opts.geometry.isSet() || opts.firstBlockM <= 0 || opts.stripBudgetBytes <= 0) {
-    diags.error(ast.loc, "TileGen needs the target's tile geometry, a first row block and a "
-                         "strip budget (TileGenOptions)");
-    return nullptr;
-  }
-  kernel->geometry = opts.geometry;
-  // 1. Dimension classes. A tensor used in two roles (X @ X, X.T @ X,
+bool TileGen::labelAllDimensions() {
+  // Dimension classes. A tensor used in two roles (X @ X, X.T @ X,
   // h = X @ W; h @ W) puts one dimension in two classes, or a tensor's rows
   // and columns in one; each use of an input but its first then gets labels
   // of its own and reads the input through a view (issue 15, item 4).
@@ -802,8 +800,21 @@ std::unique_ptr<Kernel> TileGen::run() {
                                     "{1} in one dimension (a local in two roles, as in h = silu(X); "
                                     "h + h @ W): {2}",
                                     culprit, what, advice));
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Kernel> TileGen::run() {
+  if (!opts.geometry.isSet() || opts.firstBlockM <= 0 || opts.stripBudgetBytes <= 0) {
+    diags.error(ast.loc, "TileGen needs the target's tile geometry, a first row strip and a "
+                         "strip budget (TileGenOptions)");
     return nullptr;
   }
+  kernel->geometry = opts.geometry;
+  // 1. Dimension classes.
+  if (!labelAllDimensions())
+    return nullptr;
   const ast::Expr *root = ast.returnStmt().value.get();
   const ast::Expr *strip = root;
   while (strip->kind == ast::ExprKind::Transpose)
@@ -855,10 +866,10 @@ std::unique_ptr<Kernel> TileGen::run() {
     if (failed)
       return nullptr;
   }
-  // The kernel's `m` is the smallest row block of its matmul nests; a nest
+  // The kernel's `m` is the smallest row strip of its matmul nests; a nest
   // with a larger one (its strip fit where another's was halved) says so.
   int64_t m = kernel->blockParams.lookup(ir::BlockConfig::kRowStrip);
-  for (ForOp *loop : rowBlockLoops)
+  for (ForOp *loop : rowStripLoops)
     if (loop->step != m)
       loop->block.set(ir::BlockConfig::kRowStrip, loop->step);
   return std::move(kernel);

@@ -1,6 +1,6 @@
 //===- frontend/TileGen.h - Typed AST to tile IR (straightforward form) -*- C++ -*-===//
 //
-// TileGen lowers a kernel to the "straightforward form" (DESIGN §4): every
+// TileGen lowers a kernel to the "straightforward form" (docs/architecture.md, step 5): every
 // expression node gets its own tiled loop nest, every intermediate lives in an
 // HBM scratch tensor, and every matmul's left operand is brought onto the
 // partitions (contraction dim) by an explicit tensor-engine transpose. For
@@ -24,15 +24,15 @@ namespace tessel {
 /// driver fills it (driver::tileGenOptionsFor), there are no defaults.
 struct TileGenOptions {
   /// The target's tile geometry: tile sizes, and PSUM bytes per partition
-  /// (whether a row block's accumulators for one column tile fit PSUM,
+  /// (whether a row strip's accumulators for one column tile fit PSUM,
   /// double-buffered, decides the matmul loop order). Copied to the kernel.
   ir::TileGeometry geometry;
   /// SBUF bytes per partition the transposed row strip of a matmul's left
   /// operand may take.
   int64_t stripBudgetBytes = 0;
-  /// The row block tried when none is given (halved until its strip fits).
+  /// The row strip tried when none is given (halved until its strip fits).
   int64_t firstBlockM = 0;
-  /// The shallowest K block TileGen chooses for a given row block whose
+  /// The shallowest K block TileGen chooses for a given row strip whose
   /// strip does not fit (below it the strip is kept whole); 0 = any.
   int64_t minKBlock = 0;
   /// The blocks given (row strip `m`, column block `n`); the others are

@@ -1,6 +1,8 @@
 #include "ir/Kernel.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Casting.h"
 
 #include <algorithm>
@@ -71,6 +73,16 @@ std::string Kernel::uniqueName(llvm::StringRef hint) const {
     if (!usedNames.count(candidate))
       return candidate;
   }
+}
+
+std::string shorterRowStripAdvice(const Kernel &kernel, llvm::StringRef otherwise) {
+  int64_t m = kernel.blockParams.lookup(BlockConfig::kRowStrip);
+  int64_t tile = kernel.geometry.partitions;
+  if (m <= tile)
+    return otherwise.str();
+  return llvm::formatv("use a shorter row strip, e.g. --block m={0}",
+                       std::max<int64_t>(tile, llvm::alignDown(m / 2, tile)))
+      .str();
 }
 
 uint64_t ForOp::nextSerial(bool peek) {

@@ -136,7 +136,7 @@ struct ForOp : Op {
   /// taken is newer than everything before it (how the PassManager tells
   /// the loops a pass made).
   const uint64_t serial = nextSerial();
-  /// A matmul nest's row-block loop whose row block is not the kernel's `m`
+  /// A matmul nest's row-strip loop whose row strip is not the kernel's `m`
   /// (TileGen's strip budget halved another nest's) says so: `m` = its step.
   BlockConfig block;
   Block body;
@@ -295,6 +295,13 @@ private:
 struct Module {
   std::vector<std::unique_ptr<Kernel>> kernels;
 };
+
+/// The advice for a kernel whose buffers do not fit: the row strip `m` it was
+/// built with, halved and rounded down to whole partition tiles (the values
+/// `--block m=` accepts), as "use a shorter row strip, e.g. --block m=N"; or
+/// `otherwise` when the strip is one tile already or the kernel has none (an
+/// NKI kernel's buffers are its own).
+std::string shorterRowStripAdvice(const Kernel &kernel, llvm::StringRef otherwise);
 
 /// Calls `fn` on `op` and every op nested in it, in pre-order.
 void walkOp(Op &op, const std::function<void(Op &)> &fn);

@@ -40,7 +40,7 @@
 //  5. A peak still over capacity (nothing worth spilling is live there, or
 //     PSUM, which is never spilled) is an error at the most crowded point,
 //     naming every buffer live there with its size and suggesting a smaller
-//     row block.
+//     row strip.
 //
 // The pass re-places every on-chip buffer (addresses already in the input
 // are recomputed), so running it twice changes nothing the second time.
@@ -273,10 +273,7 @@ void AllocatePass::reportOverflow(Kernel &kernel, const std::vector<Item> &items
   std::stable_sort(live.begin(), live.end(),
                    [](const Item *a, const Item *b) { return a->range.bytes > b->range.bytes; });
   llvm::StringRef spaceName = memSpaceName(space);
-  std::string hint = "use smaller tiles";
-  int64_t m = kernel.blockParams.lookup(BlockConfig::kRowStrip);
-  if (m > kernel.geometry.partitions)
-    hint = llvm::formatv("use a smaller row block, e.g. --block m={0}", m / 2).str();
+  std::string hint = shorterRowStripAdvice(kernel, "use smaller tiles");
   std::string what =
       worstBytes > capacity
           ? llvm::formatv("the {0} {1} buffers live here need {2} bytes per partition", live.size(),
@@ -306,6 +303,32 @@ void AllocatePass::reportOverflow(Kernel &kernel, const std::vector<Item> &items
                                         a.result->name, a.result->type.str(), a.bufs,
                                         it->range.bytes));
   }
+}
+
+void noteSpillStatistics(const SpillTotals &spills, size_t placed);
+
+/// Partial residency: a victim that can be cut along its last dimension keeps
+/// its first columns in SBUF and spills only as many of the others (whole
+/// granules) as the `overflow` at the crowded point needs, beside the staging
+/// tiles the spill adds there. Returns the buffer to spill (the tail, or the
+/// victim whole) and updates `est` to it.
+AllocOp *spillOnlyTail(Kernel &kernel, AllocOp *victim, int64_t overflow, const StagingDepth &depth,
+                       SpillEstimate &est, SpillTotals &spills) {
+  int64_t granule = tailGranule(kernel, *victim);
+  if (!granule)
+    return victim;
+  const TensorType &t = victim->result->type;
+  int64_t cols = t.dims.back().size;
+  int64_t bytes = t.bytesPerPartition(kernel.geometry.partitions) * victim->bufs;
+  int64_t stagingLive = bytes - est.freedBytes;
+  int64_t need = overflow + stagingLive;
+  int64_t tailCols = int64_t(llvm::alignTo(llvm::divideCeil(need * cols, bytes), granule));
+  if (tailCols >= cols)
+    return victim;
+  AllocOp *tail = splitTail(kernel, *victim, cols - tailCols);
+  spills.splits += 1;
+  est = estimateSpill(kernel, *tail, numberOps(kernel), 0, depth);
+  return tail;
 }
 
 PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
@@ -347,24 +370,7 @@ PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
       AllocOp *victim = chooseVictim(kernel, items, depth, est);
       if (!victim)
         break;
-      // Partial residency: a victim that can be cut along its last
-      // dimension keeps its first columns in SBUF and spills only as many of
-      // the others (whole granules) as the overflow at the crowded point
-      // needs, beside the staging tiles the spill adds there.
-      if (int64_t granule = tailGranule(kernel, *victim)) {
-        const TensorType &t = victim->result->type;
-        int64_t cols = t.dims.back().size;
-        int64_t bytes = t.bytesPerPartition(kernel.geometry.partitions) * victim->bufs;
-        int64_t stagingLive = bytes - est.freedBytes;
-        int64_t need = peak - capacity + stagingLive;
-        int64_t tailCols =
-            int64_t(llvm::alignTo(llvm::divideCeil(need * cols, bytes), granule));
-        if (tailCols < cols) {
-          victim = splitTail(kernel, *victim, cols - tailCols);
-          spills.splits += 1;
-          est = estimateSpill(kernel, *victim, numberOps(kernel), 0, depth);
-        }
-      }
+      victim = spillOnlyTail(kernel, victim, peak - capacity, depth, est, spills);
       spills.buffers += 1;
       spills.freedBytes +=
           victim->result->type.bytesPerPartition(kernel.geometry.partitions) * victim->bufs;
@@ -407,6 +413,13 @@ PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
   spills.stagingBytes = 0;
   for (AllocOp *a : staging)
     spills.stagingBytes += a->result->type.bytesPerPartition(kernel.geometry.partitions) * a->bufs;
+  noteSpillStatistics(spills, placed);
+  if (!ok)
+    return PassResult::Failed;
+  return changed ? PassResult::Changed : PassResult::Unchanged;
+}
+
+void noteSpillStatistics(const SpillTotals &spills, size_t placed) {
   noteStatistic("buffers-placed", placed, "on-chip buffers given an address");
   noteStatistic("buffers-spilled", spills.buffers, "SBUF buffers moved to HBM spill slots");
   noteStatistic("buffers-split", spills.splits,
@@ -417,9 +430,6 @@ PassResult AllocatePass::run(Kernel &kernel, PassContext &ctx) {
                 "SBUF bytes per partition of the staging tiles spilling added");
   noteStatistic("spill-traffic-bytes", int64_t(spills.trafficBytes),
                 "bytes the spill saves and reloads move (static estimate)");
-  if (!ok)
-    return PassResult::Failed;
-  return changed ? PassResult::Changed : PassResult::Unchanged;
 }
 
 } // namespace

@@ -107,9 +107,9 @@ std::vector<LiveRange> computeLiveRanges(Kernel &kernel, PhaseSharing phases) {
       // loop: the outer loop's next iteration (the next column block's
       // loads) runs ahead while this one's sibling loops (its stores) drain,
       // and a shared address would serialise them. The loops directly in a
-      // top-level nest (a row block's phases: the strip's K blocks, then its
+      // top-level nest (a row strip's phases: the strip's K blocks, then its
       // column blocks) are exempt: sharing there costs one wait per row
-      // block, and it is what lets a tall strip's K block double-buffer.
+      // strip, and it is what lets a tall strip's K block double-buffer.
       ForOp *outer = n.parentOf.lookup(loop);
       if (outer && n.parentOf.lookup(outer) && !outer->body.ops.empty() && r.space == MemSpace::SBUF) {
         r.start = n.pos[outer->body.ops.front().get()];

@@ -8,9 +8,9 @@
 //    loop lives for the whole outer body, so the streamed tiles of one
 //    iteration's loops do not share space with the next iteration's (which
 //    would serialise the software pipeline across iterations) -- except
-//    when the outer loop is a top-level nest: its loops are a row block's
+//    when the outer loop is a top-level nest: its loops are a row strip's
 //    phases (a strip's K blocks, then its column blocks), each long, and
-//    sharing between them costs one wait per row block while it lets a
+//    sharing between them costs one wait per row strip while it lets a
 //    tall strip double-buffer its K block;
 //  - with PhaseSharing::Prefetch, an SBUF tile of a phase (a loop in a
 //    top-level loop's body, and the loops inside it) also lives through the
@@ -53,7 +53,7 @@ struct OpPositions {
 OpPositions numberOps(ir::Kernel &kernel);
 
 /// Whether a phase's SBUF tiles may share addresses with the previous
-/// phase's (the loop before it in a row block's body: a strip's K blocks,
+/// phase's (the loop before it in a row strip's body: a strip's K blocks,
 /// then its column blocks).
 enum class PhaseSharing {
   /// They may: the next phase's first loads wait until the previous phase's

@@ -1,7 +1,7 @@
 //===- passes/Fuse.cpp - Naive fusion of a producer into its consumer -----===//
 //
 // `fuse` removes the HBM round trip of an intermediate: the producer's
-// computation of a row block is cloned into the consumer's output column
+// computation of a row strip is cloned into the consumer's output column
 // loop, writing the consumer's SBUF strip directly (passes/Fusion.h). Every
 // column block recomputes the strip -- the paper's naive fused kernel
 // (Algorithm 1): FLOPs of the producer grow by the number of column blocks.

@@ -104,7 +104,7 @@ void readAccumulators(Block &block, Op &compute) {
 using StoreGroup = llvm::SmallVector<TensorUses::Store, 2>;
 
 /// Groups the stores of `e`'s scratch operands by block (one group per row
-/// nest: TileGen peels a partial last row block into a nest of its own).
+/// nest: TileGen peels a partial last row strip into a nest of its own).
 /// Empty when `e` cannot be folded: an operand stored other than by plain
 /// stores, read elsewhere, or stored in a block where another is not.
 std::vector<StoreGroup> storeGroups(const ElementwiseNest &e, const TensorUses &u) {

@@ -2,7 +2,7 @@
 //
 // `fuse-handoff` fuses what `fuse-epilogue` left as a producer, the gated
 // result of an MLP (stored transposed, as the down projection reads it),
-// into its consumer at the row-block level: each row strip of the result
+// into its consumer at the row-strip level: each row strip of the result
 // stays in SBUF and the down projection runs in the same kernel (one kernel
 // instead of the paper's UpGate + Down with the transposed result in HBM
 // between them). It is `strip-cache`'s fusion, run after the epilogues exist.
@@ -29,10 +29,10 @@ public:
            "projection in the same kernel (leave out for the two-kernel form)";
   }
   PassResult run(ir::Kernel &kernel, PassContext &) override {
-    bool changed = fuseProducers(kernel, StripPlacement::PerRowBlock);
+    bool changed = fuseProducers(kernel, StripPlacement::PerRowStrip);
     // Say which form the kernel took: intermediates left in HBM are hand-offs
     // between kernels (their reader K-blocks its contraction, or walks other
-    // row blocks).
+    // row strips).
     std::string inHbm;
     for (auto &op : kernel.body.ops)
       if (auto *alloc = llvm::dyn_cast<ir::AllocOp>(op.get());

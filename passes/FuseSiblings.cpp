@@ -1,6 +1,6 @@
 //===- passes/FuseSiblings.cpp - Nests that read one strip share it -------===//
 //
-// `fuse-siblings`: two row-block nests that fill an SBUF strip from the same
+// `fuse-siblings`: two row-strip nests that fill an SBUF strip from the same
 // tensor region (the gate and up projections of an MLP both transpose X's
 // row strip) and that are independent of each other become one nest: X's
 // strip is loaded once and feeds both, as the paper's UpGate kernel does.
@@ -22,7 +22,7 @@ namespace {
 
 using namespace ir;
 
-/// The (strip, source) pairs a row-block nest fills at its top level.
+/// The (strip, source) pairs a row-strip nest fills at its top level.
 llvm::SmallVector<std::pair<ForOp *, const Value *>, 2> fillsOf(ForOp &nest) {
   llvm::SmallVector<std::pair<ForOp *, const Value *>, 2> fills;
   Block &b = nest.body;
@@ -110,7 +110,7 @@ class FuseSiblingsPass : public Pass {
 public:
   llvm::StringRef name() const override { return "fuse-siblings"; }
   llvm::StringRef description() const override {
-    return "merge row-block nests that fill a strip from the same tensor (gate and up "
+    return "merge row-strip nests that fill a strip from the same tensor (gate and up "
            "projections): the strip is loaded once and feeds both";
   }
   PassResult run(Kernel &kernel, PassContext &) override {
@@ -121,7 +121,7 @@ public:
       order.push_back(op.get());
     hoistHbmAllocs(kernel.body);
     bool changed = !llvm::equal(order, llvm::map_range(kernel.body.ops, [](auto &op) { return op.get(); }));
-    // Row-block nests merge when they share a strip; inside, loops merge
+    // Row-strip nests merge when they share a strip; inside, loops merge
     // when the accumulators of both still fit PSUM together.
     auto eligible = [&](ForOp &a, ForOp &b) {
       bool topLevel = llvm::any_of(kernel.body.ops, [&](auto &op) { return op.get() == &a; });

@@ -49,7 +49,7 @@ bool mentionsVar(Op &op, const Value *iv) {
 }
 
 struct ConsumerSite {
-  ForOp *rowLoop;  // Q's row-block loop
+  ForOp *rowLoop;  // Q's row-strip loop
   size_t stripPos; // index of `alloc S` in its body; the fill loop follows
   Value *strip;
 };
@@ -85,14 +85,14 @@ std::optional<ConsumerSite> matchConsumer(ForOp &q, Value *c) {
   return std::nullopt;
 }
 
-bool sameRowBlocks(const ForOp &a, const ForOp &b) {
+bool sameRowStrips(const ForOp &a, const ForOp &b) {
   return a.lo.isConst() && a.hi.isConst() && b.lo.isConst() && b.hi.isConst() &&
          a.lo.constValue() == b.lo.constValue() && a.hi.constValue() == b.hi.constValue() &&
          a.step == b.step;
 }
 
 /// Replaces the stores into `c` within `block` (recursively) by writes into
-/// the strip `s` of the row block starting at `rowIv`. Returns false when a
+/// the strip `s` of the row strip starting at `rowIv`. Returns false when a
 /// store has a shape it cannot retarget.
 bool retargetStores(Kernel &kernel, Block &block, Value *c, Value *s, Value *rowIv,
                     bool &addedTransposes) {
@@ -110,7 +110,7 @@ bool retargetStores(Kernel &kernel, Block &block, Value *c, Value *s, Value *row
         !store->dst.indices[1].isRange() || s->type.dims.size() != 2)
       return false;
     // C's index along each dimension, as an index into the strip: the
-    // row-blocked dimension (its start moves with the row block) becomes
+    // row-blocked dimension (its start moves with the row strip) becomes
     // block-relative.
     auto stripIndex = [&](unsigned cDim) -> std::optional<std::pair<unsigned, Index>> {
       const Dim &d = c->type.dims[cDim];
@@ -184,6 +184,42 @@ void makeRoomForTransposes(Block &block, int64_t partitions) {
   }
 }
 
+/// Sorts the top-level users of the scratch tensor `c` into the loop nests
+/// writing it and those reading it; false when another op touches it (a
+/// top-level op, or a nest both reading and writing it).
+bool splitUsers(Block &top, const AllocOp &cAlloc, llvm::SmallVectorImpl<ForOp *> &producers,
+                llvm::SmallVectorImpl<ForOp *> &consumers) {
+  Value *c = cAlloc.result;
+  for (auto &op : top.ops) {
+    if (op.get() == &cAlloc)
+      continue;
+    bool r = reads(*op, c), w = writes(*op, c);
+    auto *loop = llvm::dyn_cast<ForOp>(op.get());
+    if ((r || w) && (!loop || (r && w)))
+      return false;
+    if (w)
+      producers.push_back(loop);
+    else if (r)
+      consumers.push_back(loop);
+  }
+  return true;
+}
+
+/// Only matmul nests writing nothing else to HBM are producers: an
+/// elementwise nest over the same rows is left to fuse-epilogue, which
+/// removes it altogether, and a nest that also writes another tensor (two
+/// siblings merged) would move that write into the consumer, possibly past
+/// the tensor's readers.
+bool isMatmulProducer(ForOp &p, const Value *c) {
+  bool mm = false, other = false;
+  walkOp(p, [&](Op &o) {
+    mm |= llvm::isa<MatmulOp>(o);
+    if (Access *w = o.write())
+      other |= w->base != c && w->base->type.space == MemSpace::HBM;
+  });
+  return mm && !other;
+}
+
 } // namespace
 
 
@@ -197,43 +233,15 @@ bool fuseProducers(Kernel &kernel, StripPlacement placement) {
       continue;
     Value *c = cAlloc->result;
     llvm::SmallVector<ForOp *, 2> producers, consumers;
-    bool other = false;
-    for (auto &op : top.ops) {
-      if (op.get() == cAlloc)
-        continue;
-      bool r = reads(*op, c), w = writes(*op, c);
-      auto *loop = llvm::dyn_cast<ForOp>(op.get());
-      if ((r || w) && !loop)
-        other = true;
-      else if (r && w)
-        other = true;
-      else if (w)
-        producers.push_back(loop);
-      else if (r)
-        consumers.push_back(loop);
-    }
-    if (other || producers.empty() || producers.size() != consumers.size())
+    if (!splitUsers(top, *cAlloc, producers, consumers) || producers.empty() ||
+        producers.size() != consumers.size() ||
+        !llvm::all_of(producers, [c](ForOp *p) { return isMatmulProducer(*p, c); }))
       continue;
-    // Only matmul nests writing nothing else to HBM are producers: an
-    // elementwise nest over the same rows is left to fuse-epilogue, which
-    // removes it altogether, and a nest that also writes another tensor (two
-    // siblings merged) would move that write into the consumer, possibly
-    // past the tensor's readers.
-    if (!llvm::all_of(producers, [c](ForOp *p) {
-          bool mm = false, other = false;
-          walkOp(*p, [&](Op &o) {
-            mm |= llvm::isa<MatmulOp>(o);
-            if (Access *w = o.write())
-              other |= w->base != c && w->base->type.space == MemSpace::HBM;
-          });
-          return mm && !other;
-        }))
-      continue;
-    // Pair every consumer row-block loop with the producer loop over the same rows.
+    // Pair every consumer row-strip loop with the producer loop over the same rows.
     llvm::SmallVector<std::pair<ForOp *, ConsumerSite>, 2> pairs;
     for (ForOp *q : consumers) {
       auto site = matchConsumer(*q, c);
-      auto p = llvm::find_if(producers, [&](ForOp *p) { return sameRowBlocks(*p, *q); });
+      auto p = llvm::find_if(producers, [&](ForOp *p) { return sameRowStrips(*p, *q); });
       if (!site || p == producers.end())
         break;
       pairs.push_back({*p, *site});
@@ -283,8 +291,8 @@ bool fuseProducers(Kernel &kernel, StripPlacement placement) {
       Block &qb = f.site.rowLoop->body;
       std::unique_ptr<Op> stripAlloc = std::move(qb.ops[f.site.stripPos]);
       qb.ops.erase(qb.ops.begin() + f.site.stripPos, qb.ops.begin() + f.site.stripPos + 2);
-      Block &dest = placement == StripPlacement::PerRowBlock ? qb : f.column->body;
-      size_t at = placement == StripPlacement::PerRowBlock ? f.site.stripPos : 0;
+      Block &dest = placement == StripPlacement::PerRowStrip ? qb : f.column->body;
+      size_t at = placement == StripPlacement::PerRowStrip ? f.site.stripPos : 0;
       std::vector<std::unique_ptr<Op>> insert;
       insert.push_back(std::move(stripAlloc));
       for (auto &op : f.ops)

@@ -1,10 +1,10 @@
 //===- passes/Fusion.h - Producer-into-consumer fusion of matmul nests -*- C++ -*-===//
 //
 // Shared by `fuse` and `strip-cache`. A *fusible edge* is an HBM scratch
-// tensor C written by one row-block loop nest P (the producer) and read by
-// one row-block loop nest Q (the consumer) only to fill an SBUF strip S
+// tensor C written by one row-strip loop nest P (the producer) and read by
+// one row-strip loop nest Q (the consumer) only to fill an SBUF strip S
 // (`%S = alloc sbuf`; then one fill loop nest reading C and writing S), where
-// P and Q iterate the same row blocks. Fusing clones P's row-block body into
+// P and Q iterate the same row strips. Fusing clones P's row-strip body into
 // Q, retargets P's stores from C to S (a copy when S has C's layout, a
 // tensor-engine transpose per 128 x 128 tile otherwise), and deletes the fill
 // loop, P and C: the intermediate never goes to HBM.
@@ -21,16 +21,16 @@ enum class StripPlacement {
   /// Inside Q's output column loop: the strip is recomputed for every column
   /// block (the paper's naive fused kernel, Algorithm 1).
   PerColumnBlock,
-  /// At Q's row-block level: computed once per row strip and reused by every
+  /// At Q's row-strip level: computed once per row strip and reused by every
   /// column block (the paper's caching).
-  PerRowBlock,
+  PerRowStrip,
 };
 
 /// Fuses every fusible edge; returns whether anything changed.
 bool fuseProducers(ir::Kernel &kernel, StripPlacement placement);
 
 /// Moves strips that `fuseProducers(PerColumnBlock)` placed inside a column
-/// loop (and that do not depend on it) out to the row-block level, at every
+/// loop (and that do not depend on it) out to the row-strip level, at every
 /// level a chain nested them.
 bool hoistFusedStrips(ir::Kernel &kernel);
 

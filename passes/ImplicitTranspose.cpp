@@ -90,23 +90,23 @@ bool foldLoadTransposes(Block &block, llvm::DenseMap<const Value *, unsigned> &u
 // ---- 2. matmul nests that produce their consumers' transposed operand -----
 
 /// The pieces of a TileGen matmul column loop (see frontend/TileGen.cpp), in
-/// either of its two forms. Streamed B (a row block's accumulators fit PSUM):
+/// either of its two forms. Streamed B (a row strip's accumulators fit PSUM):
 ///   for %n { %acc = alloc psum
 ///            for %k { %B_tile = alloc; dma %B_tile <- %B; for %mi { matmul } }
 ///            for %mi { %C_tile = alloc; copy %C_tile <- %acc; dma %C <- %C_tile } }
-/// Held B (taller row blocks):
+/// Held B (taller row strips):
 ///   for %n { %B_blk = alloc; for %k { dma %B_blk[k] <- %B }
 ///            for %mi { %acc = alloc psum; for %k { matmul }
 ///                      %C_tile = alloc; copy %C_tile <- %acc; dma %C <- %C_tile } }
 struct MatmulColumnLoop {
-  ForOp *rowBlock, *column, *kLoop;
+  ForOp *rowStrip, *column, *kLoop;
   DmaOp *loadB;
   MatmulOp *matmul;
   bool heldB = false;
-  int64_t rows = 0; // the row block's height (m)
+  int64_t rows = 0; // the row strip's height (m)
 };
 
-std::optional<MatmulColumnLoop> matchStreamedColumn(DmaOp &store, ForOp *rowBlock, ForOp *column,
+std::optional<MatmulColumnLoop> matchStreamedColumn(DmaOp &store, ForOp *rowStrip, ForOp *column,
                                                     ForOp *storeLoop) {
   Block &nb = column->body, &sb = storeLoop->body;
   auto *acc = opAt<AllocOp>(nb, 0);
@@ -124,10 +124,10 @@ std::optional<MatmulColumnLoop> matchStreamedColumn(DmaOp &store, ForOp *rowBloc
   if (!mm || mm->dst.base != acc->result || mm->moving.base != bAlloc->result ||
       loadB->dst.base != bAlloc->result || loadB->transpose)
     return std::nullopt;
-  return MatmulColumnLoop{rowBlock, column, kLoop, loadB, mm, false, acc->result->type.dims[0].size};
+  return MatmulColumnLoop{rowStrip, column, kLoop, loadB, mm, false, acc->result->type.dims[0].size};
 }
 
-std::optional<MatmulColumnLoop> matchHeldColumn(DmaOp &store, ForOp *rowBlock, ForOp *column,
+std::optional<MatmulColumnLoop> matchHeldColumn(DmaOp &store, ForOp *rowStrip, ForOp *column,
                                                 ForOp *miLoop) {
   Block &nb = column->body, &mb = miLoop->body;
   auto *bAlloc = opAt<AllocOp>(nb, 0);
@@ -144,19 +144,19 @@ std::optional<MatmulColumnLoop> matchHeldColumn(DmaOp &store, ForOp *rowBlock, F
   if (!mm || mm->dst.base != acc->result || mm->moving.base != bAlloc->result ||
       loadB->dst.base != bAlloc->result || loadB->transpose)
     return std::nullopt;
-  return MatmulColumnLoop{rowBlock, column, kLoop, loadB, mm, true, miLoop->hi.constValue()};
+  return MatmulColumnLoop{rowStrip, column, kLoop, loadB, mm, true, miLoop->hi.constValue()};
 }
 
 std::optional<MatmulColumnLoop> matchColumnLoop(DmaOp &store, llvm::ArrayRef<ForOp *> loops) {
   if (loops.size() < 3)
     return std::nullopt;
   ForOp *inner = loops[loops.size() - 1], *column = loops[loops.size() - 2];
-  ForOp *rowBlock = loops[loops.size() - 3];
-  if (!rowBlock->lo.isConst() || !rowBlock->hi.isConst() || !inner->hi.isConst())
+  ForOp *rowStrip = loops[loops.size() - 3];
+  if (!rowStrip->lo.isConst() || !rowStrip->hi.isConst() || !inner->hi.isConst())
     return std::nullopt;
-  if (auto m = matchStreamedColumn(store, rowBlock, column, inner))
+  if (auto m = matchStreamedColumn(store, rowStrip, column, inner))
     return m;
-  return matchHeldColumn(store, rowBlock, column, inner);
+  return matchHeldColumn(store, rowStrip, column, inner);
 }
 
 class TransposedColumnBuilder {
@@ -174,7 +174,7 @@ public:
       columns.push_back(buildHeld(m, ct));
     else
       columns = buildStreamed(m, ct);
-    Block &body = m.rowBlock->body;
+    Block &body = m.rowStrip->body;
     for (size_t i = 0; i < body.ops.size(); ++i)
       if (body.ops[i].get() == m.column) {
         body.ops[i] = std::move(columns.front());
@@ -185,19 +185,19 @@ public:
   }
 
 private:
-  /// Rows of the row block at %mb: m, or what is left of the nest's range.
+  /// Rows of the row strip at %mb: m, or what is left of the nest's range.
   static IndexExpr blockRows(const MatmulColumnLoop &m) {
-    ForOp &rb = *m.rowBlock;
+    ForOp &rb = *m.rowStrip;
     int64_t span = rb.hi.constValue() - rb.lo.constValue();
     return span % rb.step == 0 ? IndexExpr(m.rows)
                                : min(IndexExpr(m.rows), rb.hi - IndexExpr::var(rb.iv));
   }
 
 public:
-  /// The rows of a held-form row block: m, or the whole range of a
+  /// The rows of a held-form row strip: m, or the whole range of a
   /// one-iteration (peeled) nest; 0 when neither (not rewritten).
   static int64_t heldRows(const MatmulColumnLoop &m) {
-    ForOp &rb = *m.rowBlock;
+    ForOp &rb = *m.rowStrip;
     int64_t span = rb.hi.constValue() - rb.lo.constValue();
     return span % rb.step == 0 ? m.rows : span <= rb.step ? span : 0;
   }
@@ -221,11 +221,11 @@ private:
     Value *aT = m.matmul->stationary.base, *b = m.loadB->src.base;
     const Dim &kDim = b->type.dims[0], &nDim = b->type.dims[1], &rowDim = aT->type.dims[1];
     int64_t n = nDim.size, kSize = kDim.size;
-    // TileGen peels a partial row block into a one-iteration nest, so the
+    // TileGen peels a partial row strip into a one-iteration nest, so the
     // rows are a constant here (the matcher checked) and so are the chunks
     // but the last.
     int64_t rows = heldRows(m);
-    IndexExpr mbStart = IndexExpr::var(m.rowBlock->iv);
+    IndexExpr mbStart = IndexExpr::var(m.rowStrip->iv);
     llvm::SMLoc loc = m.column->loc;
     // The K tile extent at offset `k`: TileGen's B load sits in its own fill
     // loop, so its extent names that loop's variable, not the matmul's %k.
@@ -307,7 +307,7 @@ private:
     const Dim &rowDim = aT->type.dims[1];
     int64_t n = b->type.dims[1].size, kSize = b->type.dims[0].size;
     const Dim &nDim = b->type.dims[1], &kDim = b->type.dims[0];
-    Value *mb = m.rowBlock->iv;
+    Value *mb = m.rowStrip->iv;
     IndexExpr rows = blockRows(m);
     llvm::SMLoc loc = m.column->loc;
     auto loopVar = [&](Value *old) {
@@ -435,16 +435,18 @@ std::optional<TransposeNest> matchTransposeNest(Op &op) {
   return TransposeNest{outer, load->src.base, store->dst.base};
 }
 
-/// Finds scratch tensors read only through transposing DMAs and written by
-/// one recognised matmul store; swaps those producers to compute C^T.
-bool transposeProducers(Kernel &kernel) {
-  struct Uses {
-    llvm::SmallVector<DmaOp *, 4> transposedLoads;
-    unsigned otherReads = 0;
-    llvm::SmallVector<std::pair<DmaOp *, llvm::SmallVector<ForOp *, 4>>, 2> stores;
-    unsigned otherWrites = 0;
-  };
-  llvm::DenseMap<Value *, Uses> uses;
+/// How an HBM tensor is read and written: the DMAs that load it transposed,
+/// the DMA stores into it (with the loops around each), and a count of every
+/// other access.
+struct HbmUses {
+  llvm::SmallVector<DmaOp *, 4> transposedLoads;
+  unsigned otherReads = 0;
+  llvm::SmallVector<std::pair<DmaOp *, llvm::SmallVector<ForOp *, 4>>, 2> stores;
+  unsigned otherWrites = 0;
+};
+
+llvm::DenseMap<Value *, HbmUses> collectHbmUses(Kernel &kernel) {
+  llvm::DenseMap<Value *, HbmUses> uses;
   walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *> loops) {
     auto *dma = llvm::dyn_cast<DmaOp>(&op);
     for (Access *a : op.reads()) {
@@ -462,21 +464,33 @@ bool transposeProducers(Kernel &kernel) {
         ++uses[w->base].otherWrites;
     }
   });
+  return uses;
+}
 
-  // A scratch tensor read only by one explicit transpose nest D = C^T can be
-  // produced as D directly: the nest disappears.
-  llvm::DenseMap<Value *, TransposeNest> transposeNests;
-  llvm::SmallVector<Op *, 4> deadOps; // erased after the walk over kernel.body
+/// The explicit transpose nests D = C^T at the top level, by their source C;
+/// a source two nests read maps to a nest with no `outer` (left alone).
+llvm::DenseMap<Value *, TransposeNest> transposeNestsBySource(Kernel &kernel) {
+  llvm::DenseMap<Value *, TransposeNest> nests;
   for (auto &op : kernel.body.ops) {
     auto nest = matchTransposeNest(*op);
     if (!nest)
       continue;
-    if (!transposeNests.count(nest->source))
-      transposeNests[nest->source] = *nest;
+    if (!nests.count(nest->source))
+      nests[nest->source] = *nest;
     else
-      transposeNests[nest->source].outer = nullptr; // read twice: leave it
+      nests[nest->source].outer = nullptr;
   }
+  return nests;
+}
 
+/// Finds scratch tensors read only through transposing DMAs and written by
+/// one recognised matmul store; swaps those producers to compute C^T.
+bool transposeProducers(Kernel &kernel) {
+  llvm::DenseMap<Value *, HbmUses> uses = collectHbmUses(kernel);
+  // A scratch tensor read only by one explicit transpose nest D = C^T can be
+  // produced as D directly: the nest disappears.
+  llvm::DenseMap<Value *, TransposeNest> transposeNests = transposeNestsBySource(kernel);
+  llvm::SmallVector<Op *, 4> deadOps; // erased after the walk over kernel.body
   bool changed = false;
   for (auto &op : kernel.body.ops) {
     auto *alloc = llvm::dyn_cast<AllocOp>(op.get());
@@ -484,7 +498,7 @@ bool transposeProducers(Kernel &kernel) {
         llvm::is_contained(deadOps, alloc)) // a C whose alloc traded places below
       continue;
     Value *c = alloc->result;
-    Uses &u = uses[c];
+    HbmUses &u = uses[c];
     auto nestIt = transposeNests.find(c);
     bool viaNest = nestIt != transposeNests.end() && nestIt->second.outer && u.otherReads == 1 &&
                    u.transposedLoads.empty();

@@ -37,11 +37,11 @@ public:
     rowDim = accS->type.dims[0];
     nDim = accS->type.dims[1];
     stripRows = rowDim.size;
-    ForOp &rb = *p.rowBlock;
+    ForOp &rb = *p.rowStrip;
     int64_t span = rb.hi.constValue() - rb.lo.constValue();
     rowsValid = span % rb.step == 0 ? rb.step : span;
     columns = ct->type.dims[0].size;
-    loc = p.rowBlock->loc;
+    loc = p.rowStrip->loc;
   }
 
   void run() {
@@ -55,7 +55,7 @@ public:
     accT->def = p.accAlloc;
     p.accAlloc->result = accT;
 
-    Block &body = p.rowBlock->body;
+    Block &body = p.rowStrip->body;
     for (auto &op : body.ops) {
       if (op.get() == p.zeroLoop)
         op = buildZero();
@@ -159,7 +159,7 @@ private:
     chunks.body.ops.push_back(std::move(copy));
     auto store = std::make_unique<DmaOp>();
     store->loc = loc;
-    store->dst = makeAccess(ct, {{r, er}, {IndexExpr::var(p.rowBlock->iv) + mc, cr}});
+    store->dst = makeAccess(ct, {{r, er}, {IndexExpr::var(p.rowStrip->iv) + mc, cr}});
     store->src = makeAccess(t, {{0, er}, {0, cr}});
     chunks.body.ops.push_back(std::move(store));
     return takeFront(holder);
@@ -183,7 +183,7 @@ std::optional<KBlockedProducer> matchKBlockedProducer(DmaOp &store, llvm::ArrayR
   if (n->body.ops.size() != 1 || n->body.ops[0].get() != mi || mi->body.ops.size() != 3 ||
       opAt<DmaOp>(mi->body, 2) != &store || !rb->lo.isConst() || !rb->hi.isConst())
     return std::nullopt;
-  // A partial row block is a one-iteration nest of its own (TileGen peels it).
+  // A partial row strip is a one-iteration nest of its own (TileGen peels it).
   int64_t span = rb->hi.constValue() - rb->lo.constValue();
   if (span % rb->step != 0 && span > rb->step)
     return std::nullopt;
@@ -195,7 +195,7 @@ std::optional<KBlockedProducer> matchKBlockedProducer(DmaOp &store, llvm::ArrayR
     return std::nullopt;
 
   KBlockedProducer p;
-  p.rowBlock = rb;
+  p.rowStrip = rb;
   p.storeNest = n;
   Block &body = rb->body;
   if (body.ops.empty() || body.ops.back().get() != n)

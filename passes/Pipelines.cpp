@@ -2,11 +2,11 @@
 //
 // Each pipeline is one function reading top to bottom. Only registered passes
 // may appear (tests/unit/passes/RegistryTest.cpp checks every name).
-// `select-blocks` comes first, not after strip-cache as DESIGN §4 lists it:
+// `select-blocks` comes first, not after strip-cache as the first design listed it:
 // block sizes shape TileGen's loop nests, so it is the block planner's step
 // before TileGen (compiler/Compile.cpp), measuring each candidate built through
 // the passes after it. `schedule` runs before `allocate`, not
-// last as DESIGN §4 lists it: it sets prefetch depths (buffer counts), which
+// last as the first design listed it: it sets prefetch depths (buffer counts), which
 // allocation must then place; instruction order stays program order, since
 // the engines run asynchronously and the simulator orders them by regions.
 //
@@ -38,7 +38,7 @@ PassList buildNaiveFused() {
   return pl;
 }
 
-// -O2: the NeuronMM fused kernel (DESIGN §4).
+// -O2: the NeuronMM fused kernel (docs/passes.md).
 PassList buildO2() {
   PassList pl;
   pl.add("select-blocks");      // first: candidates are built through the passes below

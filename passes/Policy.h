@@ -28,8 +28,8 @@ constexpr double kSbufHeadroom = 0.02;
 /// buffers.
 constexpr double kStripSbufShare = 0.5;
 
-/// A K-blocked row block adds each block's partial sums into its fp32 SBUF
-/// accumulator on the vector engine. TileGen K-blocks a given row block
+/// A K-blocked row strip adds each block's partial sums into its fp32 SBUF
+/// accumulator on the vector engine. TileGen K-blocks a given row strip
 /// whose strip does not fit only with K blocks deep enough that those adds
 /// take at most this share of the tensor engine's time for the block (they
 /// then overlap the matmuls); shallower, the vector engine would bound the
@@ -43,7 +43,7 @@ constexpr double kMaxAccumulateShare = 1.0 / 3;
 /// `tessel run --check` allows (compiler/Reference.h), leaving the other half
 /// to the rest of the chain.
 constexpr int64_t kMaxStripRoundings = 16;
-/// The row block TileGen tries first when none is given, in partition tiles
+/// The row strip TileGen tries first when none is given, in partition tiles
 /// (AWS's NKI matmul tutorial blocks 4 tiles; 512 rows on trn1); it is
 /// halved until its strip fits kStripSbufShare.
 constexpr int64_t kFirstBlockTiles = 4;

@@ -4,7 +4,7 @@
 // already run asynchronously and the simulator orders them by the regions
 // they touch, so what bounds the overlap is how many copies a streamed tile
 // has: with 2, at most one load runs ahead of its consumer, and every load
-// pays the DMA fixed cost (TRN1.md: ~1.3 us) in series with the previous one.
+// pays the DMA fixed cost (docs/hardware.md: ~1.3 us) in series with the previous one.
 //
 // For each SBUF tile allocated inside a loop and filled by a DMA from HBM,
 // the pass raises its buffer count to the loads that must be in flight to
@@ -16,9 +16,9 @@
 // A strip filled by DMA once per iteration of its loop (an operand's row
 // strip, bufs 1) is double-buffered when the kernel's SBUF peak still fits
 // the target afterwards, with the block planner's headroom (so a kernel the
-// planner saw fit still fits): the next row block's strip then loads while the
+// planner saw fit still fits): the next row strip's strip then loads while the
 // current one is being used, instead of after it (the fill -- DMA transposes
-// at -O2 -- would otherwise stall the tensor engine at every row block).
+// at -O2 -- would otherwise stall the tensor engine at every row strip).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"

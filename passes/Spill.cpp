@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 namespace tessel::passes {
 namespace {
@@ -471,6 +472,29 @@ void remapInOp(Op &op, const Value *from, const IndexExpr &to, const Value *acc,
   });
 }
 
+/// The most PSUM bytes per partition live at once while `acc` is live, or
+/// nullopt when `acc` has no live range.
+std::optional<int64_t> psumLiveWith(const AllocOp *acc, const std::vector<LiveRange> &ranges) {
+  const LiveRange *own = nullptr;
+  for (const LiveRange &r : ranges)
+    if (r.alloc == acc)
+      own = &r;
+  if (!own)
+    return std::nullopt;
+  int64_t most = 0;
+  for (const LiveRange &at : ranges) {
+    if (at.space != MemSpace::PSUM || !(at.liveAt(own->start) || own->liveAt(at.start)))
+      continue;
+    unsigned pos = std::max(at.start, own->start);
+    int64_t live = 0;
+    for (const LiveRange &o : ranges)
+      if (o.space == MemSpace::PSUM && o.liveAt(pos))
+        live += o.bytes;
+    most = std::max(most, live);
+  }
+  return most;
+}
+
 /// Finds, in `block`, loops of the form
 ///   for %i = a to b step s {                 // rows of a reduction's output
 ///     %acc = alloc psum<[s, N]> bufs B
@@ -508,25 +532,10 @@ void tileReductionRows(Kernel &kernel, Block &block, const Value *victim,
         mm->stationary.indices[0].start.mentions(loop->iv) || red->lo.mentions(loop->iv) ||
         red->hi.mentions(loop->iv))
       continue;
-    // PSUM free beside what is live with the accumulator.
-    const LiveRange *own = nullptr;
-    for (const LiveRange &r : ranges)
-      if (r.alloc == acc)
-        own = &r;
-    if (!own)
+    std::optional<int64_t> psumLive = psumLiveWith(acc, ranges);
+    if (!psumLive)
       continue;
-    int64_t psumLive = 0;
-    for (const LiveRange &at : ranges) {
-      if (at.space != MemSpace::PSUM || !(at.liveAt(own->start) || own->liveAt(at.start)))
-        continue;
-      unsigned pos = std::max(at.start, own->start);
-      int64_t live = 0;
-      for (const LiveRange &o : ranges)
-        if (o.space == MemSpace::PSUM && o.liveAt(pos))
-          live += o.bytes;
-      psumLive = std::max(psumLive, live);
-    }
-    int64_t psumFree = geo.psumBytes - psumLive;
+    int64_t psumFree = geo.psumBytes - *psumLive;
     int64_t trips = loop->constTripCount();
     const TensorType &accType = acc->result->type;
     int64_t fold = accType.bytesPerPartition(geo.partitions);

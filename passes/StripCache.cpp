@@ -3,11 +3,11 @@
 // `strip-cache` computes each row strip of a fused intermediate once, into an
 // SBUF buffer reused by every output column block (the paper's caching):
 //  1. strips that `fuse` placed inside a column loop, and that do not depend
-//     on it, are hoisted to the row-block level (in a longer chain, level by
+//     on it, are hoisted to the row-strip level (in a longer chain, level by
 //     level: a hoisted strip's computation brings the next one's column loop);
-//  2. producers not fused yet are fused directly at the row-block level.
+//  2. producers not fused yet are fused directly at the row-strip level.
 // The strip's size (rows of the block x the intermediate's width) is what
-// the row-block parameter `m` (the paper's bs) trades against SBUF capacity.
+// the row-strip parameter `m` (the paper's bs) trades against SBUF capacity.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Fusion.h"
@@ -25,7 +25,7 @@ public:
   }
   PassResult run(ir::Kernel &kernel, PassContext &) override {
     bool changed = hoistFusedStrips(kernel);
-    changed |= fuseProducers(kernel, StripPlacement::PerRowBlock);
+    changed |= fuseProducers(kernel, StripPlacement::PerRowStrip);
     return changed ? PassResult::Changed : PassResult::Unchanged;
   }
 };

@@ -1,7 +1,7 @@
 //===- passes/TargetGeometry.h - The IR's tile geometry of a target -*- C++ -*-===//
 //
 // The one place a runtime::Target becomes the ir::TileGeometry that kernels
-// carry (ir/ does not know the runtime, DESIGN §1).
+// carry (ir/ does not know the runtime, docs/architecture.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_PASSES_TARGETGEOMETRY_H

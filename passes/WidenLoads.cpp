@@ -111,7 +111,7 @@ llvm::SmallVector<StreamedTile, 4> streamedTiles(ForOp &loop, int64_t partitions
 /// Bytes per ns a stream of back-to-back loads of `groups` partition groups
 /// of rows of `rowBytes` sustains: each transfer holds the shared DMA
 /// bandwidth for its occupancy.
-double throughput(const runtime::CostModel &model, int64_t rowBytes, int64_t groups, int64_t partitions) {
+double throughput(const runtime::InstructionCosts &model, int64_t rowBytes, int64_t groups, int64_t partitions) {
   int64_t bytes = rowBytes * partitions * groups;
   auto c = model.dma(bytes, partitions, rowBytes, false);
   return double(bytes) / std::max(c.occupancy, double(bytes) / c.rate);
@@ -132,7 +132,7 @@ std::optional<int64_t> columnBytes(const DmaOp &load) {
 
 /// The smallest divisor g of `trips` whose transfers of g groups reach
 /// `share` of the throughput of one transfer for all trips.
-int64_t groupsFor(const runtime::CostModel &model, int64_t rowBytes, int64_t trips, int64_t partitions,
+int64_t groupsFor(const runtime::InstructionCosts &model, int64_t rowBytes, int64_t trips, int64_t partitions,
                   double share = policy::kWideLoadShare) {
   double best = throughput(model, rowBytes, trips, partitions);
   int64_t g = 1;
@@ -224,7 +224,7 @@ int64_t largestExtent(const Access &a, unsigned dim) {
 /// first reader of each block wait for g groups, and where the buffer has
 /// one copy the next block's fill waits for every reader of them; only a
 /// loop whose matmuls hardly hide its loads gains more than that costs.
-bool fillBound(const runtime::CostModel &model, ForOp &loop, llvm::ArrayRef<DmaOp *> fills,
+bool fillBound(const runtime::InstructionCosts &model, ForOp &loop, llvm::ArrayRef<DmaOp *> fills,
                int64_t partitions) {
   double dmaNs = 0;
   for (DmaOp *load : fills) {
@@ -322,7 +322,7 @@ public:
     bool changed = collapseColumnFills(kernel.body);
     llvm::SmallVector<std::pair<Block *, ForOp *>, 8> loops;
     collectLoops(kernel.body, loops);
-    runtime::CostModel model(ctx.target);
+    runtime::InstructionCosts model(ctx.target);
     // The kernel's SBUF peak, computed again only after a loop is rewritten.
     std::optional<int64_t> peak;
     for (auto [parent, loop] : loops)
@@ -343,7 +343,7 @@ private:
   }
 
   /// The group count for `tiles` in a loop of `trips` iterations (1: leave it).
-  static int64_t chooseGroups(const runtime::CostModel &model, llvm::ArrayRef<StreamedTile> tiles, int64_t trips,
+  static int64_t chooseGroups(const runtime::InstructionCosts &model, llvm::ArrayRef<StreamedTile> tiles, int64_t trips,
                               int64_t partitions) {
     int64_t groups = 1;
     for (const StreamedTile &t : tiles)
@@ -353,7 +353,7 @@ private:
   }
 
   /// Merges the transfers of a fill loop (fillLoad) in place.
-  static bool widenFill(Kernel &kernel, const runtime::CostModel &model, ForOp &loop, int64_t trips) {
+  static bool widenFill(Kernel &kernel, const runtime::InstructionCosts &model, ForOp &loop, int64_t trips) {
     const int64_t partitions = kernel.geometry.partitions;
     DmaOp *load = fillLoad(loop, partitions);
     if (!load)
@@ -370,7 +370,7 @@ private:
     return true;
   }
 
-  bool widen(Kernel &kernel, PassContext &ctx, const runtime::CostModel &model, Block &parent, ForOp &loop,
+  bool widen(Kernel &kernel, PassContext &ctx, const runtime::InstructionCosts &model, Block &parent, ForOp &loop,
              std::optional<int64_t> &peak) {
     const int64_t partitions = kernel.geometry.partitions;
     if (!loop.lo.isConst() || !loop.hi.isConst() || loop.step != partitions)

@@ -1,7 +1,7 @@
 //===- runtime/DmaModel.h - Cost of one DMA transfer ------------*- C++ -*-===//
 //
-// The DMA rules the Neuron documentation publishes (shared/TRN1.md §4.3,
-// shared/FIDELITY.md §3), each a target field with its source:
+// The DMA rules the Neuron documentation publishes (docs/hardware.md §4.3,
+// docs/measurements.md §3), each a target field with its source:
 //  * a transfer over P SBUF partitions runs on min(dma_engines,
 //    ceil(P / dma_partitions_per_engine)) engines of dma_engine_bandwidth_gbs;
 //  * its efficiency depends on the bytes per partition it moves (the

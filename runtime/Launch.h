@@ -3,7 +3,7 @@
 // A measured kernel latency is either one execution's device timeline (a
 // profile's total_time) or one iteration of a benchmark loop (nki.benchmark,
 // min or P99 over iterations), which adds a per-launch overhead
-// (shared/FIDELITY.md §5). The simulator reports the timeline plus the
+// (docs/measurements.md §5). The simulator reports the timeline plus the
 // target's launch term for the kind asked for, and says which it is.
 //
 //===----------------------------------------------------------------------===//

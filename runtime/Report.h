@@ -1,7 +1,7 @@
 //===- runtime/Report.h - Profile report of one simulated run ---*- C++ -*-===//
 //
 // The numbers the Neuron profiler would show, in its vocabulary where it has
-// one. JSON keys (a contract, DESIGN.md §10): kernel, target, latency_us,
+// one. JSON keys (a contract, docs/simulator.md): kernel, target, latency_us,
 // latency_predicts, launch_overhead_us, mfu,
 // tensor_engine_active_pct, flops, transpose_flops, hbm_read_bytes,
 // hbm_write_bytes, spill_save_bytes, spill_reload_bytes, sbuf_peak_bytes,

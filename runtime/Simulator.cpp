@@ -173,6 +173,10 @@ private:
   bool execWatched(uint32_t loopId, const Loop &l);
   std::vector<int64_t> tripCount; ///< per loop
   bool exec(const Instr &in, uint32_t id);
+  // One instruction of each kind, its operands placed (exec's steps).
+  bool execDma(const Instr &in, uint32_t id, TileView &vDst, TileView *vSrc);
+  bool execMatmul(const Instr &in, uint32_t id, TileView &vDst, TileView *vSrc);
+  bool execTranspose(const Instr &in, uint32_t id, TileView &vDst, TileView *vSrc);
   /// The view of access `index` (AccessPlans numbering) for this iteration.
   LLVM_ATTRIBUTE_ALWAYS_INLINE bool place(uint32_t index, const Access &a, const char *role) {
     const AccessPlan &p = (*plans)[index];
@@ -494,6 +498,91 @@ bool Machine::execWatched(uint32_t loopId, const Loop &l) {
   return true;
 }
 
+bool Machine::execDma(const Instr &in, uint32_t id, TileView &vDst, TileView *vSrc) {
+  const TileView &s = vSrc[0];
+  if (in.transpose) {
+    if (s.P != vDst.F || s.F != vDst.P)
+      return fail(formatv("a transposing dma turns a {0} tile into [{2}, {1}], but the destination is {3}",
+                          tileStr(s), s.P, s.F, tileStr(vDst)));
+  } else if (!(vDst.P == s.P && vDst.F == s.F)) {
+    // A DMA over several partition groups. The fold reshapes the tensor
+    // side's view in place; a planned view (AccessPlan) keeps its shape
+    // between executions, so it is folded once, and the region and base
+    // it is placed at each time do not depend on the fold.
+    TileView &tensorSide = vDst.isBuffer ? vSrc[0] : vDst;
+    if (!foldRowsOntoPartitions(tensorSide, vDst.isBuffer ? vDst : vSrc[0]) &&
+        !sameShape(vDst, s, "the source"))
+      return false;
+  }
+  bool load = vDst.isBuffer;
+  if (functional) {
+    if (!checkInit(s, "the dma"))
+      return false;
+    num->dma(vDst, s, in.transpose);
+  }
+  sched->dma(in, id, load ? s : vDst, load ? vDst : s, load);
+  return true;
+}
+
+bool Machine::execMatmul(const Instr &in, uint32_t id, TileView &vDst, TileView *vSrc) {
+  const TileView &st = vSrc[0], &mv = vSrc[1];
+  int64_t K = st.P, M = st.F, N = mv.F;
+  if (mv.P != K)
+    return fail(formatv("contraction sizes differ: stationary is {0} and moving is {1} (both operands "
+                        "hold K on their partitions)",
+                        tileStr(st), tileStr(mv)));
+  if (vDst.P != M || vDst.F != N)
+    return fail(formatv("output tile is {0} but stationary {1} and moving {2} give [{3}, {4}]", tileStr(vDst),
+                        tileStr(st), tileStr(mv), M, N));
+  if (K > T.pe_rows)
+    return fail(formatv("contraction K = {0} exceeds the {1} PE rows (partitions)", K, T.pe_rows));
+  if (M > T.pe_cols)
+    return fail(formatv("stationary free size M = {0} exceeds the {1} PE columns", M, T.pe_cols));
+  if (N > T.matmul_max_moving)
+    return fail(formatv("moving free size N = {0} exceeds the limit of {1}", N, T.matmul_max_moving));
+  if (!inOneBank(vDst.rect))
+    return fail(formatv("the accumulation group %{0} spans PSUM bytes [{1}, {2}) of each partition, crossing "
+                        "a bank boundary (banks are {3} bytes; N = {4} fp32 values need {5} bytes)",
+                        P.buffers[vDst.id].name, vDst.rect.c0, vDst.rect.c1, T.psum_bank_bytes, N, N * 4));
+  if (functional) {
+    bool reset = in.acc == AccMode::Reset;
+    if (in.acc == AccMode::ResetIfFirst) {
+      reset = true;
+      for (uint32_t var : in.accVars)
+        if (vars[var] != P.loops[P.varLoop[var]].lo)
+          reset = false;
+    }
+    if (!checkInit(st, "the stationary operand") || !checkInit(mv, "the moving operand"))
+      return false;
+    if (!reset && !checkInit(vDst, "accumulation (PSUM read-modify-write)"))
+      return false;
+    num->matmul(vDst, st, mv, reset);
+  }
+  sched->matmul(in, id, vDst, vSrc);
+  return true;
+}
+
+bool Machine::execTranspose(const Instr &in, uint32_t id, TileView &vDst, TileView *vSrc) {
+  const TileView &s = vSrc[0];
+  if (s.P > T.pe_rows || s.F > T.pe_cols)
+    return fail(formatv("TensorE transposes tiles of at most [{0}, {1}], got {2}", T.pe_rows, T.pe_cols,
+                        tileStr(s)));
+  if (vDst.P != s.F || vDst.F != s.P)
+    return fail(formatv("transposing a {0} tile gives [{2}, {1}], but the destination is {3}", tileStr(s), s.P,
+                        s.F, tileStr(vDst)));
+  if (!inOneBank(vDst.rect))
+    return fail(formatv("the output %{0} spans PSUM bytes [{1}, {2}) of each partition, crossing a bank "
+                        "boundary (banks are {3} bytes)",
+                        P.buffers[vDst.id].name, vDst.rect.c0, vDst.rect.c1, T.psum_bank_bytes));
+  if (functional) {
+    if (!checkInit(s, "the transpose"))
+      return false;
+    num->transpose(vDst, s);
+  }
+  sched->transpose(in, id, vDst, s);
+  return true;
+}
+
 bool Machine::exec(const Instr &in, uint32_t id) {
   cur = &in;
   const uint32_t first = plans->first(id);
@@ -505,88 +594,12 @@ bool Machine::exec(const Instr &in, uint32_t id) {
       return false;
   const unsigned nsrc = unsigned(in.srcs.size());
   switch (in.op) {
-  case Opcode::Dma: {
-    const TileView &s = vSrc[0];
-    if (in.transpose) {
-      if (s.P != vDst.F || s.F != vDst.P)
-        return fail(formatv("a transposing dma turns a {0} tile into [{2}, {1}], but the destination is {3}",
-                            tileStr(s), s.P, s.F, tileStr(vDst)));
-    } else if (!(vDst.P == s.P && vDst.F == s.F)) {
-      // A DMA over several partition groups. The fold reshapes the tensor
-      // side's view in place; a planned view (AccessPlan) keeps its shape
-      // between executions, so it is folded once, and the region and base
-      // it is placed at each time do not depend on the fold.
-      TileView &tensorSide = vDst.isBuffer ? vSrc[0] : vDst;
-      if (!foldRowsOntoPartitions(tensorSide, vDst.isBuffer ? vDst : vSrc[0]) &&
-          !sameShape(vDst, s, "the source"))
-        return false;
-    }
-    bool load = vDst.isBuffer;
-    if (functional) {
-      if (!checkInit(s, "the dma"))
-        return false;
-      num->dma(vDst, s, in.transpose);
-    }
-    sched->dma(in, id, load ? s : vDst, load ? vDst : s, load);
-    return true;
-  }
-  case Opcode::Matmul: {
-    const TileView &st = vSrc[0], &mv = vSrc[1];
-    int64_t K = st.P, M = st.F, N = mv.F;
-    if (mv.P != K)
-      return fail(formatv("contraction sizes differ: stationary is {0} and moving is {1} (both operands "
-                          "hold K on their partitions)",
-                          tileStr(st), tileStr(mv)));
-    if (vDst.P != M || vDst.F != N)
-      return fail(formatv("output tile is {0} but stationary {1} and moving {2} give [{3}, {4}]", tileStr(vDst),
-                          tileStr(st), tileStr(mv), M, N));
-    if (K > T.pe_rows)
-      return fail(formatv("contraction K = {0} exceeds the {1} PE rows (partitions)", K, T.pe_rows));
-    if (M > T.pe_cols)
-      return fail(formatv("stationary free size M = {0} exceeds the {1} PE columns", M, T.pe_cols));
-    if (N > T.matmul_max_moving)
-      return fail(formatv("moving free size N = {0} exceeds the limit of {1}", N, T.matmul_max_moving));
-    if (!inOneBank(vDst.rect))
-      return fail(formatv("the accumulation group %{0} spans PSUM bytes [{1}, {2}) of each partition, crossing "
-                          "a bank boundary (banks are {3} bytes; N = {4} fp32 values need {5} bytes)",
-                          P.buffers[vDst.id].name, vDst.rect.c0, vDst.rect.c1, T.psum_bank_bytes, N, N * 4));
-    if (functional) {
-      bool reset = in.acc == AccMode::Reset;
-      if (in.acc == AccMode::ResetIfFirst) {
-        reset = true;
-        for (uint32_t var : in.accVars)
-          if (vars[var] != P.loops[P.varLoop[var]].lo)
-            reset = false;
-      }
-      if (!checkInit(st, "the stationary operand") || !checkInit(mv, "the moving operand"))
-        return false;
-      if (!reset && !checkInit(vDst, "accumulation (PSUM read-modify-write)"))
-        return false;
-      num->matmul(vDst, st, mv, reset);
-    }
-    sched->matmul(in, id, vDst, vSrc);
-    return true;
-  }
-  case Opcode::Transpose: {
-    const TileView &s = vSrc[0];
-    if (s.P > T.pe_rows || s.F > T.pe_cols)
-      return fail(formatv("TensorE transposes tiles of at most [{0}, {1}], got {2}", T.pe_rows, T.pe_cols,
-                          tileStr(s)));
-    if (vDst.P != s.F || vDst.F != s.P)
-      return fail(formatv("transposing a {0} tile gives [{2}, {1}], but the destination is {3}", tileStr(s), s.P,
-                          s.F, tileStr(vDst)));
-    if (!inOneBank(vDst.rect))
-      return fail(formatv("the output %{0} spans PSUM bytes [{1}, {2}) of each partition, crossing a bank "
-                          "boundary (banks are {3} bytes)",
-                          P.buffers[vDst.id].name, vDst.rect.c0, vDst.rect.c1, T.psum_bank_bytes));
-    if (functional) {
-      if (!checkInit(s, "the transpose"))
-        return false;
-      num->transpose(vDst, s);
-    }
-    sched->transpose(in, id, vDst, s);
-    return true;
-  }
+  case Opcode::Dma:
+    return execDma(in, id, vDst, vSrc);
+  case Opcode::Matmul:
+    return execMatmul(in, id, vDst, vSrc);
+  case Opcode::Transpose:
+    return execTranspose(in, id, vDst, vSrc);
   default:
     break;
   }

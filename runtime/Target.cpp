@@ -19,7 +19,7 @@ using namespace llvm;
 namespace tessel::runtime {
 
 // The one place where trn1's numbers live. Sources are sections of
-// shared/TRN1.md (tags there: [DOC] documented, [DERIVED] arithmetic on
+// docs/hardware.md (tags there: [DOC] documented, [DERIVED] arithmetic on
 // documented numbers, [CONFLICT] sources disagree; here [ASSUMED] marks a
 // value no public source gives, chosen as stated).
 static Target makeTrn1() {
@@ -95,8 +95,8 @@ static Target makeTrn1() {
   t.dma_queues = 16;
   // §1.2 [CONFLICT]: 27.2 GB/s per engine, "theoretical" for v2 and v3
   // (ARCH-V2, DMA-OV) vs 17 B/ns (the per-generation tables of DMA-OV and
-  // DMA-BW: TRN1 17, TRN2 23, TRN3 33 B/ns; FIDELITY.md §1's "272 GB/s DMA
-  // peak" is 16 x 17; TRN1.md §1.2 suggests 272 GB/s "achievable DMA" with
+  // DMA-BW: TRN1 17, TRN2 23, TRN3 33 B/ns; docs/measurements.md §1's "272 GB/s DMA
+  // peak" is 16 x 17; docs/hardware.md §1.2 suggests 272 GB/s "achievable DMA" with
   // the HBM cap at 410). We choose the table's 17, as for trn2 (23, which the
   // measured 32 KiB in 1,416 ns on one engine confirms): the 27.2 figure is
   // the same for v2 and v3 and so is not what distinguishes them. The 222
@@ -104,9 +104,9 @@ static Target makeTrn1() {
   // `tessel calibrate` may move it within [17, 27.2] (docs/calibration.md).
   t.dma_engine_bandwidth_gbs = 17;
   // §3.3: a 128-partition transfer is spread over 16 engines, 8 partitions
-  // each [DOC]; FIDELITY.md §3: a 4-partition transfer runs on one engine.
+  // each [DOC]; docs/measurements.md §3: a 4-partition transfer runs on one engine.
   t.dma_partitions_per_engine = 8;
-  // §4.3, FIDELITY.md §3: "~1300 ns" descriptor setup, synchronisation and
+  // §4.3, docs/measurements.md §3: "~1300 ns" descriptor setup, synchronisation and
   // semaphore latency per transfer, cross-engine (DMA-BW) [DOC].
   t.dma_fixed_latency_ns = 1300;
   // How soon a queue issues its next transfer. trn1 has no hardware
@@ -116,7 +116,7 @@ static Target makeTrn1() {
   // transfer's data then flows while the next one is set up [DOC figure,
   // DERIVED rule]. trn2's hardware DGE issues one in ~600 ns (trn2.json).
   t.dma_queue_issue_ns = 1300;
-  // §4.3, FIDELITY.md §3 (efficiency by bytes per partition per transfer):
+  // §4.3, docs/measurements.md §3 (efficiency by bytes per partition per transfer):
   // < 256 B severely overhead-bound, >= 2 KiB recommended, >= 4 KiB nearly
   // saturates [DOC]; bpp / (bpp + 256) gives 50% / 89% / 94% at
   // 256 B / 2 KiB / 4 KiB [DERIVED fit of the rule].
@@ -142,11 +142,11 @@ static Target makeTrn1() {
   t.dma_transpose_efficiency = 0.25;
   // §1.1: 2 x NeuronCore-v2 per Trainium chip [DOC].
   t.neuron_cores_per_chip = 2;
-  // FIDELITY.md §5: tiny kernels measure 3 us in device mode, which one load
+  // docs/measurements.md §5: tiny kernels measure 3 us in device mode, which one load
   // and one store (2 x 1.3 us fixed cost + their data) already account for:
   // no launch term is left on the device timeline [DERIVED].
   t.launch_device_ns = 0;
-  // FIDELITY.md §4-5: a benchmark loop adds 19-55 us per launch; ~50 us floor
+  // docs/measurements.md §4-5: a benchmark loop adds 19-55 us per launch; ~50 us floor
   // at 512^3 on trn2 less the ~2 us of first-load / last-store latency the
   // device timeline holds. No trn1 figure: trn2's value [ASSUMED].
   t.launch_benchmark_ns = 48000;

@@ -3,7 +3,7 @@
 // A Target holds every number the simulator's timing model and run-time
 // checks use. The field list is runtime/TargetFields.def (name, unit,
 // constraint, meaning); the values of the built-in `trn1` target, each with
-// its source in shared/TRN1.md, are in Target.cpp; further targets are JSON
+// its source in docs/hardware.md, are in Target.cpp; further targets are JSON
 // files (runtime/targets/trn2.json is embedded into the binary).
 //
 //===----------------------------------------------------------------------===//

@@ -121,7 +121,7 @@ double BandwidthCalendar::reserve(double t0, double amount) {
   return finish;
 }
 
-double CostModel::matmulNs(int64_t K, int64_t M, int64_t N, bool fp32, bool newStationary) const {
+double InstructionCosts::matmulNs(int64_t K, int64_t M, int64_t N, bool fp32, bool newStationary) const {
   (void)K;
   double ii = std::max(std::min(t.matmul_min_ii_cycles, double(M)), double(N));
   if (fp32)
@@ -131,7 +131,7 @@ double CostModel::matmulNs(int64_t K, int64_t M, int64_t N, bool fp32, bool newS
   return ii / t.tensor_clock_ghz;
 }
 
-double CostModel::tensorThrottledNs(double nominalNs, double idleNs, double &warmNs) const {
+double InstructionCosts::tensorThrottledNs(double nominalNs, double idleNs, double &warmNs) const {
   if (idleNs > 0 && idleNs >= t.tensor_throttle_idle_ns)
     warmNs = 0;
   double throttledNs = std::max(0.0, t.tensor_warmup_ns - warmNs); // busy time left at the low rate
@@ -141,14 +141,14 @@ double CostModel::tensorThrottledNs(double nominalNs, double idleNs, double &war
   return ns;
 }
 
-double CostModel::peTransposeNs(int64_t P, int64_t F, bool fp32) const {
+double InstructionCosts::peTransposeNs(int64_t P, int64_t F, bool fp32) const {
   double ii = std::max(double(P), std::min(t.matmul_min_ii_cycles, double(F)));
   if (fp32)
     ii *= t.fp32_matmul_slowdown;
   return ii / t.tensor_clock_ghz;
 }
 
-double CostModel::engineNs(Engine e, int64_t N, double factor, bool dependent) const {
+double InstructionCosts::engineNs(Engine e, int64_t N, double factor, bool dependent) const {
   double clock, epc;
   switch (e) {
   case Engine::Scalar:
@@ -170,7 +170,7 @@ double CostModel::engineNs(Engine e, int64_t N, double factor, bool dependent) c
   return cycles / clock;
 }
 
-CostModel::DmaCost CostModel::dma(int64_t bytes, int64_t partitions, int64_t chunkBytes, bool transpose) const {
+InstructionCosts::DmaCost InstructionCosts::dma(int64_t bytes, int64_t partitions, int64_t chunkBytes, bool transpose) const {
   DmaTiming d = DmaModel(t).cost({bytes, partitions, chunkBytes, transpose});
   return {d.rateBytesPerNs, d.occupancyNs, d.efficiency};
 }

@@ -107,9 +107,9 @@ private:
 };
 
 /// Per-instruction costs in nanoseconds, from the target only.
-struct CostModel {
+struct InstructionCosts {
   const Target &t;
-  explicit CostModel(const Target &t) : t(t) {}
+  explicit InstructionCosts(const Target &t) : t(t) {}
 
   /// Matmul busy time: II = max(min(MIN_II, M), N) cycles (x fp32 slowdown),
   /// and at least the background LoadStationary time M / ls_cols_per_cycle

@@ -198,7 +198,7 @@ void TimingScheduler::dma(const Instr &in, uint32_t id, const TileView &hbm, con
   LastCost &last = lastCost[id];
   if (!last.same(bytes, sb.P, chunk, in.transpose))
     last.dma = cost.dma(bytes, sb.P, chunk, in.transpose);
-  const CostModel::DmaCost &c = last.dma;
+  const InstructionCosts::DmaCost &c = last.dma;
   const TileView &src = load ? hbm : sb;
   const TileView &dst = load ? sb : hbm;
   double start = unitFree[unit];
@@ -280,11 +280,11 @@ void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst
                     dtypeOf(srcs[0]) == DType::BF16 && dtypeOf(srcs[1]) == DType::BF16 &&
                     dtypeOf(dst) == DType::BF16 &&
                     (in.aluOp() == AluOp::Add || in.aluOp() == AluOp::Mul || in.aluOp() == AluOp::Sub);
-    factor = (onePsum || fastBf16) ? 1.0 : 2.0; // TRN1.md §4.2 tensor_tensor
+    factor = (onePsum || fastBf16) ? 1.0 : 2.0; // docs/hardware.md §4.2 tensor_tensor
     break;
   }
   case Opcode::Memset:
-    factor = (in.imm == 0.0 && dtypeOf(dst) == DType::BF16) ? 0.5 : 1.0; // TRN1.md §4.2 memset
+    factor = (in.imm == 0.0 && dtypeOf(dst) == DType::BF16) ? 0.5 : 1.0; // docs/hardware.md §4.2 memset
     break;
   default:
     break;

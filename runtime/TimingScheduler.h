@@ -129,7 +129,7 @@ public:
 private:
   const Program &P;
   const Target &T;
-  CostModel cost;
+  InstructionCosts cost;
   bool recording, keepAll;
   size_t maxEvents;
 
@@ -165,7 +165,7 @@ private:
   bool haveStationary = false;
   uint32_t lastStatObj = 0;
   Rect lastStatRect;
-  /// TensorE's busy time since it last went cold (CostModel::tensorThrottledNs).
+  /// TensorE's busy time since it last went cold (InstructionCosts::tensorThrottledNs).
   double tensorWarmNs = 0;
   /// Whether TensorE, fully warm, stays so through `busyNs` after `idleNs`:
   /// tensorThrottledNs would return busyNs unchanged and keep tensorWarmNs
@@ -195,7 +195,7 @@ private:
   struct LastCost {
     int64_t args[4] = {-1, -1, -1, -1};
     double ns = 0;
-    CostModel::DmaCost dma{};
+    InstructionCosts::DmaCost dma{};
     /// Whether the cost is that of `a`; if not, records `a` (the caller
     /// then sets the cost).
     bool same(int64_t a0, int64_t a1, int64_t a2, int64_t a3) {

@@ -45,6 +45,33 @@ static std::string unitName(unsigned u) {
   }
 }
 
+/// The metadata events naming the process and each engine or DMA queue's
+/// track, in unit order.
+static void writeTrackNames(json::OStream &j, const Report &report, const std::set<unsigned> &units) {
+  j.object([&] {
+    j.attribute("name", "process_name");
+    j.attribute("ph", "M");
+    j.attribute("pid", 0);
+    j.attributeObject("args", [&] { j.attribute("name", "NeuronCore " + report.target + ": " + report.kernel); });
+  });
+  for (unsigned u : units) {
+    j.object([&] {
+      j.attribute("name", "thread_name");
+      j.attribute("ph", "M");
+      j.attribute("pid", 0);
+      j.attribute("tid", int64_t(u));
+      j.attributeObject("args", [&] { j.attribute("name", unitName(u)); });
+    });
+    j.object([&] {
+      j.attribute("name", "thread_sort_index");
+      j.attribute("ph", "M");
+      j.attribute("pid", 0);
+      j.attribute("tid", int64_t(u));
+      j.attributeObject("args", [&] { j.attribute("sort_index", int64_t(u)); });
+    });
+  }
+}
+
 Error writeChromeTrace(StringRef path, const Program &prog, const Report &report,
                        const std::vector<TraceEvent> &events, uint64_t droppedEvents) {
   std::error_code ec;
@@ -64,28 +91,7 @@ Error writeChromeTrace(StringRef path, const Program &prog, const Report &report
       j.attribute("dropped_events", int64_t(droppedEvents));
     });
     j.attributeArray("traceEvents", [&] {
-      j.object([&] {
-        j.attribute("name", "process_name");
-        j.attribute("ph", "M");
-        j.attribute("pid", 0);
-        j.attributeObject("args", [&] { j.attribute("name", "NeuronCore " + report.target + ": " + report.kernel); });
-      });
-      for (unsigned u : units) {
-        j.object([&] {
-          j.attribute("name", "thread_name");
-          j.attribute("ph", "M");
-          j.attribute("pid", 0);
-          j.attribute("tid", int64_t(u));
-          j.attributeObject("args", [&] { j.attribute("name", unitName(u)); });
-        });
-        j.object([&] {
-          j.attribute("name", "thread_sort_index");
-          j.attribute("ph", "M");
-          j.attribute("pid", 0);
-          j.attribute("tid", int64_t(u));
-          j.attributeObject("args", [&] { j.attribute("sort_index", int64_t(u)); });
-        });
-      }
+      writeTrackNames(j, report, units);
       // Per static instruction, once: its name and where it came from.
       std::vector<std::string> names(prog.instrs.size()), sources(prog.instrs.size());
       for (size_t i = 0; i < prog.instrs.size(); ++i) {

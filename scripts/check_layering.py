@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks DESIGN §1's floors: every `#include "lib/..."` in a library folder
+"""Checks docs/architecture.md's floors: every `#include "lib/..."` in a library folder
 names a folder that folder may include (docs/architecture.md). Prints each
 violation as FILE:LINE: and exits 1 when there is one.
 

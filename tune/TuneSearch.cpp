@@ -129,7 +129,7 @@ private:
       progress(state, nullptr);
   }
 
-  /// The model's second rule (DESIGN §5, the paper's Table 3): a block whose
+  /// The model's second rule (docs/cost-models.md, the paper's Table 3): a block whose
   /// buffers spill pays the spill traffic and waits on its reloads, so while
   /// some configuration fits SBUF, those that spill are not simulated. Not a
   /// bound like the first rule: bench/paper_tables.py measures that it keeps

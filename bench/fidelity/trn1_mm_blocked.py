@@ -1,4 +1,4 @@
-"""trn1 matmul ladder, rung 3 "blocked free dims" (../../../shared/FIDELITY.md s1; measured 22.07 ms).
+"""trn1 matmul ladder, rung 3 "blocked free dims" (docs/measurements.md §1; measured 22.07 ms).
 
 Published schedule (aws-neuron/nki-samples src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py (current API; the measured 2.20-2.23 release used nl.load / nl.store, as this kernel does), nki_matmul_block_free_dimension_):
     TILES_IN_BLOCK_M = 2; TILES_IN_BLOCK_N = 2

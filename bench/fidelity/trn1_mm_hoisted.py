@@ -1,4 +1,4 @@
-"""trn1 matmul ladder, rung 2 "hoisted loads" (../../../shared/FIDELITY.md s1; measured 42.96 ms).
+"""trn1 matmul ladder, rung 2 "hoisted loads" (docs/measurements.md §1; measured 42.96 ms).
 
 Published schedule (aws-neuron/nki-samples src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py (current API; the measured 2.20-2.23 release used nl.load / nl.store, as this kernel does), nki_matmul_hoist_load_):
     for m in nl.affine_range(M // TILE_M):

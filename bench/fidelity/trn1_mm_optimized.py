@@ -1,7 +1,7 @@
-"""trn1 matmul ladder, rung 4 "fully optimized" (../../../shared/FIDELITY.md s1; measured 6.97 ms).
+"""trn1 matmul ladder, rung 4 "fully optimized" (docs/measurements.md §1; measured 6.97 ms).
 
 Published schedule (aws-neuron/nki-samples src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py (current API; the measured 2.20-2.23 release used nl.load / nl.store, as this kernel does), nki_matmul_fully_optimized_,
-TILES_IN_BLOCK_M=16, TILES_IN_BLOCK_N=2, TILES_IN_BLOCK_K=8; shared/TRN1.md s6):
+TILES_IN_BLOCK_M=16, TILES_IN_BLOCK_N=2, TILES_IN_BLOCK_K=8; docs/hardware.md §6):
     for n in nl.affine_range(NUM_BLOCK_N):
       for k in nl.sequential_range(NUM_BLOCK_K):
         # rhs block loaded, one DMA per K tile of [TILE_K, BLOCK_N]

@@ -1,4 +1,4 @@
-"""trn1 matmul ladder, rung 1 "tiled" (../../../shared/FIDELITY.md s1; measured 51.80 ms).
+"""trn1 matmul ladder, rung 1 "tiled" (docs/measurements.md §1; measured 51.80 ms).
 
 Published schedule (aws-neuron/nki-samples src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py (current API; the measured 2.20-2.23 release used nl.load / nl.store, as this kernel does), nki_matmul_tiled_):
     for m in nl.affine_range(M // TILE_M):

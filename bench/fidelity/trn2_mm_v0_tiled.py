@@ -1,4 +1,4 @@
-"""trn2 4096^3 ladder, V0 "tiled" (../../../shared/FIDELITY.md s2; profile total 8,602 us).
+"""trn2 4096^3 ladder, V0 "tiled" (docs/measurements.md §2; profile total 8,602 us).
 
 Published schedule (aws-neuron/neuron-agentic-development skills/neuron-nki-profile-querying/references/example-bounds-analysis.md, "Kernel (V0)"):
     for m in nl.affine_range(M // TILE_M):          # 32

@@ -1,4 +1,4 @@
-"""trn2 4096^3 ladder, V1 "blocked" (../../../shared/FIDELITY.md s2; profile total 2,451 us).
+"""trn2 4096^3 ladder, V1 "blocked" (docs/measurements.md §2; profile total 2,451 us).
 
 Published schedule (aws-neuron/neuron-agentic-development skills/neuron-nki-profile-querying/
 references/example-bounds-analysis.md, "V1: Blocking free dimension"; its snippet says

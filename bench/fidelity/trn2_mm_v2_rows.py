@@ -1,4 +1,4 @@
-"""trn2 4096^3 ladder, V2 "row loads" (../../../shared/FIDELITY.md s2; profile total 1,801 us).
+"""trn2 4096^3 ladder, V2 "row loads" (docs/measurements.md §2; profile total 1,801 us).
 
 Published schedule (aws-neuron/neuron-agentic-development skills/neuron-nki-profile-querying/references/example-bounds-analysis.md, "V2: Row loads"):
     for m in nl.affine_range(M // BLOCK_M):

@@ -1,4 +1,4 @@
-"""trn2 GEMM scoreboard: MetaGEMM as listed (../../../shared/FIDELITY.md s4).
+"""trn2 GEMM scoreboard: MetaGEMM as listed (docs/measurements.md §4).
 
 Published schedule (awslabs/nki-autotune autotune/gemm/trn2-scoreboard.md,
 "LHS_T x RHS Kernel Results": loop order and "tile sizes per block dimension"

@@ -11,7 +11,7 @@
 //    The amount is summed over every execution by enumerating only the loops
 //    its extents mention (the rest contribute their trip counts), so partial
 //    tiles (`min(128, 647 - %m)`) are exact while a loop nest costs about as
-//    many evaluations as its row blocks.
+//    many evaluations as its row strips.
 //    Unit times use the simulator's per-instruction costs (runtime/Timing.h):
 //    the tensor engine's issue intervals, and per DMA statement its transfers'
 //    fixed cost plus bytes at the best rate a transfer can reach, over the
@@ -250,7 +250,7 @@ private:
     // The best a transfer can do: all partitions' engines, no descriptor
     // overhead (a huge contiguous chunk), limited by the shared bandwidth.
     const int64_t probe = int64_t(1) << 20;
-    runtime::CostModel::DmaCost best = model.dma(probe, kernel.geometry.partitions, int64_t(1) << 40, dma.transpose);
+    runtime::InstructionCosts::DmaCost best = model.dma(probe, kernel.geometry.partitions, int64_t(1) << 40, dma.transpose);
     double nsPerByte = std::max(1.0 / best.rate, best.occupancy / double(probe));
     double statementNs = double(transfers) * target.dma_fixed_latency_ns + double(bytes) * nsPerByte;
     // The backend gives the statements queue groups round-robin in program
@@ -347,7 +347,7 @@ private:
     }));
   }
 
-  /// The simulator's cost factor of a tensor_tensor op (TRN1.md §4.2):
+  /// The simulator's cost factor of a tensor_tensor op (docs/hardware.md §4.2):
   /// 1 with one operand in PSUM or bf16 add/sub/mul in SBUF, else 2.
   static double tensorTensorFactor(const TensorTensorOp &tt) {
     auto psum = [](const Access &a) { return a.base->type.space == MemSpace::PSUM; };
@@ -392,7 +392,7 @@ private:
 
   const Kernel &kernel;
   const runtime::Target &target;
-  runtime::CostModel model;
+  runtime::InstructionCosts model;
   KernelCost &cost;
   llvm::SmallVector<const ForOp *, 8> loops;
   int64_t queueSpan() const { return std::min<int64_t>(kDmaQueuesPerStatement, target.dma_queues); }

@@ -47,10 +47,10 @@ struct KernelCost {
   /// first reader waits for it). Part of predictedUs, added to phasedNs.
   double serialFillNs = 0;
   /// Tensor-engine busy time: every matmul and transpose at its issue
-  /// interval (runtime::CostModel), stationary loads assumed free.
+  /// interval (runtime::InstructionCosts), stationary loads assumed free.
   double tensorBusyNs = 0;
   /// Vector- and scalar-engine busy time: every copy, memset, activation and
-  /// elementwise op at its cost (runtime::CostModel::engineNs, the
+  /// elementwise op at its cost (runtime::InstructionCosts::engineNs, the
   /// back-to-back dependence overhead left out), and the part of each that
   /// reads or writes PSUM (on targets where the two engines share PSUM's
   /// port those parts add up).

@@ -1,6 +1,6 @@
 # An NKI kernel whose buffers exceed SBUF: the error is at the largest
 # buffer's line and names it, and gives no --block advice (it said "use a
-# smaller row block (--block m=...)", an option .py kernels refuse, with no
+# smaller row strip (--block m=...)", an option .py kernels refuse, with no
 # location).
 # RUN: not tessel run %s --arg x=f32[128,128] --timing-only 2>&1 | FileCheck %s
 import neuronxcc.nki as nki

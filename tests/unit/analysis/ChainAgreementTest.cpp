@@ -20,7 +20,7 @@ using namespace tessel::passes::analysis;
 
 namespace {
 
-/// The -O2 kernel of `source` with row block `blockM`, or null.
+/// The -O2 kernel of `source` with row strip `blockM`, or null.
 std::unique_ptr<ir::Kernel> compileO2(test::Source &source, int64_t blockM, const runtime::Target &target) {
   auto kernel = source.tileIR(blockM, target);
   auto passes = passes::buildPipeline("O2");

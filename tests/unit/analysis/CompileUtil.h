@@ -2,7 +2,7 @@
 //
 // The driver's stages (compiler/Compile.h) without its command-line options:
 // a .tsl source (an example file or text) through TileGen with a chosen row
-// block, the passes of a named pipeline, the backend and a timing-only
+// strip, the passes of a named pipeline, the backend and a timing-only
 // simulation.
 //
 //===----------------------------------------------------------------------===//
@@ -47,7 +47,7 @@ public:
 
   bool valid() const { return ok; }
 
-  /// TileGen with row block `blockM` (0: TileGen's choice).
+  /// TileGen with row strip `blockM` (0: TileGen's choice).
   std::unique_ptr<ir::Kernel> tileIR(int64_t blockM, const runtime::Target &target,
                                      int64_t blockK = 0) {
     ir::BlockConfig blocks;

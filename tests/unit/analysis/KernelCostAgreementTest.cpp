@@ -1,6 +1,6 @@
 //===- tests/unit/analysis/KernelCostAgreementTest.cpp - model == simulator ===//
 //
-// Every example at several row counts (partial tiles included), row blocks
+// Every example at several row counts (partial tiles included), row strips
 // and pipelines: analyzeKernel's counts equal the timing-only simulator's
 // report, its placed peak equals the report's, and its liveness peak before
 // `allocate` equals the peak `allocate` then places.

@@ -1,4 +1,4 @@
-//===- tests/unit/compiler/ChainModelTest.cpp - DESIGN §5 check values ------===//
+//===- tests/unit/compiler/ChainModelTest.cpp - the chain model's check values -===//
 #include "compiler/ChainModel.h"
 
 #include <gtest/gtest.h>
@@ -32,7 +32,7 @@ TEST(ChainModel, TrafficReadsWeightsOncePerStrip) {
 
 TEST(ChainModel, RidgeAndSmallestStripOnTrn1) {
   const runtime::Target &trn1 = runtime::trn1Target();
-  // DESIGN §5 quotes ~222 flop/byte; the trn1 target's 91.75 TFLOP/s over
+  // The paper quotes a ridge of 222 flop/byte (docs/paper.md); the trn1 target's 91.75 TFLOP/s over
   // 410 GB/s gives 223.8.
   EXPECT_NEAR(trn1.ridgeFlopsPerByte(), 222.0, 2.0);
   // AI(128) = 124.1 is memory bound, AI(256) = 240.9 clears the ridge.

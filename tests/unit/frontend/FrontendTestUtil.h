@@ -15,7 +15,7 @@
 
 namespace tessel::testutil {
 
-/// The two kernels of DESIGN.md §2, exactly as written there.
+/// The two kernels of docs/language.md, exactly as written there.
 inline const char *kDesignKernels = R"(# DeepSeek-V3 up_proj after SVD: W[7168,18432] ~ U[7168,4096] V[4096,18432]
 const M = 4096                      # overridable from the command line: -D M=8192
 

@@ -75,7 +75,7 @@ private:
   }
 };
 
-/// The matmul example of DESIGN §3 (with kernel-unique loop names).
+/// The matmul example of docs/tile-ir.md (with kernel-unique loop names).
 inline const char *kMatmulExample = R"(kernel @mm(%A: hbm<bf16, [M:647, K:256]>, %B: hbm<bf16, [K:256, N:512]>) -> (%C: hbm<bf16, [M:647, N:512]>) attributes {block = {m = 512, n = 512}} {
   %T = alloc hbm<bf16, [M:647, N:512]>
   for %m = 0 to 647 step 128 {

@@ -207,7 +207,7 @@ VerifierOptions noEnumeration() {
 }
 
 TEST(Verifier, TiledNestIsProvenWithoutEnumerating) {
-  // 977 row blocks x 8 strips x 2 x 4 K tiles; partial last block and strip,
+  // 977 row strips x 8 strips x 2 x 4 K tiles; partial last block and strip,
   // strip offsets %mb + %mi, a folded K buffer read at %kb + %ki.
   IRFixture f;
   EXPECT_TRUE(f.verify(

@@ -32,7 +32,7 @@ struct Parsed {
 };
 
 // docs/tile-ir.md's example: A [647, 256] @ B [256, 512], straightforward form
-// (tests/unit/ir/IRTestUtil.h). Row blocks: five of 128 rows and one of 7.
+// (tests/unit/ir/IRTestUtil.h). Row strips: five of 128 rows and one of 7.
 const char *kPartialTiles = ir::test::kMatmulExample;
 
 } // namespace
@@ -41,9 +41,9 @@ TEST(KernelCost, CountsPartialTilesExactly) {
   Parsed p(kPartialTiles);
   KernelCost c = analyzeKernel(p.kernel(), runtime::trn1Target());
   EXPECT_EQ(c.flops, uint64_t(2) * 647 * 256 * 512);
-  // Each row block is transposed as two [rows, 128] tiles: 2 * rows^2 * 128 each.
+  // Each row strip is transposed as two [rows, 128] tiles: 2 * rows^2 * 128 each.
   EXPECT_EQ(c.transposeFlops, uint64_t(2) * 2 * (5 * 128 * 128 + 7 * 7) * 128);
-  // A once, B once per row block (6), C once.
+  // A once, B once per row strip (6), C once.
   EXPECT_EQ(c.hbmReadBytes, uint64_t(647 * 256 * 2 + 6 * 256 * 512 * 2));
   EXPECT_EQ(c.hbmWriteBytes, uint64_t(647 * 512 * 2));
   EXPECT_EQ(c.spillSaveBytes, 0u);
@@ -53,10 +53,10 @@ TEST(KernelCost, CountsPartialTilesExactly) {
 TEST(KernelCost, UnplacedPeakIsTheMostCrowdedPoint) {
   Parsed p(kPartialTiles);
   KernelCost c = analyzeKernel(p.kernel(), runtime::trn1Target());
-  // %aT (2 folds x 128 bf16 = 512 B) lives across the row block. %b and %c
+  // %aT (2 folds x 128 bf16 = 512 B) lives across the row strip. %b and %c
   // (2 x 1024 B each) live across the column loop's body: one iteration's
   // loads of %b overlap the previous one's stores of %c, so they do not share
-  // space. %a (512 B), in the other loop directly in the row block (a phase
+  // space. %a (512 B), in the other loop directly in the row strip (a phase
   // of it), lives only in its own loop (passes/BufferLiveness.h), so with
   // phases sharing: 512 + 2048 + 2048.
   EXPECT_EQ(c.sbufLeastPeakBytesPerPartition, 4608);

@@ -1,6 +1,6 @@
 //===- tests/unit/runtime/DmaModelTest.cpp - DMA model vs published figures ===//
 //
-// The DMA rules and microbenchmarks of shared/FIDELITY.md §3 and TRN1.md §4.3.
+// The DMA rules and microbenchmarks of docs/measurements.md §3 and docs/hardware.md §4.3.
 // Where a test compares with a measured figure it allows a stated tolerance:
 // the model is checked, not fitted to the number. Each test against a
 // published figure says which kind it is (docs/targets.md):
@@ -218,7 +218,7 @@ TEST(DmaModel, LoadStoreMicrobenchmarksWithinTwelvePercentOfMeasured) {
   EXPECT_GT(16.0 * 1024 * 1024 / large, 4.0 * 1024 * 1024 / small);
 }
 
-// "tiny kernels measure 3 us in device mode" (FIDELITY.md §5). Regression
+// "tiny kernels measure 3 us in device mode" (docs/measurements.md §5). Regression
 // pin: launch_device_ns (0) and, in part, trn2's dma_fixed_latency_ns
 // (1300 ns) were derived from this figure.
 TEST(DmaModel, TinyKernelDeviceTimeNearThreeMicroseconds) {

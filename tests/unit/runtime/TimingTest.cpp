@@ -270,7 +270,7 @@ TEST(Timing, BlockedMatmulIsComputeBound) {
 
 TEST(Timing, MatmulCostFollowsTheTargetFormula) {
   const Target &t = trn1Target();
-  CostModel c(t);
+  InstructionCosts c(t);
   EXPECT_NEAR(c.matmulNs(128, 128, 512, false, true), 512 / 2.8, 1e-9);
   EXPECT_NEAR(c.matmulNs(128, 128, 16, false, false), 64 / 2.8, 1e-9);     // MIN_II
   EXPECT_NEAR(c.matmulNs(128, 1, 128, false, false), 128 / 2.8, 1e-9);     // short stationary
@@ -453,7 +453,7 @@ TEST(Timing, TensorThrottleFormula) {
   t.tensor_throttle_rate = 0.5;
   t.tensor_warmup_ns = 1000;
   t.tensor_throttle_idle_ns = 300;
-  CostModel c(t);
+  InstructionCosts c(t);
   double warm = 0; // a kernel starts cold
   EXPECT_NEAR(c.tensorThrottledNs(200, 0, warm), 400, 1e-9); // all of it at half rate
   EXPECT_NEAR(warm, 400, 1e-9);
@@ -467,7 +467,7 @@ TEST(Timing, TensorThrottleFormula) {
   Target off = trn1Target();
   ASSERT_EQ(off.tensor_throttle_rate, 1.0);
   double w = 0;
-  EXPECT_EQ(CostModel(off).tensorThrottledNs(200, 5000, w), 200);
+  EXPECT_EQ(InstructionCosts(off).tensorThrottledNs(200, 5000, w), 200);
 }
 
 // Matmuls each waiting for their own load (an idle gap before each) run

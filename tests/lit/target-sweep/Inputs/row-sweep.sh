@@ -4,7 +4,7 @@
 # Runs EXAMPLE on the 64-partition synthetic target (../target/Inputs/
 # synthetic-target.json) at -O0 and -O2 for each row count below, setting the
 # rows with -D ROWS=M: 1 and 7 are under one row tile; 100, 129 and 130 end in
-# a partial tile; 192 is three tiles (a row block of no power of two of them);
+# a partial tile; 192 is three tiles (a row strip of no power of two of them);
 # 647 is ten tiles and a partial one. Row counts listed in CHECKED run with
 # --check (the numerics against the fp32 reference); the others with
 # --timing-only, which still compiles and verifies the kernel and checks
