@@ -361,7 +361,7 @@ private:
       if (name != BlockConfig::kRowStrip || value != op.step)
         error(op.loc, &op, "loop %" + iv->name + " has block " + name + " = " +
                                llvm::Twine(value) + "; a loop's block names only its own row "
-                               "block, m = its step (" + llvm::Twine(op.step) + ")");
+                               "strip, m = its step (" + llvm::Twine(op.step) + ")");
     checkExprVars(op.lo, op.loc, &op, "lower bound of loop %" + iv->name);
     checkExprVars(op.hi, op.loc, &op, "upper bound of loop %" + iv->name);
     loops.push_back(&op);

@@ -38,7 +38,7 @@ struct KBlockedProducer {
 };
 
 /// Matches the store `dma C <- tile` (inside `loops`) of a K-blocked row
-/// block against the form above.
+/// strip against the form above.
 std::optional<KBlockedProducer> matchKBlockedProducer(ir::DmaOp &store,
                                                       llvm::ArrayRef<ir::ForOp *> loops);
 
