@@ -38,7 +38,7 @@ from report_sections import replace_section  # noqa: E402
 MODELS = [("llama-3.2-1b", "Llama-3.2-1B"), ("llama-3.2-3b", "Llama-3.2-3B"), ("llama-3.1-8b", "Llama-3.1-8B"),
           ("qwen3-1.7b", "Qwen-3-1.7B"), ("qwen3-4b", "Qwen-3-4B"), ("qwen3-8b", "Qwen-3-8B")]
 RATIOS = [0.05, 0.1, 0.2]
-# The paper's Table 4, "Avg. Speedup" (end-to-end, TP 2): /work/shared/paper, §5.4.2.
+# The paper's Table 4, "Avg. Speedup" (end-to-end, TP 2), §5.4.2 (docs/paper.md).
 PAPER_TABLE4 = {
     "llama-3.2-1b": {0.05: 1.19, 0.1: 1.28, 0.2: 1.63},
     "llama-3.2-3b": {0.05: 1.22, 0.1: 1.34, 0.2: 1.78},
