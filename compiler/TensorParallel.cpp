@@ -122,28 +122,30 @@ std::string describeTensorParallel(const frontend::TensorParallelPlan &plan, con
                      plan.describe(kernel), c.steps, c.chunkBytes, c.totalUs());
 }
 
-int runTensorParallel(const TensorParallelRun &run) {
-  const int cores = run.plan.cores;
-  const bool functional = !run.sim.timingOnly;
-  std::optional<std::vector<TensorData>> whole;
-  if (functional && !(whole = wholeInputs(run)))
-    return 1;
+namespace {
 
+/// What the cores computed: the first core's result (timing is the same on
+/// every core) and, in a functional run, the sum of the cores' partials with
+/// the estimate of their roundings per element (for --check).
+struct CoreRuns {
+  runtime::SimResult first;
+  std::vector<float> sum;
+  std::vector<float> partialRounding;
+};
+
+std::optional<CoreRuns> runCores(const TensorParallelRun &run, const std::vector<TensorData> *whole) {
+  const int cores = run.plan.cores;
   runtime::SimOptions opts = run.sim;
   opts.inputFiles.clear();
   opts.outputDir.clear();
-  std::optional<runtime::SimResult> first;
-  std::vector<float> sum;
-  // Per element, the estimate of the roundings of the cores' partials
-  // (a root sum of squares, as the reference's own estimate; --check).
-  std::vector<float> partialRounding;
+  CoreRuns out;
   const ast::TensorType result = run.wholeKernel->resultType;
   // A bf16 result's partials are rounded before the adds: --check allows it.
   const bool roundedPartials = run.check && result.dtype == DType::BF16;
   // Timing is the same on every core (same program, own engines and HBM
   // share); the numerics differ, so each core runs when they are wanted.
-  for (int c = 0; c < (functional ? cores : 1); ++c) {
-    if (functional) {
+  for (int c = 0; c < (whole ? cores : 1); ++c) {
+    if (whole) {
       opts.inputData.clear();
       for (size_t i = 0; i < whole->size(); ++i)
         opts.inputData[(*whole)[i].name] = sliceFor((*whole)[i], run.plan.params[i], c, cores);
@@ -152,68 +154,85 @@ int runTensorParallel(const TensorParallelRun &run) {
       opts.tracePath.clear();
     llvm::Expected<runtime::SimResult> res = runtime::simulate(*run.coreProgram, run.target, opts);
     if (!res)
-      return fail(fmt::format("core {}: {}", c, llvm::toString(res.takeError()))), 1;
-    if (functional) {
+      return fail(fmt::format("core {}: {}", c, llvm::toString(res.takeError()))), std::nullopt;
+    if (whole) {
       const TensorData *partial = res->output(run.outputName);
       if (!partial)
-        return fail("the program has no output '" + run.outputName + "'"), 1;
-      if (sum.empty()) {
-        sum.assign(partial->size(), 0.0f);
-        partialRounding.assign(partial->size(), 0.0f);
+        return fail("the program has no output '" + run.outputName + "'"), std::nullopt;
+      if (out.sum.empty()) {
+        out.sum.assign(partial->size(), 0.0f);
+        out.partialRounding.assign(partial->size(), 0.0f);
       }
-      for (size_t i = 0; i < sum.size(); ++i) {
+      for (size_t i = 0; i < out.sum.size(); ++i) {
         const float p = partial->at(i);
-        sum[i] += p;
+        out.sum[i] += p;
         if (roundedPartials)
-          partialRounding[i] = float(std::hypot(double(partialRounding[i]), ErrorModel::kStoreRoundoff * p));
+          out.partialRounding[i] =
+              float(std::hypot(double(out.partialRounding[i]), ErrorModel::kStoreRoundoff * p));
       }
     }
     if (c == 0)
-      first = std::move(*res);
+      out.first = std::move(*res);
   }
   if (result.dtype == DType::BF16)
-    for (float &x : sum)
+    for (float &x : out.sum)
       x = runtime::roundToBF16(x);
+  return out;
+}
 
-  const int elementBytes = dtypeBytes(result.dtype);
-  const runtime::CollectiveCost allReduce =
-      runtime::ringAllReduce(run.target, cores, result.rows * result.cols * elementBytes, elementBytes);
-  const runtime::Report &core = first->report;
-  const double totalUs = core.latencyNs * 1e-3 + allReduce.totalUs();
-  const double mfu = totalUs > 0 ? double(core.flops) / (core.peakFlopsPerSec * totalUs * 1e-6) : 0;
-
-  llvm::json::Object checkObj;
-  bool passed = true;
-  if (functional) {
-    runtime::SimResult combined;
-    combined.inputs = std::move(*whole);
-    combined.outputs.push_back(TensorData{run.outputName, result.dtype, {result.rows, result.cols}, sum});
-    if (run.check) {
-      // Each core's partial is stored in bf16 before the AllReduce adds them:
-      // one rounding per core that the unpartitioned kernel does not make
-      // (where the partials cancel, it dominates), so each element's bound
-      // holds those roundings too.
-      passed = checkAgainstReference(*run.wholeKernel, combined, run.outputName, checkObj, run.kBlock,
-                                     partialRounding);
-      checkObj["method"] = std::string(kCheckMethod) + ", and the rounding of each core's bf16 partial";
-    }
-    if (!run.sim.outputDir.empty()) {
-      llvm::SmallString<256> path(run.sim.outputDir);
-      llvm::sys::path::append(path, run.outputName + ".npy");
-      std::error_code ec = llvm::sys::fs::create_directories(run.sim.outputDir);
-      if (ec)
-        return fail("cannot create output directory '" + run.sim.outputDir + "': " + ec.message()), 1;
-      if (llvm::Error e = runtime::writeNpy(path, {result.rows, result.cols}, sum))
-        return fail(llvm::toString(std::move(e))), 1;
-    }
+/// The whole result checked against the unpartitioned kernel's reference
+/// (with `--check`) and written to --output-dir; false when either fails
+/// (`passed` says whether the check did).
+bool checkAndWriteSum(const TensorParallelRun &run, std::vector<TensorData> whole, CoreRuns &runs,
+                      llvm::json::Object &checkObj, bool &passed) {
+  const ast::TensorType result = run.wholeKernel->resultType;
+  runtime::SimResult combined;
+  combined.inputs = std::move(whole);
+  combined.outputs.push_back(TensorData{run.outputName, result.dtype, {result.rows, result.cols}, runs.sum});
+  if (run.check) {
+    // Each core's partial is stored in bf16 before the AllReduce adds them:
+    // one rounding per core that the unpartitioned kernel does not make
+    // (where the partials cancel, it dominates), so each element's bound
+    // holds those roundings too.
+    passed = checkAgainstReference(*run.wholeKernel, combined, run.outputName, checkObj, run.kBlock,
+                                   runs.partialRounding);
+    checkObj["method"] = std::string(kCheckMethod) + ", and the rounding of each core's bf16 partial";
   }
+  if (run.sim.outputDir.empty())
+    return true;
+  llvm::SmallString<256> path(run.sim.outputDir);
+  llvm::sys::path::append(path, run.outputName + ".npy");
+  if (std::error_code ec = llvm::sys::fs::create_directories(run.sim.outputDir))
+    return fail("cannot create output directory '" + run.sim.outputDir + "': " + ec.message());
+  if (llvm::Error e = runtime::writeNpy(path, {result.rows, result.cols}, runs.sum))
+    return fail(llvm::toString(std::move(e)));
+  return true;
+}
 
-  std::error_code ec;
-  llvm::ToolOutputFile out(run.reportPath, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return fail("cannot write report '" + run.reportPath + "': " + ec.message()), 1;
-  llvm::json::Object tp{
-      {"cores", cores},
+/// The text report: the total first (one core's program plus the AllReduce),
+/// then how the kernel was split, then one core's own report.
+void printTensorParallelText(const TensorParallelRun &run, const runtime::Report &core,
+                             const runtime::CollectiveCost &allReduce, double totalUs, double mfu,
+                             llvm::raw_ostream &os) {
+  const int cores = run.plan.cores;
+  os << fmt::format("tensor parallel: {} NeuronCores of {} ({} per chip), {} form\n", cores, run.target.name,
+                    run.target.neuron_cores_per_chip, run.plan.form)
+     << fmt::format("  latency:    {:.2f} us = one core's program {:.2f} us + AllReduce {:.2f} us; MFU of "
+                    "each of the {} cores {:.1f}% (AllReduce included)\n",
+                    totalUs, core.latencyNs * 1e-3, allReduce.totalUs(), cores, 100 * mfu)
+     << fmt::format("  split:      {}\n", run.plan.describe(*run.wholeKernel))
+     << fmt::format("  allreduce:  ring, {} steps of {} B per core: {:.2f} us "
+                    "(transfers {:.2f}, adds {:.2f}), {:.1f}% of the total\n",
+                    allReduce.steps, allReduce.chunkBytes, allReduce.totalUs(), allReduce.transferNs * 1e-3,
+                    allReduce.reduceNs * 1e-3, totalUs > 0 ? 100 * allReduce.totalUs() / totalUs : 0.0);
+  os << fmt::format("\nper core (each of the {} runs this program on its shard):\n", cores);
+  runtime::printReportText(core, os);
+}
+
+llvm::json::Object tensorParallelJSON(const TensorParallelRun &run, const runtime::Report &core,
+                                      const runtime::CollectiveCost &allReduce, double totalUs) {
+  return llvm::json::Object{
+      {"cores", run.plan.cores},
       {"cores_per_chip", run.target.neuron_cores_per_chip},
       {"form", run.plan.form},
       {"split", run.plan.describe(*run.wholeKernel)},
@@ -227,31 +246,49 @@ int runTensorParallel(const TensorParallelRun &run) {
                           {"reduce_us", allReduce.reduceNs * 1e-3},
                           {"us", allReduce.totalUs()}}},
       {"allreduce_share", totalUs > 0 ? allReduce.totalUs() / totalUs : 0.0}};
+}
+
+} // namespace
+
+int runTensorParallel(const TensorParallelRun &run) {
+  const bool functional = !run.sim.timingOnly;
+  std::optional<std::vector<TensorData>> whole;
+  if (functional && !(whole = wholeInputs(run)))
+    return 1;
+  std::optional<CoreRuns> runs = runCores(run, whole ? &*whole : nullptr);
+  if (!runs)
+    return 1;
+
+  const ast::TensorType result = run.wholeKernel->resultType;
+  const int elementBytes = dtypeBytes(result.dtype);
+  const runtime::CollectiveCost allReduce = runtime::ringAllReduce(
+      run.target, run.plan.cores, result.rows * result.cols * elementBytes, elementBytes);
+  const runtime::Report &core = runs->first.report;
+  const double totalUs = core.latencyNs * 1e-3 + allReduce.totalUs();
+  const double mfu = totalUs > 0 ? double(core.flops) / (core.peakFlopsPerSec * totalUs * 1e-6) : 0;
+
+  llvm::json::Object checkObj;
+  bool passed = true;
+  if (functional && !checkAndWriteSum(run, std::move(*whole), *runs, checkObj, passed))
+    return 1;
+
+  std::error_code ec;
+  llvm::ToolOutputFile out(run.reportPath, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return fail("cannot write report '" + run.reportPath + "': " + ec.message()), 1;
   if (run.json) {
     llvm::json::Object obj{{"kernel", core.kernel},
                            {"target", core.target},
                            {"mode", functional ? "functional" : "timing-only"},
                            {"latency_us", totalUs},
                            {"mfu", mfu},
-                           {"tensor_parallel", std::move(tp)},
+                           {"tensor_parallel", tensorParallelJSON(run, core, allReduce, totalUs)},
                            {"per_core", runtime::reportToJSON(core)}};
     if (functional && run.check)
       obj["check"] = std::move(checkObj);
     out.os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(obj))) << "\n";
   } else {
-    out.os() << fmt::format("per core (each of the {} runs this program on its shard):\n", cores);
-    runtime::printReportText(core, out.os());
-    out.os() << fmt::format("\ntensor parallel: {} NeuronCores of {} ({} per chip), {} form\n", cores,
-                            run.target.name, run.target.neuron_cores_per_chip, run.plan.form)
-             << fmt::format("  split:      {}\n", run.plan.describe(*run.wholeKernel))
-             << fmt::format("  per core:   {:.2f} us\n", core.latencyNs * 1e-3)
-             << fmt::format("  allreduce:  ring, {} steps of {} B per core: {:.2f} us "
-                            "(transfers {:.2f}, adds {:.2f}), {:.1f}% of the total\n",
-                            allReduce.steps, allReduce.chunkBytes, allReduce.totalUs(),
-                            allReduce.transferNs * 1e-3, allReduce.reduceNs * 1e-3,
-                            totalUs > 0 ? 100 * allReduce.totalUs() / totalUs : 0.0)
-             << fmt::format("  latency:    {:.2f} us; MFU of each of the {} cores {:.1f}% (AllReduce included)\n", totalUs, cores,
-                            100 * mfu);
+    printTensorParallelText(run, core, allReduce, totalUs, mfu, out.os());
     if (functional && run.check) {
       out.os() << "\n  check: " << (passed ? "PASSED" : "FAILED") << " (the unpartitioned kernel's reference)\n";
       for (const auto &kv : checkObj)
