@@ -175,9 +175,17 @@ std::vector<BlockConfig> enumerateSpace(const SpaceBounds &bounds,
     if (bounds.projectionColumns.count(name))
       continue;
     int64_t limit = maxBlockValue(name, bounds, target);
-    axes.push_back({name, defaultValues(limit > 0 ? std::min(limit, passes::policy::kMaxDefaultTuneBlock)
-                                                  : passes::policy::kMaxDefaultTuneBlock,
-                                        tileOf(target))});
+    std::vector<int64_t> values =
+        defaultValues(limit > 0 ? std::min(limit, passes::policy::kMaxDefaultTuneBlock)
+                                : passes::policy::kMaxDefaultTuneBlock,
+                      tileOf(target));
+    // Past the default maximum the block planner's next candidate after
+    // doubling is one strip over all the rows, rounded up to whole tiles,
+    // when doubling would pass them (M = 4097: m = 4224, not 8192); the space
+    // holds it too, or --tuned could lose to plain -O2.
+    if (name == ir::BlockConfig::kRowStrip && limit > values.back() && limit < 2 * values.back())
+      values.push_back(limit);
+    axes.push_back({name, std::move(values)});
   }
   std::vector<BlockConfig> space{BlockConfig{}};
   for (const auto &[name, values] : axes) {

@@ -46,6 +46,16 @@ TEST(TuneSpace, LargeDimensionsStopAtTheDefaultMaximum) {
   EXPECT_EQ(valuesOf(space, "n"), (std::vector<int64_t>{128, 256}));
 }
 
+TEST(TuneSpace, RowsJustPastTheMaximumAddOneStripOverAllRows) {
+  // M = 4097: the planner may pick m = 4224 (33 tiles, all the rows); the
+  // space must hold it, or --tuned loses to plain -O2.
+  auto space = enumerateSpace(bounds(4097, 256), {}, runtime::trn1Target());
+  EXPECT_EQ(valuesOf(space, "m"), (std::vector<int64_t>{128, 256, 512, 1024, 2048, 4096, 4224}));
+  // Rows a doubling would not pass stop at the maximum (above).
+  space = enumerateSpace(bounds(8193, 256), {}, runtime::trn1Target());
+  EXPECT_EQ(valuesOf(space, "m").back(), 4096);
+}
+
 TEST(TuneSpace, SmallDimensionsRoundUpToOneTile) {
   auto space = enumerateSpace(bounds(7, 100), {}, runtime::trn1Target());
   ASSERT_EQ(space.size(), 1u);
