@@ -119,6 +119,17 @@ private:
   std::map<std::string, int64_t, std::less<>> values;
 };
 
+/// What a block parameter's tile spans, for messages: "row" for the row
+/// strip, "element contraction" for the K block, "column" for the others
+/// (the column block and the projections' own).
+inline llvm::StringRef blockTileNoun(llvm::StringRef name) {
+  if (name == BlockConfig::kRowStrip)
+    return "row";
+  if (name == BlockConfig::kContraction)
+    return "element contraction";
+  return "column";
+}
+
 } // namespace tessel::ir
 
 #endif

@@ -48,8 +48,8 @@ llvm::Error validateBlockConfig(const ir::BlockConfig &given, const ir::BlockCon
                   knownNames(known));
     if (value <= 0 || value % tile != 0)
       return fail(llvm::formatv("--block {0}={1}: a block must be a positive multiple of the "
-                                "{2}-row tile",
-                                name, value, tile));
+                                "{2}-{3} tile",
+                                name, value, tile, ir::blockTileNoun(name)));
     if (name == "m" && rows > 0) {
       int64_t maxRows = llvm::alignTo(rows, tile);
       if (value > maxRows)

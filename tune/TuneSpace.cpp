@@ -131,8 +131,8 @@ llvm::Error validateSpace(const SpaceRestriction &restriction, const SpaceBounds
     for (int64_t v : values) {
       if (v <= 0 || v % tile != 0)
         return fail(llvm::formatv("--space {0}={1}: a block must be a positive multiple of the "
-                                  "{2}-row tile",
-                                  name, v, tile));
+                                  "{2}-{3} tile",
+                                  name, v, tile, ir::blockTileNoun(name)));
       if (name == BlockConfig::kContraction && limit > 0 && v > limit)
         return kOverContraction(v, limit, tile);
       if (limit > 0 && v > limit) {

@@ -116,7 +116,7 @@ TEST(TuneSpace, ValidationNamesTheBadValue) {
   EXPECT_EQ(check("k=128"), "--space: unknown block parameter 'k'; this kernel's block "
                             "parameters are: m, n");
   EXPECT_EQ(check("m=0"), "--space m=0: a block must be a positive multiple of the 128-row tile");
-  EXPECT_EQ(check("n=192"), "--space n=192: a block must be a positive multiple of the 128-row tile");
+  EXPECT_EQ(check("n=192"), "--space n=192: a block must be a positive multiple of the 128-column tile");
   EXPECT_EQ(check("m=768"), "--space m=768: impossible value, the kernel has 640 rows (at most m=640)");
   EXPECT_NE(check("n=1024").find("(at most n=512)"), std::string::npos);
 }
