@@ -1,6 +1,6 @@
 //===- compiler/ChainModel.h - Analytic cost of a fused chain -*- C++ -*-===//
 //
-// DESIGN §5 on shapes alone: the cost of a row-strip fused kernel for
+// The chain model of docs/cost-models.md, on shapes alone: the cost of a row-strip fused kernel for
 // Y = X @ W1 @ ... @ Wn, as a function of the strip height bs. The strip of
 // X is read once, Y written once, and every weight re-read once per strip:
 //

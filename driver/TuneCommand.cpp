@@ -80,7 +80,7 @@ struct OutputOptions {
       cl::cat(toolCategory())};
   cl::opt<std::string> plot{
       "plot",
-      cl::desc("Also write an SVG plot of the simulated latency against the row block m, one "
+      cl::desc("Also write an SVG plot of the simulated latency against the row strip m, one "
                "line per output block n (needs gnuplot)"),
       cl::value_desc("FILE.svg"), cl::cat(toolCategory())};
   cl::opt<std::string> cache{

@@ -18,7 +18,7 @@ llvm::Error fail(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg.str());
 }
 
-/// The parameter on the x axis: the row block when the kernel has one.
+/// The parameter on the x axis: the row strip when the kernel has one.
 std::string xParam(const TuneReport &report) {
   for (const std::string &p : report.params)
     if (p == "m")
@@ -97,7 +97,7 @@ std::string plotScript(const TuneReport &report, llvm::StringRef dataPath,
      << "set title " << quoted(report.key.kernel + " (" + report.key.shapes + ") on " +
                                report.key.target + ": simulated latency by block")
      << "\n"
-     << "set xlabel " << quoted(x == "m" ? "row block m (log2 scale)" : x + " (log2 scale)")
+     << "set xlabel " << quoted(x == "m" ? "row strip m (log2 scale)" : x + " (log2 scale)")
      << "\n"
      << "set ylabel 'simulated latency (us)'\n"
      << "set logscale x 2\n"

@@ -12,7 +12,7 @@
 namespace tessel::tune {
 
 /// The gnuplot script plotting `dataPath` (written by writePlotData) to
-/// `svgPath`: simulated latency against the row block `m` on a log2 axis,
+/// `svgPath`: simulated latency against the row strip `m` on a log2 axis,
 /// one line per value of the other block parameters, spilling
 /// configurations marked.
 std::string plotScript(const TuneReport &report, llvm::StringRef dataPath,

@@ -23,7 +23,7 @@ TuneJob o2Job(const char *name, const char *source) {
 }
 
 /// DeepSeek-V3's up_proj chain at 1024 rows: its roofline bound separates
-/// the row blocks enough for pruning to skip some.
+/// the row strips enough for pruning to skip some.
 TuneJob chainJob() {
   return o2Job("up", "kernel up(X: bf16[1024, 7168], U: bf16[7168, 4096], V: bf16[4096, 18432])"
                      " -> bf16[1024, 18432] {\n  return X @ U @ V\n}\n");
