@@ -52,7 +52,7 @@ std::vector<int64_t> powerOfTwoTiles(int64_t limit, int64_t cap, int64_t tile) {
 }
 
 struct Candidate {
-  BuiltCandidate built;
+  MeasuredCandidate built;
   bool fits = false;
   double us = 0; ///< KernelCost::predictedUs
 
@@ -60,19 +60,19 @@ struct Candidate {
   const KernelCost &cost() const { return built.cost; }
 };
 
-/// Builds each configuration once: a request whose defaults TileGen filled
+/// Measures each configuration once: a request whose defaults TileGen filled
 /// in is found again under the blocks it was built with.
 class CandidateCache {
 public:
-  CandidateCache(BuildAndMeasureFn build, const runtime::Target &t, bool oneKernel)
+  CandidateCache(MeasureFn build, const runtime::Target &t, bool oneKernel)
       : build(build), target(t), sbufLimit(plannerSbufLimit(t)), oneKernel(oneKernel) {}
 
   const Candidate *get(const BlockConfig &blocks) {
     if (auto it = cache.find(blocks); it != cache.end())
       return it->second ? &*it->second : nullptr;
-    ++numBuilt;
+    ++numMeasured;
     std::optional<Candidate> c;
-    if (std::optional<BuiltCandidate> built = build(blocks)) {
+    if (std::optional<MeasuredCandidate> built = build(blocks)) {
       const KernelCost &cost = built->cost;
       bool fits = cost.sbufLeastPeakBytesPerPartition <= sbufLimit &&
                   cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition &&
@@ -84,14 +84,14 @@ public:
     slot = c;
     return slot ? &*slot : nullptr;
   }
-  unsigned built() const { return numBuilt; }
+  unsigned measured() const { return numMeasured; }
 
 private:
-  BuildAndMeasureFn build;
+  MeasureFn build;
   const runtime::Target &target;
   int64_t sbufLimit;
   bool oneKernel;
-  unsigned numBuilt = 0;
+  unsigned numMeasured = 0;
   std::map<BlockConfig, std::optional<Candidate>> cache;
 };
 
@@ -99,7 +99,7 @@ private:
 class Planner {
 public:
   Planner(const BlockConfig &given, PlanShape shape, const runtime::Target &t,
-          BuildAndMeasureFn build)
+          MeasureFn build)
       : given(given), shape(std::move(shape)), t(t),
         candidates(build, t, this->shape.oneKernel), tile(geometryFor(t).partitions),
         bankColumns(t.psum_bank_bytes / int64_t(sizeof(float))),
@@ -144,13 +144,13 @@ private:
   void noteChoice(const Candidate &final);
 };
 
-/// Runs `fn` as the step `name`: its time, builds and static rankings.
+/// Runs `fn` as the step `name`: its time, measurements and static rankings.
 template <typename Fn> auto Planner::step(llvm::StringRef name, Fn &&fn) {
-  unsigned built = candidates.built(), rankedBefore = ranked;
+  unsigned measured = candidates.measured(), rankedBefore = ranked;
   auto start = std::chrono::steady_clock::now();
   auto result = fn();
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  plan.steps.push_back({name.str(), ms, candidates.built() - built, ranked - rankedBefore});
+  plan.steps.push_back({name.str(), ms, candidates.measured() - measured, ranked - rankedBefore});
   return result;
 }
 
@@ -475,8 +475,8 @@ llvm::Expected<BlockPlan> Planner::run() {
 
 llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
                                      const runtime::Target &target,
-                                     BuildAndMeasureFn buildAndMeasure) {
-  return Planner(given, std::move(shape), target, buildAndMeasure).run();
+                                     MeasureFn measure) {
+  return Planner(given, std::move(shape), target, measure).run();
 }
 
 } // namespace tessel::compiler

@@ -53,9 +53,9 @@ namespace tessel::compiler {
 
 using passes::analysis::KernelCost;
 
-/// One candidate built and measured: the blocks it was built with (all of
-/// them, defaults included) and its cost.
-struct BuiltCandidate {
+/// One candidate measured (CompileSession::measure): the blocks it was
+/// built with (all of them, defaults included) and its cost.
+struct MeasuredCandidate {
   ir::BlockConfig blocks;
   KernelCost cost;
 };
@@ -63,8 +63,8 @@ struct BuiltCandidate {
 /// Builds the kernel with `blocks` (unset parameters at their defaults)
 /// through the pipeline up to `allocate` and measures it; nullopt when that
 /// configuration cannot be built.
-using BuildAndMeasureFn =
-    llvm::function_ref<std::optional<BuiltCandidate>(const ir::BlockConfig &blocks)>;
+using MeasureFn =
+    llvm::function_ref<std::optional<MeasuredCandidate>(const ir::BlockConfig &blocks)>;
 
 /// What the kernel's shape bounds: the rows `m` tiles and the columns `n`
 /// tiles.
@@ -92,7 +92,7 @@ struct PlanShape {
 };
 
 /// The planner's request to build a candidate as two kernels: a key of the
-/// blocks it passes to BuildAndMeasureFn (never a block parameter of the
+/// blocks it passes to MeasureFn (never a block parameter of the
 /// kernel; BlockPlan::blocks does not carry it).
 constexpr llvm::StringLiteral kTwoKernelKey = "two-kernel";
 
@@ -100,9 +100,9 @@ constexpr llvm::StringLiteral kTwoKernelKey = "two-kernel";
 struct PlanStep {
   std::string name;
   double ms = 0;
-  /// Candidates built and measured in the step (each configuration once).
-  unsigned built = 0;
-  /// Candidates the static cost model ranked without a build: a lower bound
+  /// Candidates measured in the step (each configuration once).
+  unsigned measured = 0;
+  /// Candidates the static cost model ranked without a measurement: a lower bound
   /// on their latency (the kernel's matmuls at the peak rate, or a chain's
   /// traffic at the strip, ChainModel) already loses to a candidate built.
   unsigned ranked = 0;
@@ -123,7 +123,7 @@ struct BlockPlan {
 /// can be built at all.
 llvm::Expected<BlockPlan> planBlocks(const ir::BlockConfig &given, PlanShape shape,
                                      const runtime::Target &target,
-                                     BuildAndMeasureFn buildAndMeasure);
+                                     MeasureFn measure);
 
 } // namespace tessel::compiler
 

@@ -1,15 +1,15 @@
 //===- compiler/Compile.h - The one compile path -------------------*- C++ -*-===//
 //
 // Every command that compiles (`compile`, `run`, `tune`, the benches) goes
-// through compileKernel (compiler/Compile.cpp reads top to bottom):
+// through compileKernel, a CompileSession (compiler/CompileSession.cpp):
 //
 //   source --runFrontend--> AST --choose blocks--> TileGen --> passes --> kernel
 //                                                         emitProgram --> program
 //
 // The blocks are the ones given (--block, --tuned, a tuner configuration);
 // when the pipeline starts with `select-blocks`, the block planner
-// (compiler/BlockPlanner.h) chooses the others, building each
-// candidate with buildKernel -- the same step the tuner measures with.
+// (compiler/BlockPlanner.h) chooses the others, measuring each candidate
+// with CompileSession::measure -- the step the tuner measures with.
 // `tessel opt` has no source: it runs the passes on tile IR (runPipeline).
 //
 //===----------------------------------------------------------------------===//
@@ -42,12 +42,30 @@ namespace tessel::compiler {
 /// or unreadable file and returns false.
 bool loadSourceFile(llvm::SourceMgr &sm, const std::string &path);
 
+/// What TileGen at the defaults says of a kernel's blocks
+/// (CompileSession::blockNames).
+struct BlockNames {
+  /// `m`, `n`, `k` and each projection's column block whose result columns
+  /// span a dimension of their own (ir::BlockConfig::columnBlockName), values 0.
+  ir::BlockConfig params;
+  /// Those projections' column blocks -> the columns each tiles.
+  std::map<std::string, int64_t> projectionColumns;
+  /// The size of the dimension labelled K, the contraction `k` blocks (0
+  /// when the kernel has none).
+  int64_t contraction = 0;
+};
+
 /// A parsed and type-checked source file with one kernel selected.
 struct Frontend {
   llvm::SourceMgr sourceMgr;
   std::unique_ptr<DiagnosticEngine> diags;
   std::unique_ptr<ast::Module> module;
   const ast::Kernel *kernel = nullptr;
+  /// CompileSession::blockNames per kernel and TileGen geometry; cleared
+  /// when the AST changes (shardForTensorParallel).
+  std::map<std::pair<const ast::Kernel *, std::vector<int64_t>>, BlockNames> blockNames;
+  /// TileGen runs at the defaults for blockNames (what the cache saves).
+  unsigned tileGenDefaultRuns = 0;
 };
 
 /// Parses `path` (unless fe.sourceMgr holds its text already), binds
@@ -75,9 +93,9 @@ struct CompileOptions {
 std::unique_ptr<ir::Kernel> compileKernel(Frontend &fe, const CompileOptions &options,
                                           const runtime::Target &target);
 
-/// The step the planner and the tuner share: TileGen with `blocks` (unset
-/// ones at their defaults), verified, then `passes` (which must not include
-/// select-blocks). Returns null after reporting through `diags`.
+/// TileGen with `blocks` (unset ones at their defaults), verified, then
+/// `passes` (which must not include select-blocks). Returns null after
+/// reporting through `diags`.
 std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blocks,
                                         llvm::ArrayRef<std::string> passes,
                                         const runtime::Target &target, DiagnosticEngine &diags,
@@ -87,12 +105,9 @@ std::unique_ptr<ir::Kernel> buildKernel(Frontend &fe, const ir::BlockConfig &blo
 /// of the returned expression (the block `m` tiles them).
 int64_t resultRows(const ast::Kernel &kernel);
 
-/// The block parameters TileGen builds `fe`'s kernel with (values 0): `m`,
-/// `n`, `k`, and a column block for each projection whose result columns
-/// span a dimension of their own (ir::BlockConfig::columnBlockName), in
-/// `projectionColumns` with the columns each tiles when given.
-/// `contraction`, when given, receives the size of the dimension labelled K,
-/// the contraction `k` blocks (0 when the kernel has none).
+/// CompileSession::blockNames (BlockNames): the block parameters TileGen
+/// builds `fe`'s kernel with, values 0; `projectionColumns` and
+/// `contraction`, when given, receive the rest.
 ir::BlockConfig tileGenBlockParams(Frontend &fe, const runtime::Target &target,
                                    std::map<std::string, int64_t> *projectionColumns = nullptr,
                                    int64_t *contraction = nullptr);

@@ -107,6 +107,7 @@ bool shardForTensorParallel(Frontend &fe, int cores, const runtime::Target &targ
   }
   plan = std::move(*p);
   frontend::shardKernel(*kernel, plan);
+  fe.blockNames.clear(); // TileGen's blocks of the whole kernel, not of a shard
   return true;
 }
 

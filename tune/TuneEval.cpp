@@ -1,6 +1,6 @@
 #include "tune/TuneEval.h"
 
-#include "compiler/Compile.h"
+#include "compiler/CompileSession.h"
 #include "compiler/TensorParallel.h"
 #include "passes/PassManager.h"
 #include "passes/analysis/KernelCost.h"
@@ -47,28 +47,22 @@ CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config) {
 
   CompileOptions options;
   options.passes = job.passes;
-  options.blocks = config;
   options.instrumentation.verifyEach = job.verifyEach;
-  std::unique_ptr<ir::Kernel> kernel = compileKernel(fe, options, job.target);
-  if (!kernel)
+  std::optional<Measurement> m = CompileSession(fe, job.target, options).measure(config);
+  if (!m)
     return reject("");
   // A block the kernel was not built with is another configuration's.
   for (const auto &[name, value] : config)
-    if (std::optional<int64_t> used = kernel->blockParams.get(name); used && *used != value)
+    if (std::optional<int64_t> used = m->blocks.get(name); used && *used != value)
       return reject(llvm::formatv("the compiler built {0}={1} as {0}={2}: the {0}={2} "
                                   "configuration",
                                   name, value, *used));
-  llvm::Expected<runtime::Program> program = emitProgram(*kernel, job.target);
-  if (!program)
-    return reject(llvm::toString(program.takeError()));
-
-  passes::analysis::KernelCost cost = passes::analysis::analyzeKernel(*kernel, job.target);
-  out.model.predictedUs = cost.predictedUs(job.target);
-  out.model.boundUs = cost.boundUs(job.target);
-  out.model.ai = cost.arithmeticIntensity();
-  out.model.sbufPeakBytes = cost.sbufPeakBytesPerPartition * job.target.sbuf_partitions;
-  out.model.spillBytes = cost.spillSaveBytes + cost.spillReloadBytes;
-  out.program = std::move(*program);
+  out.model.predictedUs = m->cost.predictedUs(job.target);
+  out.model.boundUs = m->cost.boundUs(job.target);
+  out.model.ai = m->cost.arithmeticIntensity();
+  out.model.sbufPeakBytes = m->cost.sbufPeakBytesPerPartition * job.target.sbuf_partitions;
+  out.model.spillBytes = m->cost.spillSaveBytes + m->cost.spillReloadBytes;
+  out.program = std::move(m->program);
   return out;
 }
 

@@ -1,6 +1,7 @@
 //===- tune/TuneEval.h - Compile, cost and simulate one configuration -*- C++ -*-===//
 //
-// The work `tessel tune` does per block configuration, callable from several
+// The work `tessel tune` does per block configuration (CompileSession::measure,
+// then the simulator), callable from several
 // threads at once: every compile parses its own copy of the source (an AST,
 // a SourceMgr and a DiagnosticEngine are not shared between threads) and
 // records the compiler's error instead of printing it, since a configuration

@@ -25,13 +25,13 @@ struct FakeKernel {
   int64_t fixed = 0;
   std::vector<BlockConfig> built;
 
-  std::optional<BuiltCandidate> operator()(const BlockConfig &blocks) {
+  std::optional<MeasuredCandidate> operator()(const BlockConfig &blocks) {
     BlockConfig full = blocks;
     if (!full.has("n"))
       full.set("n", 512);
     built.push_back(full);
     int64_t m = full.lookup("m");
-    BuiltCandidate c;
+    MeasuredCandidate c;
     c.blocks = full;
     c.cost.flops = uint64_t(1) << 40;
     c.cost.hbmReadBytes = (uint64_t(1) << 40) / uint64_t(m); // AI = m flop/B
@@ -81,8 +81,8 @@ TEST(BlockPlanner, ChoosesTheSmallestPeakWhenNothingFits) {
 struct ProjectionKernel {
   FakeKernel base;
   std::map<int64_t, double> phased;
-  std::optional<BuiltCandidate> operator()(const BlockConfig &blocks) {
-    std::optional<BuiltCandidate> c = base(blocks);
+  std::optional<MeasuredCandidate> operator()(const BlockConfig &blocks) {
+    std::optional<MeasuredCandidate> c = base(blocks);
     auto it = phased.find(blocks.lookup("n_r"));
     c->cost.phasedNs = it != phased.end() ? it->second : 1e9;
     return c;
@@ -131,18 +131,18 @@ TEST(BlockPlanner, TheStaticModelRanksBeforeABuild) {
     EXPECT_FALSE(b.has("n_r")) << b.str();
   const PlanStep &projections = plan->steps.back();
   EXPECT_EQ(projections.name, "projections");
-  EXPECT_EQ(projections.built, 0u);
+  EXPECT_EQ(projections.measured, 0u);
   EXPECT_EQ(projections.ranked, 2u); // n_r = 128 and 256, below n = 512
   // Slower than its bound, the same kernel's projection blocks are built.
   ProjectionKernel slow;
   plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(slow));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->steps.back().built, 2u);
+  EXPECT_EQ(plan->steps.back().measured, 2u);
   EXPECT_EQ(plan->steps.back().ranked, 0u);
 }
 
 TEST(BlockPlanner, FailsWhenNothingCanBeBuilt) {
-  auto none = [](const BlockConfig &) -> std::optional<BuiltCandidate> { return std::nullopt; };
+  auto none = [](const BlockConfig &) -> std::optional<MeasuredCandidate> { return std::nullopt; };
   auto plan = planBlocks({}, {4096, 4096}, runtime::trn1Target(), none);
   ASSERT_FALSE(bool(plan));
   EXPECT_NE(llvm::toString(plan.takeError()).find("no row strip could be built"), std::string::npos);
