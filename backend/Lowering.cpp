@@ -358,6 +358,16 @@ private:
     return llvm::Error::success();
   }
 
+  llvm::Error lowerAffineIndex(const AffineIndex &index, rt::Instr &in) {
+    auto offset = affine(index.offset);
+    if (!offset)
+      return offset.takeError();
+    in.offset = *offset;
+    in.partitionStep = index.partition;
+    in.freeStep = index.free;
+    return llvm::Error::success();
+  }
+
   llvm::Error lowerInstr(const Op &op, std::vector<rt::Stmt> &out) {
     rt::Instr in;
     auto addAccess = [&](const Access &a, rt::Access &slot) -> llvm::Error {
@@ -413,8 +423,22 @@ private:
       const auto &a = llvm::cast<ActivationOp>(op);
       in.func = uint8_t(a.fn);
       in.scale = a.scale;
+      in.bias = a.bias;
       dst = &a.dst;
       srcs = {&a.src};
+      // The optional tiles in the order Instr::tiles lists them.
+      if (a.biasTile) {
+        in.tiles |= rt::BiasTile;
+        srcs.push_back(&*a.biasTile);
+      }
+      if (a.scaleTile) {
+        in.tiles |= rt::ScaleTile;
+        srcs.push_back(&*a.scaleTile);
+      }
+      if (a.accumulator) {
+        in.tiles |= rt::Accumulator;
+        srcs.push_back(&*a.accumulator);
+      }
       break;
     }
     case OpKind::TensorTensor: {
@@ -428,6 +452,35 @@ private:
       const auto &t = llvm::cast<TensorScalarOp>(op);
       in.func = uint8_t(t.alu);
       in.imm = t.scalar;
+      in.reverse = t.reverse;
+      dst = &t.dst;
+      srcs = {&t.src};
+      if (t.scalarTile) {
+        in.tiles |= rt::ScalarTile;
+        srcs.push_back(&*t.scalarTile);
+      }
+      break;
+    }
+    case OpKind::TensorReduce: {
+      const auto &t = llvm::cast<TensorReduceOp>(op);
+      in.func = uint8_t(t.alu);
+      dst = &t.dst;
+      srcs = {&t.src};
+      break;
+    }
+    case OpKind::Iota: {
+      const auto &t = llvm::cast<IotaOp>(op);
+      if (auto err = lowerAffineIndex(t.index, in))
+        return err;
+      dst = &t.dst;
+      break;
+    }
+    case OpKind::AffineSelect: {
+      const auto &t = llvm::cast<AffineSelectOp>(op);
+      in.func = uint8_t(t.cmp);
+      in.imm = t.fill;
+      if (auto err = lowerAffineIndex(t.index, in))
+        return err;
       dst = &t.dst;
       srcs = {&t.src};
       break;

@@ -12,6 +12,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -83,8 +84,24 @@ const char *aluText(AluOp op) {
   case AluOp::Mul: return "nl.multiply";
   case AluOp::Max: return "nl.maximum";
   case AluOp::Min: return "nl.minimum";
+  case AluOp::Divide: return "nl.divide";
+  case AluOp::Pow: return "nl.power";
+  case AluOp::IsEqual: return "nl.equal";
+  case AluOp::NotEqual: return "nl.not_equal";
+  case AluOp::IsGt: return "nl.greater";
+  case AluOp::IsGe: return "nl.greater_equal";
+  case AluOp::IsLt: return "nl.less";
+  case AluOp::IsLe: return "nl.less_equal";
   }
   return "";
+}
+
+/// A float literal for Python: shortestFloatText, and inf as Python spells it
+/// (an affine_select's fill).
+std::string pythonFloat(double v) {
+  if (std::isinf(v))
+    return v > 0 ? "float('inf')" : "-float('inf')";
+  return shortestFloatText(v);
 }
 
 std::string actText(ActFn fn) { return ("nl." + actFnName(fn)).str(); }
@@ -497,9 +514,28 @@ private:
     }
     case OpKind::Activation: {
       const auto &a = llvm::cast<ActivationOp>(op);
-      std::string scale = a.scale != 1.0 ? ", scale=" + shortestFloatText(a.scale) : "";
-      return emit(legacy ? *dst + " = nisa.activation(op=" + actText(a.fn) + ", data=" + src[0] + scale + ")"
-                         : "nisa.activation(dst=" + *dst + ", op=" + actText(a.fn) + ", data=" + src[0] + scale + ")");
+      // src: data, then the bias and scale tiles it has (ActivationOp::reads).
+      size_t next = 1;
+      std::string extra;
+      if (a.biasTile)
+        extra += ", bias=" + src[next++];
+      else if (a.bias != 0.0)
+        extra += ", bias=" + shortestFloatText(a.bias);
+      if (a.scaleTile)
+        extra += ", scale=" + src[next++];
+      else if (a.scale != 1.0)
+        extra += ", scale=" + shortestFloatText(a.scale);
+      std::string call = "nisa.activation";
+      if (a.accumulator) {
+        auto z = acc(*a.accumulator);
+        if (!z)
+          return z.takeError();
+        extra += ", reduce_op=nl.add, reduce_res=" + *z;
+        if (legacy)
+          call = "nisa.activation_reduce";
+      }
+      return emit(legacy ? *dst + " = " + call + "(op=" + actText(a.fn) + ", data=" + src[0] + extra + ")"
+                         : call + "(dst=" + *dst + ", op=" + actText(a.fn) + ", data=" + src[0] + extra + ")");
     }
     case OpKind::TensorTensor: {
       const auto &t = llvm::cast<TensorTensorOp>(op);
@@ -508,7 +544,9 @@ private:
     }
     case OpKind::TensorScalar: {
       const auto &t = llvm::cast<TensorScalarOp>(op);
-      std::string args = "data=" + src[0] + ", op0=" + aluText(t.alu) + ", operand0=" + shortestFloatText(t.scalar);
+      std::string args = "data=" + src[0] + ", op0=" + aluText(t.alu) +
+                         ", operand0=" + (t.scalarTile ? src[1] : shortestFloatText(t.scalar)) +
+                         (t.reverse ? ", reverse0=True" : "");
       return emit(legacy ? *dst + " = nisa.tensor_scalar(" + args + ")" : "nisa.tensor_scalar(dst=" + *dst + ", " + args + ")");
     }
     case OpKind::Copy: {
@@ -529,6 +567,34 @@ private:
       }
       return emit(*dst + " = nisa.memset(shape=(" + llvm::join(shape, ", ") + "), value=" + shortestFloatText(m.value) +
                   ", dtype=" + dtypeText(m.dst.base->type.dtype) + ")");
+    }
+    case OpKind::TensorReduce: {
+      const auto &t = llvm::cast<TensorReduceOp>(op);
+      std::string args = std::string("op=") + aluText(t.alu) + ", data=" + src[0] + ", axis=(1,)";
+      return emit(legacy ? *dst + " = nisa.tensor_reduce(" + args + ", keepdims=True)"
+                         : "nisa.tensor_reduce(dst=" + *dst + ", " + args + ")");
+    }
+    case OpKind::Iota:
+    case OpKind::AffineSelect: {
+      // The current API's form: offset, channel_multiplier and a 1-D
+      // pattern [[step, count]] over the free dimension.
+      if (legacy)
+        return locatedError(sources, loc, ("--emit=nki: " + op.mnemonic() +
+                                           " is emitted for the current NKI API only (--nki-api=current)").str());
+      const Access &d = *mutableOp.write();
+      const AffineIndex &index = *affineIndexOf(mutableOp);
+      auto offset = expr(index.offset, loc);
+      if (!offset)
+        return offset.takeError();
+      auto count = expr(*d.indices[d.rangeDims()[1]].extent, loc);
+      if (!count)
+        return count.takeError();
+      std::string args = "pattern=[[" + std::to_string(index.free) + ", " + *count + "]], offset=" + *offset +
+                         ", channel_multiplier=" + std::to_string(index.partition);
+      if (auto *select = llvm::dyn_cast<AffineSelectOp>(&op))
+        return emit("nisa.affine_select(dst=" + *dst + ", " + args + ", on_true_tile=" + src[0] +
+                    ", on_false_value=" + pythonFloat(select->fill) + ", cmp_op=" + aluText(select->cmp) + ")");
+      return emit("nisa.iota(dst=" + *dst + ", " + args + ")");
     }
     default:
       return locatedError(sources, loc, ("--emit=nki: op '" + op.mnemonic() + "' has no NKI equivalent").str());

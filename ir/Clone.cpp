@@ -23,8 +23,9 @@ void substituteInOp(Op &op, const Value *from, const IndexExpr &to) {
       loop->hi = loop->hi.substitute(from, to).simplified();
     }
     llvm::SmallVector<Access *, 4> accesses = o.reads();
-    if (Access *w = o.write())
-      accesses.push_back(w);
+    accesses.append(o.writes());
+    if (AffineIndex *index = affineIndexOf(o))
+      index->offset = index->offset.substitute(from, to).simplified();
     for (Access *a : accesses)
       for (Index &idx : a->indices) {
         idx.start = idx.start.substitute(from, to).simplified();
@@ -104,10 +105,12 @@ std::unique_ptr<Op> cloneOp(const Op &op, Kernel &kernel, ValueMap &map) {
   std::unique_ptr<Op> out = copyInstruction(op);
   if (!out)
     return nullptr;
-  if (Access *dst = out->write())
+  for (Access *dst : out->writes())
     *dst = remapAccess(*dst, map);
   for (Access *src : out->reads())
     *src = remapAccess(*src, map);
+  if (AffineIndex *index = affineIndexOf(*out))
+    index->offset = remapExpr(index->offset, map);
   if (auto *m = llvm::dyn_cast<MatmulOp>(out.get()))
     for (Value *&v : m->resetOn)
       if (auto it = map.find(v); it != map.end())

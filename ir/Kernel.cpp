@@ -34,6 +34,21 @@ llvm::StringRef Op::mnemonic() const {
   return kind == OpKind::Alloc ? "alloc" : kind == OpKind::View ? "view" : "for";
 }
 
+llvm::SmallVector<llvm::StringRef, 3> Op::readRoles() const {
+  llvm::SmallVector<llvm::StringRef, 3> roles;
+  if (auto op = opcodeOf(kind))
+    roles.append(opInfo(*op).srcRoles.begin(), opInfo(*op).srcRoles.end());
+  return roles;
+}
+
+AffineIndex *affineIndexOf(Op &op) {
+  if (auto *iota = llvm::dyn_cast<IotaOp>(&op))
+    return &iota->index;
+  if (auto *select = llvm::dyn_cast<AffineSelectOp>(&op))
+    return &select->index;
+  return nullptr;
+}
+
 llvm::SmallVector<unsigned, 3> Access::rangeDims() const {
   llvm::SmallVector<unsigned, 3> dims;
   for (unsigned i = 0; i < indices.size(); ++i)

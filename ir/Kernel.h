@@ -8,7 +8,8 @@
 //  - `view` reads an input argument under other dimension labels;
 //  - `for` loops over element offsets with index-expression bounds;
 //  - instructions (dma, matmul, transpose, activation, tensor_tensor,
-//    tensor_scalar, copy, memset) each read and write Accesses: a tensor or
+//    tensor_scalar, copy, memset, tensor_reduce, iota, affine_select) each
+//    read and write Accesses: a tensor or
 //    buffer sliced by one `start +: extent` range (or a point) per dimension.
 // Instruction semantics and the rules the verifier enforces are in
 // docs/tile-ir.md.
@@ -97,6 +98,15 @@ struct Op {
   /// The accesses this op reads and writes (instructions only).
   virtual llvm::SmallVector<Access *, 3> reads() { return {}; }
   virtual Access *write() { return nullptr; }
+  /// What each of reads() is, in order, for messages: the roles of
+  /// support/Ops.def, then the optional per-partition tiles an op has.
+  virtual llvm::SmallVector<llvm::StringRef, 3> readRoles() const;
+  /// Every access the op writes: write(), then an activation's accumulator.
+  virtual llvm::SmallVector<Access *, 2> writes() {
+    if (Access *w = write())
+      return {w};
+    return {};
+  }
   llvm::StringRef mnemonic() const;
 };
 
@@ -200,14 +210,39 @@ using tessel::ActFn;
 using tessel::actFnName;
 using tessel::parseActFn;
 
-/// Scalar engine: dst = fn(src * scale).
+/// Scalar engine (nisa.activation): dst = fn(src * scale + bias), where
+/// scale and bias are numbers or [P, 1] tiles (one value per partition,
+/// broadcast along the free dimension). With an accumulator, the sums of
+/// each partition's results along the free dimension are also written to
+/// it, a [P, 1] tile (NKI's reduce_res with reduce_op add).
 struct ActivationOp : Op {
   ActFn fn = ActFn::Copy;
   Access dst, src;
-  double scale = 1.0;
+  double scale = 1.0, bias = 0.0;
+  std::optional<Access> scaleTile, biasTile, accumulator;
   ActivationOp() : Op(OpKind::Activation) {}
-  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  llvm::SmallVector<Access *, 3> reads() override {
+    llvm::SmallVector<Access *, 3> r{&src};
+    if (biasTile)
+      r.push_back(&*biasTile);
+    if (scaleTile)
+      r.push_back(&*scaleTile);
+    return r;
+  }
+  llvm::SmallVector<llvm::StringRef, 3> readRoles() const override {
+    llvm::SmallVector<llvm::StringRef, 3> r{"source"};
+    if (biasTile)
+      r.push_back("bias");
+    if (scaleTile)
+      r.push_back("scale");
+    return r;
+  }
   Access *write() override { return &dst; }
+  llvm::SmallVector<Access *, 2> writes() override {
+    if (accumulator)
+      return {&dst, &*accumulator};
+    return {&dst};
+  }
   static bool classof(const Op *op) { return op->kind == OpKind::Activation; }
 };
 
@@ -226,15 +261,72 @@ struct TensorTensorOp : Op {
   static bool classof(const Op *op) { return op->kind == OpKind::TensorTensor; }
 };
 
-/// Vector engine: dst = src op scalar.
+/// Vector engine (nisa.tensor_scalar): dst = src op scalar, where the
+/// scalar is a number or a [P, 1] tile (one value per partition, broadcast
+/// along the free dimension); `reverse`: dst = scalar op src.
 struct TensorScalarOp : Op {
   AluOp alu = AluOp::Mul;
   Access dst, src;
   double scalar = 0.0;
+  std::optional<Access> scalarTile;
+  bool reverse = false;
   TensorScalarOp() : Op(OpKind::TensorScalar) {}
-  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  llvm::SmallVector<Access *, 3> reads() override {
+    if (scalarTile)
+      return {&src, &*scalarTile};
+    return {&src};
+  }
+  llvm::SmallVector<llvm::StringRef, 3> readRoles() const override {
+    if (scalarTile)
+      return {"source", "scalar"};
+    return {"source"};
+  }
   Access *write() override { return &dst; }
   static bool classof(const Op *op) { return op->kind == OpKind::TensorScalar; }
+};
+
+/// Vector engine (nisa.tensor_reduce along the free axis): dst[P, 1] = the
+/// elements of each partition of src[P, F] folded by `alu` (add, max or
+/// min), in fp32.
+struct TensorReduceOp : Op {
+  AluOp alu = AluOp::Add;
+  Access dst, src;
+  TensorReduceOp() : Op(OpKind::TensorReduce) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::TensorReduce; }
+};
+
+/// The affine form iota and affine_select evaluate at tile element [p, f]
+/// (p: partition, f: free index within the tile): offset + partition * p +
+/// free * f. The offset may use loop variables (a mask that moves with the
+/// tile); the steps are constants (NKI's channel_multiplier and pattern).
+struct AffineIndex {
+  IndexExpr offset;
+  int64_t partition = 0, free = 0;
+};
+
+/// GpSimd (nisa.iota): dst[p, f] = the affine index at [p, f].
+struct IotaOp : Op {
+  Access dst;
+  AffineIndex index;
+  IotaOp() : Op(OpKind::Iota) {}
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::Iota; }
+};
+
+/// GpSimd (nisa.affine_select): dst = (index cmp 0) ? src : fill, with `cmp`
+/// a comparison ALU op (is_ge, is_gt, ...). A causal mask is
+/// `is_ge` of row - column: no S x S mask tensor.
+struct AffineSelectOp : Op {
+  AluOp cmp = AluOp::IsGe;
+  Access dst, src;
+  AffineIndex index;
+  double fill = 0.0;
+  AffineSelectOp() : Op(OpKind::AffineSelect) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::AffineSelect; }
 };
 
 /// Vector engine copy with dtype cast (PSUM -> SBUF, SBUF -> SBUF).
@@ -253,6 +345,10 @@ struct MemsetOp : Op {
   Access *write() override { return &dst; }
   static bool classof(const Op *op) { return op->kind == OpKind::Memset; }
 };
+
+/// The affine index of an iota or affine_select (its offset names loop
+/// variables, as accesses do), else null.
+AffineIndex *affineIndexOf(Op &op);
 
 /// The op at position `i` of `b` when it is a T (a pattern matcher's step),
 /// else null.

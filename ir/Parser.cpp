@@ -531,6 +531,9 @@ private:
     case Opcode::TensorScalar: return parseTensorScalar(out, loc);
     case Opcode::Copy: return parseUnary<CopyOp>(out, loc);
     case Opcode::Memset: return parseMemset(out, loc);
+    case Opcode::TensorReduce: return parseTensorReduce(out, loc);
+    case Opcode::Iota: return parseIota(out, loc);
+    case Opcode::AffineSelect: return parseAffineSelect(out, loc);
     }
     return false;
   }
@@ -745,10 +748,32 @@ private:
     consume();
     if (!parseAccess(op->dst, "destination") || !parseArrow() || !parseAccess(op->src, "source"))
       return false;
-    if (tok.isKeyword("scale")) {
+    // `scale` and `bias` (a number or a [P, 1] tile) and `accumulate`, each
+    // at most once, in any order.
+    bool sawScale = false, sawBias = false, sawAccumulate = false;
+    while (tok.isKeyword("scale") || tok.isKeyword("bias") || tok.isKeyword("accumulate")) {
+      llvm::StringRef key = tok.text;
+      llvm::SMLoc keyLoc = tok.loc;
       consume();
-      if (!parseFloat(op->scale, "a number after 'scale'"))
+      bool &seen = key == "scale" ? sawScale : key == "bias" ? sawBias : sawAccumulate;
+      if (seen)
+        return error(keyLoc, "duplicate '" + key + "' on activation");
+      seen = true;
+      if (key == "accumulate") {
+        op->accumulator.emplace();
+        if (!parseAccess(*op->accumulator, "accumulator"))
+          return false;
+        continue;
+      }
+      std::optional<Access> &tile = key == "scale" ? op->scaleTile : op->biasTile;
+      if (tok.is(Tok::ValueRef)) {
+        tile.emplace();
+        if (!parseAccess(*tile, key.str() + " tile"))
+          return false;
+      } else if (!parseFloat(key == "scale" ? op->scale : op->bias,
+                             "a number or a [P, 1] tile after '" + key.str() + "'")) {
         return false;
+      }
     }
     out = std::move(op);
     return true;
@@ -786,8 +811,70 @@ private:
     auto op = std::make_unique<TensorScalarOp>();
     op->loc = loc;
     if (!parseAlu(op->alu) || !parseAccess(op->dst, "destination") || !parseArrow() ||
-        !parseAccess(op->src, "source") || !parseComma("before tensor_scalar's scalar") ||
-        !parseFloat(op->scalar, "a scalar operand"))
+        !parseAccess(op->src, "source") || !parseComma("before tensor_scalar's scalar"))
+      return false;
+    if (tok.is(Tok::ValueRef)) {
+      op->scalarTile.emplace();
+      if (!parseAccess(*op->scalarTile, "scalar tile"))
+        return false;
+    } else if (!parseFloat(op->scalar, "a scalar operand (a number or a [P, 1] tile)")) {
+      return false;
+    }
+    if (tok.isKeyword("reverse")) {
+      consume();
+      op->reverse = true;
+    }
+    out = std::move(op);
+    return true;
+  }
+
+  bool parseTensorReduce(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
+    auto op = std::make_unique<TensorReduceOp>();
+    op->loc = loc;
+    if (!parseAlu(op->alu) || !parseAccess(op->dst, "destination") || !parseArrow() ||
+        !parseAccess(op->src, "source"))
+      return false;
+    if (tok.isKeyword("axis")) {
+      consume();
+      llvm::SMLoc axisLoc = tok.loc;
+      int64_t axis;
+      if (!parseInt(axis, "the reduced axis"))
+        return false;
+      if (axis != 1)
+        return error(axisLoc, "tensor_reduce reduces along the free axis (axis 1) only, not axis " +
+                                  llvm::Twine(axis) + "; a sum over partitions is a matmul against "
+                                  "ones (or a transpose, then a reduce)");
+    }
+    out = std::move(op);
+    return true;
+  }
+
+  /// `offset EXPR partition INT free INT`.
+  bool parseAffineIndex(AffineIndex &index) {
+    return expectKeyword("offset", "before the affine index's offset") &&
+           parseExpr(index.offset) &&
+           expectKeyword("partition", "after the offset (the step per partition)") &&
+           parseInt(index.partition, "the integer step per partition") &&
+           expectKeyword("free", "after the partition step (the step per free element)") &&
+           parseInt(index.free, "the integer step per free element");
+  }
+
+  bool parseIota(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
+    auto op = std::make_unique<IotaOp>();
+    op->loc = loc;
+    if (!parseAccess(op->dst, "destination") || !parseAffineIndex(op->index))
+      return false;
+    out = std::move(op);
+    return true;
+  }
+
+  bool parseAffineSelect(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
+    auto op = std::make_unique<AffineSelectOp>();
+    op->loc = loc;
+    if (!parseAlu(op->cmp) || !parseAccess(op->dst, "destination") || !parseArrow() ||
+        !parseAccess(op->src, "source") || !parseAffineIndex(op->index) ||
+        !expectKeyword("fill", "after the affine index (the value where the comparison fails)") ||
+        !parseFloat(op->fill, "the fill value"))
       return false;
     out = std::move(op);
     return true;

@@ -53,6 +53,20 @@ private:
       printOp(*op, depth);
   }
 
+  /// ` scale 2.0` or ` scale %s[...]`; nothing for the default number.
+  void printOperand(llvm::StringRef key, const std::optional<Access> &tile, double value, double dflt) {
+    if (tile) {
+      os << key;
+      tile->print(os);
+    } else if (value != dflt || std::signbit(value) != std::signbit(dflt)) {
+      os << key << shortestFloatText(value);
+    }
+  }
+
+  void printAffineIndex(const AffineIndex &index) {
+    os << " offset " << index.offset << " partition " << index.partition << " free " << index.free;
+  }
+
   void printOp(const Op &op, unsigned depth) {
     os.indent(2 * depth);
     switch (op.kind) {
@@ -132,8 +146,12 @@ private:
       a.dst.print(os);
       os << " <- ";
       a.src.print(os);
-      if (a.scale != 1.0)
-        os << " scale " << shortestFloatText(a.scale);
+      printOperand(" scale ", a.scaleTile, a.scale, 1.0);
+      printOperand(" bias ", a.biasTile, a.bias, 0.0);
+      if (a.accumulator) {
+        os << " accumulate ";
+        a.accumulator->print(os);
+      }
       break;
     }
     case OpKind::TensorTensor: {
@@ -152,7 +170,38 @@ private:
       t.dst.print(os);
       os << " <- ";
       t.src.print(os);
-      os << ", " << shortestFloatText(t.scalar);
+      os << ", ";
+      if (t.scalarTile)
+        t.scalarTile->print(os);
+      else
+        os << shortestFloatText(t.scalar);
+      if (t.reverse)
+        os << " reverse";
+      break;
+    }
+    case OpKind::TensorReduce: {
+      const auto &t = llvm::cast<TensorReduceOp>(op);
+      os << op.mnemonic() << ' ' << aluOpName(t.alu) << ' ';
+      t.dst.print(os);
+      os << " <- ";
+      t.src.print(os);
+      break;
+    }
+    case OpKind::Iota: {
+      const auto &t = llvm::cast<IotaOp>(op);
+      os << op.mnemonic() << ' ';
+      t.dst.print(os);
+      printAffineIndex(t.index);
+      break;
+    }
+    case OpKind::AffineSelect: {
+      const auto &t = llvm::cast<AffineSelectOp>(op);
+      os << op.mnemonic() << ' ' << aluOpName(t.cmp) << ' ';
+      t.dst.print(os);
+      os << " <- ";
+      t.src.print(os);
+      printAffineIndex(t.index);
+      os << " fill " << shortestFloatText(t.fill);
       break;
     }
     case OpKind::Copy: {

@@ -384,8 +384,11 @@ private:
     if (!code)
       return out;
     out.push_back({"destination", op.write()});
-    for (auto [role, access] : llvm::zip(opInfo(*code).srcRoles, op.reads()))
+    for (auto [role, access] : llvm::zip(op.readRoles(), op.reads()))
       out.push_back({role, access});
+    auto writes = op.writes();
+    for (size_t i = 1; i < writes.size(); ++i)
+      out.push_back({"accumulator", writes[i]});
     return out;
   }
 
@@ -464,7 +467,7 @@ private:
     MemSpace s = spaceOf(*o.access);
     if (std::find(allowed.begin(), allowed.end(), s) != allowed.end())
       return;
-    bool isDst = o.role == "destination";
+    bool isDst = o.role == "destination" || o.role == "accumulator";
     error(locOf(*o.access, op), &op,
           op.mnemonic() + (isDst ? " writes " : " reads ") + "its " + o.role + " from " +
               spaceList(allowed) + "; %" + o.access->base->name + " is in " +
@@ -538,11 +541,14 @@ private:
       if (mm->accumulate && !mm->resetOn.empty())
         error(op.loc, &op, "matmul cannot both reset and always accumulate");
     }
-    if (Access *dst = op.write(); ok && dst && llvm::isa_and_nonnull<ViewOp>(dst->base->def)) {
-      error(locOf(*dst, op), &op, "%" + dst->base->name + " is a view of an input; views are "
-                                                          "read only");
-      ok = false;
-    }
+    for (Access *dst : op.writes())
+      if (ok && dst && llvm::isa_and_nonnull<ViewOp>(dst->base->def)) {
+        error(locOf(*dst, op), &op, "%" + dst->base->name + " is a view of an input; views are "
+                                                            "read only");
+        ok = false;
+      }
+    if (AffineIndex *index = affineIndexOf(op))
+      ok &= checkExprVars(index->offset, op.loc, &op, "offset of " + op.mnemonic().str());
     if (!ok)
       return;
     checks.clear();
@@ -566,14 +572,28 @@ private:
                "transpose source free size (the result's partitions)");
       break;
     }
+    case OpKind::TensorReduce: verifyTensorReduce(llvm::cast<TensorReduceOp>(op), operands); break;
     default: {
-      // Elementwise engines: activation, tensor_tensor, tensor_scalar, copy, memset.
+      // Elementwise engines: activation, tensor_tensor, tensor_scalar, copy,
+      // memset, iota, affine_select.
       if (op.kind == OpKind::Memset)
         requireSpace(operands[0], op, {MemSpace::SBUF, MemSpace::PSUM});
       else
         requireSpace(operands[0], op, {MemSpace::SBUF});
       const Access &dst = *operands[0].access;
-      for (size_t i = 1; i < operands.size(); ++i) {
+      // The sources Ops.def names have the destination's shape; the
+      // optional tiles after them (a tensor_scalar's scalar, an
+      // activation's bias, scale and accumulator) are [P, 1].
+      const size_t fullTiles = 1 + opInfo(*opcodeOf(op.kind)).srcRoles.size();
+      for (size_t i = fullTiles; i < operands.size(); ++i)
+        verifyPerPartition(operands[i], dst, op);
+      if (auto *select = llvm::dyn_cast<AffineSelectOp>(&op)) {
+        requireSpace(operands[1], op, {MemSpace::SBUF}); // GpSimd has no PSUM access
+        if (!isComparison(select->cmp))
+          error(op.loc, &op, "affine_select compares with " + comparisonList() + ", not " +
+                                 aluOpName(select->cmp));
+      }
+      for (size_t i = 1; i < std::min(fullTiles, operands.size()); ++i) {
         const Operand &o = operands[i];
         requireSpace(o, op, {MemSpace::SBUF, MemSpace::PSUM});
         requireSameLabels(dst, *o.access, op, o.role);
@@ -592,6 +612,47 @@ private:
     }
     }
     runDynamicChecks(op);
+  }
+
+  static std::string comparisonList() { return "is_equal, not_equal, is_gt, is_ge, is_lt or is_le"; }
+
+  /// A [P, 1] tile: one value per partition of `dst`, broadcast along (or
+  /// gathered from) its free dimension.
+  void verifyPerPartition(const Operand &o, const Access &dst, Op &op) {
+    const Access &a = *o.access;
+    bool written = o.role == "accumulator";
+    if (written)
+      requireSpace(o, op, {MemSpace::SBUF});
+    else
+      requireSpace(o, op, {MemSpace::SBUF, MemSpace::PSUM});
+    auto al = labelsOf(a), dl = labelsOf(dst);
+    llvm::SMLoc loc = locOf(a, op);
+    if (al[0] != dl[0])
+      error(loc, &op, op.mnemonic() + " " + o.role + " tile must be on the destination's partitions (" +
+                          dl[0] + "), found " + al[0]);
+    addEqual(extentOf(a, 0), extentOf(dst, 0), loc,
+             op.mnemonic().str() + " " + o.role.str() + " tile needs one value per partition of the "
+             "destination: its partitions (" + al[0] + ") vs the destination's");
+    addEqual(extentOf(a, 1), IndexExpr(int64_t(1)), loc,
+             op.mnemonic().str() + " " + o.role.str() + " must be a [P, 1] tile; its free extent (" +
+                 al[1] + ") vs 1");
+  }
+
+  void verifyTensorReduce(TensorReduceOp &op, llvm::ArrayRef<Operand> operands) {
+    requireSpace(operands[0], op, {MemSpace::SBUF});
+    requireSpace(operands[1], op, {MemSpace::SBUF, MemSpace::PSUM});
+    if (!isReduction(op.alu))
+      error(op.loc, &op, "tensor_reduce folds with add, max or min, not " + aluOpName(op.alu));
+    auto dl = labelsOf(op.dst), sl = labelsOf(op.src);
+    llvm::SMLoc dloc = locOf(op.dst, op);
+    if (dl[0] != sl[0])
+      error(dloc, &op, "tensor_reduce keeps the partitions: the destination's partition dimension "
+                       "must be the source's (" + sl[0] + "), found " + dl[0]);
+    addEqual(extentOf(op.dst, 0), extentOf(op.src, 0), dloc,
+             "tensor_reduce destination partitions (" + dl[0] + ") must equal the source's");
+    addEqual(extentOf(op.dst, 1), IndexExpr(int64_t(1)), dloc,
+             "tensor_reduce destination must be a [P, 1] tile (one value per partition); its free "
+             "extent (" + dl[1] + ") vs 1");
   }
 
   void verifyDma(DmaOp &op) {

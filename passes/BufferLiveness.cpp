@@ -83,7 +83,7 @@ std::vector<LiveRange> computeLiveRanges(Kernel &kernel, PhaseSharing phases) {
         continue;
       }
       llvm::SmallVector<Access *, 4> accesses = op->reads();
-      if (Access *w = op->write())
+      for (Access *w : op->writes())
         accesses.push_back(w);
       for (Access *a : accesses)
         if (a && a->base)

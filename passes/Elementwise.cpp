@@ -44,7 +44,7 @@ void eraseUnusedTiles(Block &block) {
     walkOp(*op, [&](Op &x) {
       for (Access *a : x.reads())
         used.insert(a->base);
-      if (Access *w = x.write())
+      for (Access *w : x.writes())
         used.insert(w->base);
     });
   llvm::erase_if(block.ops, [&](const std::unique_ptr<Op> &op) {

@@ -36,7 +36,7 @@ void countUses(Block &block, UseCounts &u) {
     walkOp(*op, [&](Op &x) {
       for (Access *a : x.reads())
         ++u.reads[a->base];
-      if (Access *w = x.write())
+      for (Access *w : x.writes())
         ++u.writes[w->base];
     });
 }
@@ -46,7 +46,7 @@ bool touches(Op &op, const Value *v) {
   walkOp(op, [&](Op &x) {
     for (Access *a : x.reads())
       hit |= a->base == v;
-    if (Access *w = x.write())
+    for (Access *w : x.writes())
       hit |= w->base == v;
   });
   return hit;

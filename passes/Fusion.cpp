@@ -25,7 +25,7 @@ bool reads(Op &op, const Value *v) {
 bool writes(Op &op, const Value *v) {
   bool found = false;
   walkOp(op, [&](Op &o) {
-    if (Access *w = o.write())
+    for (Access *w : o.writes())
       found |= w->base == v;
   });
   return found;
@@ -42,7 +42,7 @@ bool mentionsVar(Op &op, const Value *iv) {
       found |= f->lo.mentions(iv) || f->hi.mentions(iv);
     for (Access *a : o.reads())
       check(*a);
-    if (Access *w = o.write())
+    for (Access *w : o.writes())
       check(*w);
   });
   return found;
@@ -75,7 +75,7 @@ std::optional<ConsumerSite> matchConsumer(ForOp &q, Value *c) {
       pure &= llvm::isa<ForOp, AllocOp, DmaOp, TransposeOp, CopyOp>(o);
       for (Access *a : o.reads())
         pure &= a->base == c || a->base->type.space != MemSpace::HBM;
-      if (Access *w = o.write())
+      for (Access *w : o.writes())
         pure &= w->base == alloc->result || w->base->type.space != MemSpace::HBM;
     });
     if (elsewhere || !pure)

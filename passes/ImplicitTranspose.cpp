@@ -44,7 +44,7 @@ llvm::DenseMap<const Value *, unsigned> countUses(Kernel &kernel) {
   walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
     for (Access *a : op.reads())
       ++uses[a->base];
-    if (Access *w = op.write())
+    for (Access *w : op.writes())
       ++uses[w->base];
   });
   return uses;

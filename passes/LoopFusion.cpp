@@ -55,7 +55,7 @@ void renameIn(Op &op, const ValueMap &map) {
           iv = it->second;
     for (Access *a : o.reads())
       *a = remapAccess(*a, map);
-    if (Access *w = o.write())
+    for (Access *w : o.writes())
       *w = remapAccess(*w, map);
   });
 }
@@ -220,7 +220,7 @@ const Value *fillSource(ForOp &fill, const Value *strip) {
       pure &= !source || source == a->base;
       source = a->base;
     }
-    if (Access *w = o.write())
+    for (Access *w : o.writes())
       pure &= w->base == strip || f.defines.count(w->base);
   });
   return pure && f.writes.count(strip) ? source : nullptr;

@@ -324,7 +324,7 @@ bool collectTailAccesses(Block &block, const Value *victim, std::vector<TailAcce
   });
   walk(block, [&](Op &op, llvm::ArrayRef<ForOp *> loops) {
     llvm::SmallVector<Access *, 4> accesses = op.reads();
-    if (Access *w = op.write())
+    for (Access *w : op.writes())
       accesses.push_back(w);
     for (Access *a : accesses) {
       if (a->base != victim)
@@ -403,7 +403,7 @@ void rewriteTail(Kernel &kernel, Block &block, Value *victim, Value *tail, int64
       bool indexes = false;
       walk(loop->body, [&](Op &inner, llvm::ArrayRef<ForOp *>) {
         llvm::SmallVector<Access *, 4> accesses = inner.reads();
-        if (Access *w = inner.write())
+        for (Access *w : inner.writes())
           accesses.push_back(w);
         for (Access *a : accesses)
           if (a->base == victim && a->indices.back().start.mentions(loop->iv))
@@ -444,7 +444,7 @@ void rewriteTail(Kernel &kernel, Block &block, Value *victim, Value *tail, int64
     }
     for (Access *a : op->reads())
       moveAccess(*a);
-    if (Access *w = op->write())
+    for (Access *w : op->writes())
       moveAccess(*w);
     ops.push_back(std::move(op));
   }
@@ -461,7 +461,7 @@ void remapInOp(Op &op, const Value *from, const IndexExpr &to, const Value *acc,
   substituteInOp(op, from, to);
   walkOp(op, [&](Op &o) {
     llvm::SmallVector<Access *, 4> accesses = o.reads();
-    if (Access *w = o.write())
+    for (Access *w : o.writes())
       accesses.push_back(w);
     for (Access *a : accesses) {
       if (a->base == acc) {

@@ -65,7 +65,7 @@ void collect(Block &block, SiteMap &sites, llvm::SmallVector<ForOp *, 6> &loops)
     llvm::SmallPtrSet<const Value *, 4> named;
     for (Access *a : op->reads())
       named.insert(a->base);
-    if (Access *w = op->write())
+    for (Access *w : op->writes())
       named.insert(w->base);
     for (const Value *v : named)
       sites[v].push_back({op.get(), &block, loops});

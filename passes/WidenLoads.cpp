@@ -503,7 +503,7 @@ private:
           }
         }
         llvm::SmallVector<Access *, 4> accesses = o.reads();
-        if (Access *w = o.write())
+        for (Access *w : o.writes())
           accesses.push_back(w);
         for (Access *a : accesses) {
           if (auto it = wide.find(a->base); it != wide.end()) {

@@ -351,22 +351,88 @@ void NumericExecutor::runMatmul(const TileView &dst, const TileView &st, const T
   scatter(dst, s.c.data());
 }
 
-void NumericExecutor::elementwise(const Instr &in, const TileView &dst, const TileView *srcs) {
-  if (in.op != Opcode::Activation && in.op != Opcode::TensorTensor && in.op != Opcode::TensorScalar &&
-      in.op != Opcode::Copy && in.op != Opcode::Memset)
+void NumericExecutor::elementwise(const Instr &in, const TileView &dst, const TileView *srcs, int64_t offset) {
+  if (in.op == Opcode::Dma || in.op == Opcode::Matmul || in.op == Opcode::Transpose)
     return;
+  if (in.tiles) {
+    withTiles(in, dst, srcs);
+    return;
+  }
   setWritten(dst);
   const unsigned nsrc = unsigned(in.srcs.size());
   Touch touches[] = {writes(dst), nsrc > 0 ? reads(srcs[0]) : Touch{}, nsrc > 1 ? reads(srcs[1]) : Touch{}};
   std::array<TileView, 2> src;
   std::copy(srcs, srcs + nsrc, src.begin());
-  tasks.submit(llvm::makeArrayRef(touches, 1 + nsrc),
-               [this, &in, dst, src](unsigned thread) { runElementwise(in, dst, src.data(), scratch[thread]); });
+  tasks.submit(llvm::makeArrayRef(touches, 1 + nsrc), [this, &in, dst, src, offset](unsigned thread) {
+    runElementwise(in, dst, src.data(), offset, scratch[thread]);
+  });
 }
 
-void NumericExecutor::runElementwise(const Instr &in, const TileView &dst, const TileView *srcs, Scratch &s) {
+void NumericExecutor::withTiles(const Instr &in, const TileView &dst, const TileView *srcs) {
+  const unsigned nsrc = unsigned(in.srcs.size()), nread = in.numReads();
+  setWritten(dst);
+  if (nread < nsrc)
+    setWritten(srcs[nread]); // the accumulator
+  std::array<Touch, 5> touches;
+  std::array<TileView, 4> src;
+  std::copy(srcs, srcs + nsrc, src.begin());
+  touches[0] = writes(dst);
+  for (unsigned i = 0; i < nsrc; ++i)
+    touches[1 + i] = i < nread ? reads(srcs[i]) : writes(srcs[i]);
+  tasks.submit(llvm::makeArrayRef(touches.data(), 1 + nsrc),
+               [this, &in, dst, src](unsigned thread) { runWithTiles(in, dst, src.data(), scratch[thread]); });
+}
+
+void NumericExecutor::runWithTiles(const Instr &in, const TileView &dst, const TileView *srcs, Scratch &s) {
+  const int64_t P = dst.P, F = dst.F;
+  std::vector<float> &a = s.a, &b = s.b, &c = s.c;
+  gather(srcs[0], a);
+  // b: per partition, the first operand (tensor_scalar's scalar; an
+  // activation's scale), c: the second (an activation's bias).
+  auto perPartition = [&](uint8_t tile, std::vector<float> &out, double value) {
+    if (in.has(tile))
+      gather(srcs[in.tileIndex(tile)], out);
+    else
+      out.assign(size_t(P), float(value));
+  };
+  if (in.op == Opcode::TensorScalar) {
+    perPartition(ScalarTile, b, in.imm);
+    const AluOp op = in.aluOp();
+    for (int64_t p = 0; p < P; ++p) {
+      float *row = a.data() + p * F;
+      const float k = b[size_t(p)];
+      for (int64_t f = 0; f < F; ++f)
+        row[f] = in.reverse ? applyAluOp(op, k, row[f]) : applyAluOp(op, row[f], k);
+    }
+  } else { // activation: fn(x * scale + bias), summed per partition into the accumulator
+    perPartition(ScaleTile, b, in.scale);
+    perPartition(BiasTile, c, in.bias);
+    const ActFn fn = in.actFn();
+    std::vector<float> sums(size_t(P), 0.0f);
+    for (int64_t p = 0; p < P; ++p) {
+      float *row = a.data() + p * F;
+      const float sc = b[size_t(p)], bi = c[size_t(p)];
+      float sum = 0.0f;
+      for (int64_t f = 0; f < F; ++f) {
+        row[f] = float(applyActFn(fn, double(row[f] * sc + bi)));
+        sum += row[f];
+      }
+      sums[size_t(p)] = sum;
+    }
+    if (in.has(Accumulator))
+      scatter(srcs[in.tileIndex(Accumulator)], sums.data());
+  }
+  scatter(dst, a.data());
+}
+
+void NumericExecutor::runElementwise(const Instr &in, const TileView &dst, const TileView *srcs, int64_t offset,
+                                     Scratch &s) {
   const size_t n = size_t(dst.P * dst.F);
   std::vector<float> &a = s.a, &b = s.b;
+  // The affine index of iota and affine_select at element i of the tile.
+  auto index = [&](size_t i) {
+    return offset + in.partitionStep * int64_t(i / size_t(dst.F)) + in.freeStep * int64_t(i % size_t(dst.F));
+  };
   switch (in.op) {
   case Opcode::Activation: {
     gather(srcs[0], a);
@@ -385,8 +451,40 @@ void NumericExecutor::runElementwise(const Instr &in, const TileView &dst, const
   case Opcode::TensorScalar: {
     gather(srcs[0], a);
     float imm = float(in.imm);
+    if (in.reverse)
+      for (size_t i = 0; i < n; ++i)
+        a[i] = applyAluOp(in.aluOp(), imm, a[i]);
+    else
+      for (size_t i = 0; i < n; ++i)
+        a[i] = applyAluOp(in.aluOp(), a[i], imm);
+    break;
+  }
+  case Opcode::TensorReduce: {
+    // Each partition's row folded left to right in fp32, as the engine does.
+    gather(srcs[0], b);
+    const int64_t F = srcs[0].F;
+    a.resize(size_t(dst.P));
+    for (int64_t p = 0; p < dst.P; ++p) {
+      const float *row = b.data() + p * F;
+      float acc = row[0];
+      for (int64_t f = 1; f < F; ++f)
+        acc = applyAluOp(in.aluOp(), acc, row[f]);
+      a[size_t(p)] = acc;
+    }
+    break;
+  }
+  case Opcode::Iota:
+    a.resize(n);
     for (size_t i = 0; i < n; ++i)
-      a[i] = applyAluOp(in.aluOp(), a[i], imm);
+      a[i] = float(index(i));
+    break;
+  case Opcode::AffineSelect: {
+    // The comparison with 0 depends on the sign alone, exact in float.
+    gather(srcs[0], a);
+    const float fill = float(in.imm);
+    for (size_t i = 0; i < n; ++i)
+      if (applyAluOp(in.aluOp(), float(index(i)), 0.0f) == 0.0f)
+        a[i] = fill;
     break;
   }
   case Opcode::Copy:

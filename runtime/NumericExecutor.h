@@ -66,8 +66,11 @@ public:
   /// dst (+)= st^T @ mv in fp32 (reset: overwrite).
   void matmul(const TileView &dst, const TileView &st, const TileView &mv, bool reset);
   void transpose(const TileView &dst, const TileView &src);
-  /// Activation, tensor_tensor, tensor_scalar, copy, memset.
-  void elementwise(const Instr &in, const TileView &dst, const TileView *srcs);
+  /// Activation, tensor_tensor, tensor_scalar, copy, memset, tensor_reduce,
+  /// iota, affine_select; `offset`: iota's and affine_select's affine
+  /// offset at this iteration. srcs: as Instr::srcs (an activation's
+  /// accumulator last).
+  void elementwise(const Instr &in, const TileView &dst, const TileView *srcs, int64_t offset = 0);
 
 private:
   /// One object's elements: `bf16` holds a bf16 object, `f32` an f32 one.
@@ -140,7 +143,10 @@ private:
   /// The arithmetic of matmul; gens[0], gens[1]: st's and mv's write generations.
   void runMatmul(const TileView &dst, const TileView &st, const TileView &mv, const uint64_t *gens, bool reset,
                  Scratch &s);
-  void runElementwise(const Instr &in, const TileView &dst, const TileView *srcs, Scratch &s);
+  void runElementwise(const Instr &in, const TileView &dst, const TileView *srcs, int64_t offset, Scratch &s);
+  /// Instructions with per-partition tiles (Instr::tiles).
+  void withTiles(const Instr &in, const TileView &dst, const TileView *srcs);
+  void runWithTiles(const Instr &in, const TileView &dst, const TileView *srcs, Scratch &s);
 };
 
 } // namespace tessel::runtime

@@ -205,7 +205,21 @@ struct Verifier {
         if (s.isTensor())
           error(s.loc, formatv("`{0}` cannot read an HBM tensor; only `dma` accesses HBM", op));
     }
-    size_t wantSrcs = opInfo(in.op).srcRoles.size();
+    const uint8_t allowedTiles = in.op == Opcode::TensorScalar ? ScalarTile
+                                 : in.op == Opcode::Activation ? BiasTile | ScaleTile | Accumulator
+                                                               : 0;
+    if (in.tiles & ~allowedTiles)
+      error(in.loc, formatv("`{0}` takes no such per-partition tile operand", op));
+    if (in.reverse && in.op != Opcode::TensorScalar)
+      error(in.loc, formatv("`reverse` applies to `tensor_scalar` only, not `{0}`", op));
+    const bool affineIndex = in.op == Opcode::Iota || in.op == Opcode::AffineSelect;
+    if (!affineIndex && (!in.offset.isConstant() || in.offset.constant || in.partitionStep || in.freeStep))
+      error(in.loc, formatv("an affine index (offset, partition, free) applies to `iota` and "
+                            "`affine_select` only, not `{0}`", op));
+    for (const auto &t : in.offset.terms)
+      if (t.first >= p.vars.size())
+        error(in.loc, "the offset names an unknown loop variable");
+    size_t wantSrcs = opInfo(in.op).srcRoles.size() + llvm::countPopulation(unsigned(in.tiles));
     if (in.srcs.size() != wantSrcs)
       error(in.loc, formatv("`{0}` takes {1} source operand(s), got {2}", op, wantSrcs, in.srcs.size()));
     switch (in.op) {
@@ -249,6 +263,17 @@ struct Verifier {
     case Opcode::TensorScalar:
     case Opcode::Copy:
     case Opcode::Memset:
+    case Opcode::Iota:
+      break;
+    case Opcode::TensorReduce:
+      if (!isReduction(in.aluOp()))
+        error(in.loc, formatv("`tensor_reduce` folds with add, max or min, not {0}", aluOpName(in.aluOp())));
+      break;
+    case Opcode::AffineSelect:
+      if (!isComparison(in.aluOp()))
+        error(in.loc, formatv("`affine_select` compares with is_equal, not_equal, is_gt, is_ge, is_lt or "
+                              "is_le, not {0}",
+                              aluOpName(in.aluOp())));
       break;
     case Opcode::TensorTensor:
       if (in.srcs.size() == 2 && isSpace(in.srcs[0], MemSpace::PSUM) && isSpace(in.srcs[1], MemSpace::PSUM))

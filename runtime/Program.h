@@ -161,6 +161,9 @@ struct Access {
 enum class AccMode : uint8_t { Reset, Accumulate, ResetIfFirst };
 enum class DmaTag : uint8_t { None, SpillSave, SpillReload };
 
+/// The optional [P, 1] tile operands (Instr::tiles).
+enum TileOperand : uint8_t { ScalarTile = 1, BiasTile = 2, ScaleTile = 4, Accumulator = 8 };
+
 struct Instr {
   Opcode op = Opcode::Copy;
   Engine engine = Engine::Vector;
@@ -178,8 +181,18 @@ struct Instr {
   llvm::SmallVector<uint32_t, 2> accVars;
   // activation: out = f(in * scale + bias)
   double scale = 1.0, bias = 0.0;
-  // tensor_scalar operand, memset value
+  // tensor_scalar operand, memset value, affine_select fill
   double imm = 0.0;
+  /// Optional [P, 1] tiles (TileOperand bits), in `srcs` after the required
+  /// sources in this order: a tensor_scalar's scalar; an activation's bias,
+  /// scale, then its accumulator (written, not read).
+  uint8_t tiles = 0;
+  /// tensor_scalar: dst = scalar op src.
+  bool reverse = false;
+  // iota, affine_select: the value at tile element [p, f] is
+  // offset + partitionStep * p + freeStep * f.
+  AffineExpr offset;
+  int64_t partitionStep = 0, freeStep = 0;
   Access dst;
   llvm::SmallVector<Access, 2> srcs;
   SrcLoc loc;       ///< in the .tasm text
@@ -187,6 +200,17 @@ struct Instr {
 
   ActFn actFn() const { return ActFn(func); }
   AluOp aluOp() const { return AluOp(func); }
+  bool has(uint8_t tile) const { return (tiles & tile) != 0; }
+  /// The sources it reads: all of `srcs` but an accumulator.
+  unsigned numReads() const { return unsigned(srcs.size()) - (has(Accumulator) ? 1 : 0); }
+  /// Where each optional tile sits in `srcs`.
+  unsigned tileIndex(uint8_t tile) const {
+    unsigned i = unsigned(opInfo(op).srcRoles.size());
+    for (uint8_t t : {ScalarTile, BiasTile, ScaleTile})
+      if (t < tile && has(t))
+        ++i;
+    return i;
+  }
 };
 
 /// `activation.gelu`, `tensor_scalar.mul`, `matmul`: the opcode and the

@@ -661,15 +661,22 @@ private:
     next();
     if (!parseAccess(in.dst) || !expect(Tok::Arrow, "'<-' between the destination and the sources"))
       return false;
+    // The optional [P, 1] tiles, appended to the sources in Instr::tiles order.
+    std::optional<Access> scalarTile, biasTile, scaleTile, accTile;
     if (in.op == Opcode::Memset) {
       if (!parseNumber(in.imm, "the memset value (a number)"))
         return false;
-    } else {
+    } else if (in.op != Opcode::Iota) {
       bool haveImm = false;
       for (;;) {
         if (in.op == Opcode::TensorScalar && !in.srcs.empty()) {
-          if (!parseNumber(in.imm, "the scalar operand (a number)"))
+          if (tok.kind == Tok::Var) {
+            scalarTile.emplace();
+            if (!parseAccess(*scalarTile))
+              return false;
+          } else if (!parseNumber(in.imm, "the scalar operand (a number or a [P, 1] tile)")) {
             return false;
+          }
           haveImm = true;
           break;
         }
@@ -682,10 +689,11 @@ private:
         next();
       }
       if (in.op == Opcode::TensorScalar && !haveImm)
-        return error("expected ', NUMBER': tensor_scalar takes a tile and a scalar operand");
+        return error("expected ', NUMBER' or ', %TILE[...]': tensor_scalar takes a tile and a scalar operand");
     }
     // attributes
     bool sawAcc = false, sawQueue = false, sawEngine = false, sawScale = false, sawBias = false, sawLoc = false;
+    bool sawOffset = false, sawPartition = false, sawFree = false, sawFill = false, sawReverse = false;
     while (tok.kind == Tok::Ident) {
       StringRef key = tok.text;
       SMLoc l = tok.loc();
@@ -727,6 +735,32 @@ private:
         if (in.tag != DmaTag::None)
           return error(l, "a dma has at most one spill tag");
         in.tag = key == "spill_save" ? DmaTag::SpillSave : DmaTag::SpillReload;
+      } else if (key == "accumulate" && in.op == Opcode::Activation) {
+        if (!dup(sawAcc) || !expect(Tok::Equal, "'='"))
+          return false;
+        accTile.emplace();
+        if (!parseAccess(*accTile))
+          return false;
+      } else if (key == "reverse") {
+        if (in.op != Opcode::TensorScalar)
+          return error(l, "`reverse` applies to `tensor_scalar` only");
+        if (!dup(sawReverse))
+          return false;
+        in.reverse = true;
+      } else if (key == "offset" || key == "partition" || key == "free" || key == "fill") {
+        bool isIndexed = in.op == Opcode::Iota || in.op == Opcode::AffineSelect;
+        if (!isIndexed || (key == "fill" && in.op != Opcode::AffineSelect))
+          return error(l, formatv("`{0}` applies to {1} only", key,
+                                  key == "fill" ? "`affine_select`" : "`iota` and `affine_select`"));
+        bool &seen = key == "offset" ? sawOffset : key == "partition" ? sawPartition : key == "free" ? sawFree : sawFill;
+        if (!dup(seen) || !expect(Tok::Equal, "'='"))
+          return false;
+        bool ok = key == "offset"      ? parseAffine(in.offset)
+                  : key == "partition" ? parseInt(in.partitionStep, "the integer step per partition")
+                  : key == "free"      ? parseInt(in.freeStep, "the integer step per free element")
+                                       : parseNumber(in.imm, "the fill value (a number)");
+        if (!ok)
+          return false;
       } else if (key == "reset" || key == "accumulate" || key == "reset_if_first") {
         if (in.op != Opcode::Matmul)
           return error(l, formatv("`{0}` applies to `matmul` only", key));
@@ -772,16 +806,33 @@ private:
       } else if (key == "scale" || key == "bias") {
         if (in.op != Opcode::Activation)
           return error(l, formatv("`{0}` applies to `activation` only", key));
-        if (!dup(key == "scale" ? sawScale : sawBias) || !expect(Tok::Equal, "'='") ||
-            !parseNumber(key == "scale" ? in.scale : in.bias, "a number"))
+        if (!dup(key == "scale" ? sawScale : sawBias) || !expect(Tok::Equal, "'='"))
           return false;
+        if (tok.kind == Tok::Var) {
+          std::optional<Access> &t = key == "scale" ? scaleTile : biasTile;
+          t.emplace();
+          if (!parseAccess(*t))
+            return false;
+        } else if (!parseNumber(key == "scale" ? in.scale : in.bias, "a number or a [P, 1] tile")) {
+          return false;
+        }
       } else {
         return error(l, formatv("unknown attribute '{0}' for `{1}`", key, opcodeName(in.op)));
       }
     }
     if (in.op == Opcode::Matmul && !sawAcc)
       in.acc = AccMode::Reset;
-    (void)opLoc;
+    if ((in.op == Opcode::Iota || in.op == Opcode::AffineSelect) && !(sawOffset && sawPartition && sawFree))
+      return error(opLoc, formatv("`{0}` needs offset=, partition= and free= (its affine index)", opcodeName(in.op)));
+    if (in.op == Opcode::AffineSelect && !sawFill)
+      return error(opLoc, "`affine_select` needs fill= (the value where the comparison fails)");
+    const std::pair<std::optional<Access> *, uint8_t> tiles[] = {
+        {&scalarTile, ScalarTile}, {&biasTile, BiasTile}, {&scaleTile, ScaleTile}, {&accTile, Accumulator}};
+    for (auto [tile, bit] : tiles)
+      if (*tile) {
+        in.tiles |= bit;
+        in.srcs.push_back(std::move(**tile));
+      }
     prog.instrs.push_back(std::move(in));
     return expectEndOfLine();
   }

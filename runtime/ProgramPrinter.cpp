@@ -66,12 +66,25 @@ std::string printAccess(const Program &p, const Access &a) {
 }
 
 std::string printInstruction(const Program &p, const Instr &in) {
-  std::string s = instrName(in) + " " + printAccess(p, in.dst) + " <- " +
-                  join(map_range(in.srcs, [&](const Access &a) { return printAccess(p, a); }), ", ");
-  if (in.op == Opcode::TensorScalar)
-    s += ", " + num(in.imm);
+  // The required sources; the optional [P, 1] tiles follow as attributes
+  // (a tensor_scalar's scalar in the scalar's place).
+  const auto required = ArrayRef<Access>(in.srcs).take_front(opInfo(in.op).srcRoles.size());
+  std::string s = instrName(in) + " " + printAccess(p, in.dst) + " <-" + (required.empty() ? "" : " ") +
+                  join(map_range(required, [&](const Access &a) { return printAccess(p, a); }), ", ");
+  auto tile = [&](uint8_t t) { return printAccess(p, in.srcs[in.tileIndex(t)]); };
+  if (in.op == Opcode::TensorScalar) {
+    s += ", " + (in.has(ScalarTile) ? tile(ScalarTile) : num(in.imm));
+    if (in.reverse)
+      s += " reverse";
+  }
   if (in.op == Opcode::Memset)
-    s += num(in.imm);
+    s += " " + num(in.imm);
+  if (in.op == Opcode::Iota || in.op == Opcode::AffineSelect) {
+    s += " offset=" + printAffine(p, in.offset) + " partition=" + std::to_string(in.partitionStep) +
+         " free=" + std::to_string(in.freeStep);
+    if (in.op == Opcode::AffineSelect)
+      s += " fill=" + num(in.imm);
+  }
   switch (in.op) {
   case Opcode::Dma:
     s += " queue=" + std::to_string(in.queue);
@@ -95,10 +108,16 @@ std::string printInstruction(const Program &p, const Instr &in) {
     }
     break;
   case Opcode::Activation:
-    if (in.scale != 1.0)
+    if (in.has(ScaleTile))
+      s += " scale=" + tile(ScaleTile);
+    else if (in.scale != 1.0)
       s += " scale=" + num(in.scale);
-    if (in.bias != 0.0 || std::signbit(in.bias))
+    if (in.has(BiasTile))
+      s += " bias=" + tile(BiasTile);
+    else if (in.bias != 0.0 || std::signbit(in.bias))
       s += " bias=" + num(in.bias);
+    if (in.has(Accumulator))
+      s += " accumulate=" + tile(Accumulator);
     break;
   default:
     if (in.engine != defaultEngine(in.op))

@@ -605,14 +605,29 @@ bool Machine::exec(const Instr &in, uint32_t id) {
   }
 
   // Vector / Scalar / GpSimd instructions.
-  for (unsigned i = 0; i < nsrc; ++i)
-    if (!sameShape(vDst, vSrc[i], i == 0 ? "the first source" : "the second source"))
-      return false;
-  if (functional) {
-    for (unsigned i = 0; i < nsrc; ++i)
-      if (!checkInit(vSrc[i], i == 0 ? "the first source" : "the second source"))
+  unsigned nread = nsrc;
+  if (in.op == Opcode::TensorReduce) {
+    if (vDst.P != vSrc[0].P || vDst.F != 1)
+      return fail(formatv("tensor_reduce folds a {0} tile into [{1}, 1], but the destination is {2}",
+                          tileStr(vSrc[0]), vSrc[0].P, tileStr(vDst)));
+  } else {
+    const unsigned full = in.tiles ? unsigned(opInfo(in.op).srcRoles.size()) : nsrc;
+    for (unsigned i = 0; i < full; ++i)
+      if (!sameShape(vDst, vSrc[i], i == 0 ? "the first source" : "the second source"))
         return false;
-    num->elementwise(in, vDst, vSrc);
+    for (unsigned i = full; i < nsrc; ++i)
+      if (vSrc[i].P != vDst.P || vSrc[i].F != 1)
+        return fail(formatv("a per-partition operand must be [{0}, 1] (one value per partition of the destination "
+                            "{1}), but %{2} gives {3}",
+                            vDst.P, tileStr(vDst), P.accessName(in.srcs[i]), tileStr(vSrc[i])));
+    nread = in.numReads();
+  }
+  if (functional) {
+    for (unsigned i = 0; i < nread; ++i)
+      if (!checkInit(vSrc[i], i == 0 ? "the first source" : i == 1 ? "the second source" : "a per-partition operand"))
+        return false;
+    const int64_t offset = in.op == Opcode::Iota || in.op == Opcode::AffineSelect ? in.offset.eval(vars.data()) : 0;
+    num->elementwise(in, vDst, vSrc, offset);
   }
   sched->engineOp(in, id, vDst, vSrc, nsrc);
   return true;

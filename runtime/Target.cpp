@@ -71,6 +71,8 @@ static Target makeTrn1() {
   t.engine_access_overhead_cycles = 60;
   // §4.2: back-to-back dependent instructions add a ~100-cycle static overhead [DOC].
   t.engine_dependent_overhead_cycles = 100;
+  // §4.2: GpSimd iota costs 150 + N, affine_select GPSIMD_START (~150) + N [DOC].
+  t.gpsimd_start_cycles = 150;
   // §1.2: on v2, VectorE and ScalarE cannot access PSUM in parallel, and
   // VectorE and GpSimdE cannot access SBUF in parallel (lifted on v3) [DOC].
   t.psum_port_shared_vector_scalar = 1;

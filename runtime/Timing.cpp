@@ -148,6 +148,21 @@ double InstructionCosts::peTransposeNs(int64_t P, int64_t F, bool fp32) const {
   return ii / t.tensor_clock_ghz;
 }
 
+double InstructionCosts::engineCyclesNs(Engine e, double cycles) const {
+  switch (e) {
+  case Engine::Scalar: return cycles / t.scalar_clock_ghz;
+  case Engine::GpSimd: return cycles / t.gpsimd_clock_ghz;
+  default: return cycles / t.vector_clock_ghz;
+  }
+}
+
+double InstructionCosts::gpsimdGenerateNs(int64_t N, bool dependent) const {
+  double cycles = t.engine_access_overhead_cycles + t.gpsimd_start_cycles + double(N) / t.gpsimd_elems_per_cycle;
+  if (dependent)
+    cycles += t.engine_dependent_overhead_cycles;
+  return cycles / t.gpsimd_clock_ghz;
+}
+
 double InstructionCosts::engineNs(Engine e, int64_t N, double factor, bool dependent) const {
   double clock, epc;
   switch (e) {

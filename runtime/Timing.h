@@ -130,6 +130,11 @@ struct InstructionCosts {
   /// per-element cost factor: overhead + max(MIN_II, factor * N / elems_per_cycle) cycles,
   /// plus the dependent overhead when it reads its own engine's previous result.
   double engineNs(Engine e, int64_t N, double factor, bool dependent = false) const;
+  /// GpSimd iota / affine_select over N elements per partition: overhead +
+  /// gpsimd_start_cycles + N / elems_per_cycle cycles (+ the dependent overhead).
+  double gpsimdGenerateNs(int64_t N, bool dependent) const;
+  /// `cycles` of engine `e` in ns.
+  double engineCyclesNs(Engine e, double cycles) const;
   /// DMA: returns {per-transfer rate (bytes/ns), shared-resource occupancy (ns)}.
   struct DmaCost {
     double rate;      ///< bytes/ns this transfer alone can reach

@@ -133,17 +133,19 @@ double TimingScheduler::operandWaitNs(int unit, const TileView *srcs, double sta
 }
 
 void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc,
-                               double busyNs, double latencyNs, float rows, float cols) {
+                               double busyNs, double latencyNs, float rows, float cols, const TileView *dst2) {
   double start = unitFree[unit];
   for (unsigned i = 0; i < nsrc; ++i)
     start = ready<false>(srcs[i], unit, start);
   start = ready<true>(dst, unit, start);
+  if (dst2)
+    start = ready<true>(*dst2, unit, start);
   const double activeWait = unit == 0 && nsrc == 2 && start > unitFree[unit] ? operandWaitNs(unit, srcs, start) : 0.0;
   // trn1 port sharing: VectorE/ScalarE on PSUM, VectorE/GpSimdE on SBUF.
   bool usePsum = false, useSbuf = false;
   if (unit >= 1 && unit <= 3) {
     usePsum = inSpace(dst, MemSpace::PSUM);
-    useSbuf = inSpace(dst, MemSpace::SBUF);
+    useSbuf = inSpace(dst, MemSpace::SBUF) || (dst2 && inSpace(*dst2, MemSpace::SBUF));
     for (unsigned i = 0; i < nsrc; ++i) {
       usePsum |= inSpace(srcs[i], MemSpace::PSUM);
       useSbuf |= inSpace(srcs[i], MemSpace::SBUF);
@@ -182,6 +184,8 @@ void TimingScheduler::schedule(uint32_t id, int unit, const TileView &dst, const
       recordRead(srcs[i].obj, srcs[i].rect, end, unit, start);
   double visible = end + latencyNs;
   recordWrite(dst.obj, dst.rect, visible, unit, start);
+  if (dst2)
+    recordWrite(dst2->obj, dst2->rect, visible, unit, start);
   makespan = std::max(makespan, visible);
   record(id, unit, rows, cols, start, busyNs);
 }
@@ -273,7 +277,22 @@ void TimingScheduler::transpose(const Instr &, uint32_t id, const TileView &dst,
 void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst, const TileView *srcs,
                                unsigned nsrc) {
   double factor = 1.0;
+  // Elements per partition the engine streams: the destination's, but a
+  // reduction's source's.
+  int64_t N = dst.F;
+  // An activation's accumulator is written (not read) with the destination.
+  const TileView *acc = nullptr;
+  if (in.tiles & Accumulator) {
+    acc = &srcs[--nsrc];
+  }
   switch (in.op) {
+  case Opcode::TensorReduce: // docs/hardware.md §4.2 tensor_reduce: N/2 with bf16 in and out and add/max, else N
+    N = srcs[0].F;
+    factor = dtypeOf(srcs[0]) == DType::BF16 && dtypeOf(dst) == DType::BF16 &&
+                     (in.aluOp() == AluOp::Add || in.aluOp() == AluOp::Max)
+                 ? 0.5
+                 : 1.0;
+    break;
   case Opcode::TensorTensor: {
     bool onePsum = inSpace(srcs[0], MemSpace::PSUM) != inSpace(srcs[1], MemSpace::PSUM);
     bool fastBf16 = !inSpace(srcs[0], MemSpace::PSUM) && !inSpace(srcs[1], MemSpace::PSUM) &&
@@ -299,9 +318,15 @@ void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst
         dependent = dependent || trackers[a].writtenBy(srcs[i].rect, unit, unitFree[unit]);
     }
   LastCost &last = lastCost[id];
-  if (!last.same(dst.F, dependent, int64_t(factor * 4), 0)) // factor: 0.5, 1 or 2
-    last.ns = cost.engineNs(in.engine, dst.F, factor, dependent);
-  schedule(id, unit, dst, srcs, nsrc, last.ns, 0.0, float(dst.P), float(dst.F));
+  if (!last.same(N, dependent, int64_t(factor * 4), 0)) { // factor: 0.5, 1 or 2
+    if (in.op == Opcode::Iota || in.op == Opcode::AffineSelect)
+      last.ns = cost.gpsimdGenerateNs(N, dependent); // docs/hardware.md §4.2: GPSIMD_START + N
+    else
+      last.ns = cost.engineNs(in.engine, N, factor, dependent);
+    if (acc) // docs/hardware.md §4.2: activation with reduce_res costs one MIN_II more
+      last.ns += cost.engineCyclesNs(in.engine, T.engine_min_ii_cycles);
+  }
+  schedule(id, unit, dst, srcs, nsrc, last.ns, 0.0, float(dst.P), float(N), acc);
 }
 
 void TimingScheduler::sweep(uint32_t id) {

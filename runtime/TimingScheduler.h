@@ -260,8 +260,9 @@ private:
   /// Of a TensorE instruction starting at `start`, the time between its
   /// first and its last operand's arrival after the engine was free.
   double operandWaitNs(int unit, const TileView *srcs, double start) const;
+  /// `dst2`: a second tile it writes (an activation's accumulator).
   void schedule(uint32_t id, int unit, const TileView &dst, const TileView *srcs, unsigned nsrc, double busyNs,
-                double latencyNs, float rows, float cols);
+                double latencyNs, float rows, float cols, const TileView *dst2 = nullptr);
   void record(uint32_t id, int unit, float rows, float cols, double start, double dur, double queued = 0);
 };
 

@@ -54,4 +54,20 @@ llvm::StringRef aluOpName(AluOp op) {
 
 std::optional<AluOp> parseAluOp(llvm::StringRef name) { return lookupName(allAluOps(), aluOpName, name); }
 
+bool isComparison(AluOp op) {
+  switch (op) {
+  case AluOp::IsEqual:
+  case AluOp::NotEqual:
+  case AluOp::IsGt:
+  case AluOp::IsGe:
+  case AluOp::IsLt:
+  case AluOp::IsLe:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isReduction(AluOp op) { return op == AluOp::Add || op == AluOp::Max || op == AluOp::Min; }
+
 } // namespace tessel

@@ -47,6 +47,12 @@ llvm::ArrayRef<AluOp> allAluOps();
 llvm::StringRef aluOpName(AluOp op);
 std::optional<AluOp> parseAluOp(llvm::StringRef name);
 
+/// is_equal, not_equal, is_gt, is_ge, is_lt, is_le: a 1.0/0.0 result
+/// (affine_select compares with these).
+bool isComparison(AluOp op);
+/// add, max, min: what tensor_reduce may fold with.
+bool isReduction(AluOp op);
+
 inline float applyAluOp(AluOp op, float a, float b) {
   switch (op) {
 #define TESSEL_ALU(ENUM, NAME, FORMULA)                                                            \

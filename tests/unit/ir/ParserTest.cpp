@@ -147,7 +147,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{KERNEL "  %b = alloc sbuf<f16, [M:1]>\n}\n", "2:19: error: unknown dtype 'f16'"},
         ErrorCase{KERNEL "  activation softplus %A[0, 0] <- %A[0, 0]\n}\n",
                   "2:14: error: unknown activation function 'softplus'; expected copy, silu, gelu, relu, exp, "
-                  "sigmoid, tanh or square"},
+                  "sigmoid, tanh, square, rsqrt, reciprocal, log or abs"},
         ErrorCase{KERNEL "  tensor_tensor mull %A[0, 0] <- %A[0, 0], %A[0, 0]\n}\n",
                   "2:17: error: unknown ALU operation 'mull'; did you mean 'mul'?"},
         ErrorCase{KERNEL, "2:1: error: expected '}' to close the block, found end of file"},

@@ -26,6 +26,10 @@ std::string instructionText(tessel::Opcode op) {
   case tessel::Opcode::TensorScalar: return "tensor_scalar mul %s[0 +: 128, 0 +: 128] <- %s[0 +: 128, 0 +: 128], 2.0";
   case tessel::Opcode::Copy: return "copy %s[0 +: 128, 0 +: 128] <- %p[0 +: 128, 0 +: 128]";
   case tessel::Opcode::Memset: return "memset %s[0 +: 128, 0 +: 128], 0.0";
+  case tessel::Opcode::TensorReduce: return "tensor_reduce max %s[0 +: 128, 0 +: 1] <- %p[0 +: 128, 0 +: 128]";
+  case tessel::Opcode::Iota: return "iota %s[0 +: 128, 0 +: 128] offset 3 partition 1 free -1";
+  case tessel::Opcode::AffineSelect:
+    return "affine_select is_ge %s[0 +: 128, 0 +: 128] <- %s[0 +: 128, 0 +: 128] offset 0 partition 1 free -1 fill -inf";
   }
   return "";
 }

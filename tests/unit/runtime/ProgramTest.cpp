@@ -111,7 +111,7 @@ TEST(Program, SyntaxErrorsAreLocatedWithCaret) {
       {"buffer %b : sbuf bf16[4] colour=1\n", "unknown buffer attribute 'colour'"},
       {"frobnicate %b <- %c\n", "unknown statement 'frobnicate'"},
       {"buffer %b : sbuf f32[4, 4] bufs=1 addr=0\nactivation.sqrtt %b <- %b\n", "unknown activation function 'sqrtt'"},
-      {"buffer %b : sbuf f32[4, 4] bufs=1 addr=0\ntensor_tensor.pow %b <- %b, %b\n", "unknown operation 'pow'"},
+      {"buffer %b : sbuf f32[4, 4] bufs=1 addr=0\ntensor_tensor.powr %b <- %b, %b\n", "unknown operation 'powr'"},
       {"buffer %b : sbuf f32[4, 4] bufs=1 addr=0\ncopy %b <- %b engine=tensor\n", "cannot run on the tensor engine"},
       {"buffer %b : sbuf f32[4, 4] bufs=1 addr=0\ncopy %b <- %c\n", "unknown tensor or buffer %c"},
       {"buffer %b : sbuf f32[4, 4] bufs=1 addr=0\ncopy %b[0:4] <- %b\n", "has 2 dimension(s) but the access gives 1"},

@@ -27,6 +27,10 @@ std::string instructionText(Opcode op) {
   case Opcode::TensorScalar: return "tensor_scalar.mul %s[0:128, 0:128] <- %s[0:128, 0:128], 2";
   case Opcode::Copy: return "copy %s[0:128, 0:128] <- %p[0:128, 0:128]";
   case Opcode::Memset: return "memset %s[0:128, 0:128] <- 0";
+  case Opcode::TensorReduce: return "tensor_reduce.max %s[0:128, 0:1] <- %p[0:128, 0:128]";
+  case Opcode::Iota: return "iota %s[0:128, 0:128] <- offset=3 partition=1 free=-1";
+  case Opcode::AffineSelect:
+    return "affine_select.is_ge %s[0:128, 0:128] <- %s[0:128, 0:128] offset=0 partition=1 free=-1 fill=-inf";
   }
   return "";
 }
@@ -101,11 +105,11 @@ TEST(Registry, MisspelledNamesGetASuggestion) {
             std::string::npos);
   EXPECT_NE(parseError(std::string(kHead) + "activation.softplus %s[0:128, 0:128] <- %p[0:128, 0:128]\n")
                 .find("unknown activation function 'softplus' (expected activation.F with F one of copy, identity, "
-                      "silu, gelu, relu, exp, sigmoid, tanh, square)"),
+                      "silu, gelu, relu, exp, sigmoid, tanh, square, rsqrt, reciprocal, log, abs)"),
             std::string::npos);
   EXPECT_NE(parseError(std::string(kHead) + "frobnicate %s <- %s\n")
                 .find("unknown statement 'frobnicate' (expected for, alloc, dma, matmul, transpose, activation.F, "
-                      "tensor_tensor.OP, tensor_scalar.OP, copy or memset)"),
+                      "tensor_tensor.OP, tensor_scalar.OP, copy, memset, tensor_reduce.OP, iota or affine_select.OP)"),
             std::string::npos);
 }
 

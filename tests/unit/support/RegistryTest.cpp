@@ -56,6 +56,13 @@ TEST(Registry, ActivationValues) {
       {ActFn::Sigmoid, 2.0, 0.8807970779778823},
       {ActFn::Tanh, 0.5, 0.46211715726000974},
       {ActFn::Square, -3.0, 9.0},
+      {ActFn::Rsqrt, 4.0, 0.5},
+      {ActFn::Rsqrt, 0.25, 2.0},
+      {ActFn::Reciprocal, -8.0, -0.125},
+      {ActFn::Log, 1.0, 0.0},
+      {ActFn::Log, 7.38905609893065, 2.0}, // e^2
+      {ActFn::Abs, -2.5, 2.5},
+      {ActFn::Abs, 3.0, 3.0},
   };
   for (const Case &c : cases)
     EXPECT_NEAR(applyActFn(c.f, c.x), c.want, 1e-12) << actFnName(c.f).str() << "(" << c.x << ")";
@@ -75,10 +82,25 @@ TEST(Registry, AluOps) {
   EXPECT_EQ(applyAluOp(AluOp::Mul, 2, 3), 6);
   EXPECT_EQ(applyAluOp(AluOp::Max, 2, 3), 3);
   EXPECT_EQ(applyAluOp(AluOp::Min, 2, 3), 2);
+  EXPECT_EQ(applyAluOp(AluOp::Divide, 3, 4), 0.75f);
+  EXPECT_EQ(applyAluOp(AluOp::Pow, 2, 10), 1024.0f);
+  EXPECT_EQ(applyAluOp(AluOp::Pow, 4, 0.5f), 2.0f);
+  // Comparisons are masks: 1.0 where true, 0.0 where false.
+  struct Cmp {
+    AluOp op;
+    float lt, eq, gt; // a < b, a == b, a > b
+  };
+  const Cmp cmps[] = {{AluOp::IsEqual, 0, 1, 0}, {AluOp::NotEqual, 1, 0, 1}, {AluOp::IsGt, 0, 0, 1},
+                      {AluOp::IsGe, 0, 1, 1},    {AluOp::IsLt, 1, 0, 0},    {AluOp::IsLe, 1, 1, 0}};
+  for (const Cmp &c : cmps) {
+    EXPECT_EQ(applyAluOp(c.op, 1, 2), c.lt) << aluOpName(c.op).str();
+    EXPECT_EQ(applyAluOp(c.op, 2, 2), c.eq) << aluOpName(c.op).str();
+    EXPECT_EQ(applyAluOp(c.op, 3, 2), c.gt) << aluOpName(c.op).str();
+  }
 }
 
 TEST(Registry, OpcodesAndEngines) {
-  EXPECT_EQ(allOpcodes().size(), 8u);
+  EXPECT_EQ(allOpcodes().size(), 11u);
   for (Opcode op : allOpcodes()) {
     EXPECT_EQ(parseOpcode(opcodeName(op)), op);
     EXPECT_TRUE(engineAllowed(op, defaultEngine(op))) << opcodeName(op).str();
