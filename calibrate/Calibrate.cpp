@@ -5,6 +5,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ThreadPool.h"
 
@@ -61,6 +62,25 @@ std::vector<size_t> Calibration::everyPoint() const {
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = i;
   return v;
+}
+
+/// Whether two rows run the same program (kernel paths compared as files).
+static bool sameProgram(const compiler::KernelSpec &a, const compiler::KernelSpec &b) {
+  auto sameDefines = [](const auto &x, const auto &y) {
+    return x.name == y.name && x.value == y.value;
+  };
+  if (a.kernel != b.kernel || a.pipeline != b.pipeline || a.defines.size() != b.defines.size() ||
+      !std::equal(a.defines.begin(), a.defines.end(), b.defines.begin(), sameDefines))
+    return false;
+  return a.path == b.path || sys::fs::equivalent(a.path, b.path);
+}
+
+std::vector<size_t> Calibration::trainingSetWithout(size_t i) const {
+  std::vector<size_t> rest;
+  for (size_t j = 0; j < points.size(); ++j)
+    if (j != i && !sameProgram(points[j].m.kernel, points[i].m.kernel))
+      rest.push_back(j);
+  return rest;
 }
 
 Expected<std::vector<Simulated>> Calibration::simulate(const Target &t, ArrayRef<size_t> which) const {

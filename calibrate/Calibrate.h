@@ -69,6 +69,11 @@ public:
   Calibration(std::vector<CalibPoint> points, unsigned jobs) : points(std::move(points)), jobs(jobs) {}
   const std::vector<CalibPoint> &all() const { return points; }
   std::vector<size_t> everyPoint() const;
+  /// What the leave-one-out fit for point `i` is made on: every point but
+  /// `i` and its duplicates, the points that run the same program (kernel
+  /// file, kernel, defines, pipeline), whose measurements would tell the fit
+  /// the left-out one's.
+  std::vector<size_t> trainingSetWithout(size_t i) const;
 
   /// Simulates the points `which` (timing only, each with its measured kind).
   llvm::Expected<std::vector<Simulated>> simulate(const runtime::Target &t, llvm::ArrayRef<size_t> which) const;

@@ -246,10 +246,7 @@ bool leaveOneOut(const CalibrateOptions &o, Calibration &calib, const Target &st
   for (size_t i : all) {
     if (!calib.all()[i].m.hasLatency())
       continue; // only latencies are predicted
-    std::vector<size_t> rest;
-    for (size_t j : all)
-      if (j != i)
-        rest.push_back(j);
+    std::vector<size_t> rest = calib.trainingSetWithout(i);
     llvm::Expected<FitResult> f = calib.fit(start, o.params, rest, options);
     if (!f)
       return fail(llvm::toString(f.takeError()));
@@ -258,8 +255,10 @@ bool leaveOneOut(const CalibrateOptions &o, Calibration &calib, const Target &st
     if (!pred)
       return fail(llvm::toString(pred.takeError()));
     double m = calib.all()[i].m.latencyUs;
-    llvm::outs() << llvm::formatv("  left out {0,-30} predicted {1,12:f1} us, measured {2,12:f1} us {3}\n",
-                                  calib.all()[i].m.name, (*pred)[0].latencyUs, m, pct((*pred)[0].latencyUs, m));
+    size_t twins = all.size() - 1 - rest.size();
+    llvm::outs() << llvm::formatv("  left out {0,-30} predicted {1,12:f1} us, measured {2,12:f1} us {3}{4}\n",
+                                  calib.all()[i].m.name, (*pred)[0].latencyUs, m, pct((*pred)[0].latencyUs, m),
+                                  twins ? llvm::formatv(" (and {0} duplicate(s) of it)", twins).str() : "");
     err += std::fabs((*pred)[0].latencyUs - m);
     sum += m;
     ++predicted;

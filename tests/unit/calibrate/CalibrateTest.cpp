@@ -134,3 +134,27 @@ TEST(Calibrate, TensorThrottleParamsAreOptIn) {
   ASSERT_EQ(named->size(), 2u);
   EXPECT_EQ((*named)[0].field, "tensor_throttle_rate");
 }
+
+// A point measured twice (two rows running the same program) must not stay in
+// the fit that predicts the other: the fit would be told the answer.
+TEST(Calibrate, LeaveOneOutFitsWithoutTheLeftOutPointsDuplicates) {
+  auto point = [](std::string path, std::string define, std::string pipeline) {
+    CalibPoint p;
+    p.m.kernel.path = std::move(path);
+    if (!define.empty())
+      p.m.kernel.defines.push_back({"M", std::move(define)});
+    p.m.kernel.pipeline = std::move(pipeline);
+    return p;
+  };
+  std::vector<CalibPoint> pts;
+  pts.push_back(point("copy.tasm", "", "O0"));
+  pts.push_back(point("copy.tasm", "", "O0")); // the same run, measured again
+  pts.push_back(point("mm.tsl", "128", "O0"));
+  pts.push_back(point("mm.tsl", "256", "O0")); // other defines: another program
+  pts.push_back(point("mm.tsl", "128", "O2")); // another pipeline: another program
+  Calibration c(std::move(pts), 1);
+  EXPECT_EQ(c.trainingSetWithout(0), (std::vector<size_t>{2, 3, 4}));
+  EXPECT_EQ(c.trainingSetWithout(1), (std::vector<size_t>{2, 3, 4}));
+  EXPECT_EQ(c.trainingSetWithout(2), (std::vector<size_t>{0, 1, 3, 4}));
+  EXPECT_EQ(c.trainingSetWithout(4), (std::vector<size_t>{0, 1, 2, 3}));
+}
