@@ -24,6 +24,7 @@
 
 #include "runtime/Program.h"
 #include "runtime/Report.h"
+#include "runtime/ReportSensitivity.h"
 #include "runtime/Simulator.h"
 #include "runtime/Target.h"
 #include "runtime/TargetProvenance.h"
@@ -57,6 +58,7 @@ struct RunSettings {
   SimOptions sim;
   ReportFormat format = ReportFormat::Text;
   std::string reportPath = "-";
+  std::optional<TargetProvenance> sensitivityOf; ///< --sensitivity: the target's provenance
 };
 
 /// Called after a successful simulation (functional mode) for --check: fills
@@ -78,6 +80,9 @@ int runProgram(const Program &prog, const RunSettings &s, const CheckHook &check
     reportError(llvm::toString(res.takeError()));
     return 1;
   }
+  if (s.sensitivityOf)
+    if (llvm::Error e = addLatencySensitivity(prog, s.target, *s.sensitivityOf, s.sim, res->report))
+      return reportError(llvm::toString(std::move(e))), 1;
   llvm::json::Object checkObj;
   bool passed = true, checked = false;
   if (check && !s.sim.timingOnly) {
@@ -188,6 +193,11 @@ struct RunOptions {
                              cl::cat(toolCategory())};
   cl::opt<bool> printProgram{"print-program", cl::desc("Print the program in canonical .tasm form and exit"),
                              cl::cat(toolCategory())};
+  cl::opt<bool> sensitivity{"sensitivity",
+                            cl::desc("Also name the non-published target value the latency depends on most: "
+                                     "re-times the program (timing only, fast-forward) with each such value "
+                                     "it uses moved by +-10% (docs/calibration.md)"),
+                            cl::cat(toolCategory())};
   cl::opt<bool> dumpTarget{"dump-target",
                            cl::desc("Print the selected target description as JSON (a template for "
                                     "--target=FILE.json), with each value's provenance, and exit; "
@@ -243,6 +253,8 @@ bool RunOptions::validate() {
   }
   if (check && timingOnly)
     return fail("--check needs the numerics; drop --timing-only");
+  if (sensitivity && source.tp != 1)
+    return fail("--sensitivity re-times one core's program; it does not apply with --tp");
   if (fastForward && !timingOnly)
     return fail("--fast-forward skips instructions, so it needs --timing-only (the numerics run every one)");
   return true;
@@ -407,6 +419,13 @@ bool settle(const RunOptions &o, const Program &prog, const BuiltKernel &b, RunS
   s.sim.threads = o.shared.jobs();
   s.format = o.format;
   s.reportPath = o.shared.output();
+  if (o.sensitivity) {
+    llvm::Expected<TargetProvenance> p =
+        loadTargetProvenance(o.shared.targetGiven() ? o.shared.targetName() : prog.target, s.target);
+    if (!p)
+      return fail(llvm::toString(p.takeError()));
+    s.sensitivityOf = std::move(*p);
+  }
   return true;
 }
 

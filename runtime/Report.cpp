@@ -7,6 +7,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 using namespace llvm;
@@ -42,6 +44,25 @@ std::vector<SourceLineReport> summarizeSourceLines(const Program &prog, const st
   std::stable_sort(lines.begin(), lines.end(),
                    [](const SourceLineReport &a, const SourceLineReport &b) { return a.busyNs > b.busyNs; });
   return lines;
+}
+
+static json::Object sensitivityToJSON(const SensitivityReport &s) {
+  auto value = [](const ValueSensitivity &v) {
+    return json::Object{{"field", v.field}, {"kind", v.kind},         {"value", v.value},
+                        {"up_pct", v.upPct}, {"down_pct", v.downPct}};
+  };
+  json::Array values, zero;
+  for (const ValueSensitivity &v : s.values)
+    values.push_back(value(v));
+  for (const std::string &z : s.zero)
+    zero.push_back(z);
+  return json::Object{{"step_pct", s.stepPct},
+                      {"base_latency_us", s.baseLatencyNs / 1000.0},
+                      {"most", s.values.empty() ? json::Value(nullptr) : json::Value(value(s.values.front()))},
+                      {"values", std::move(values)},
+                      {"zero_values", std::move(zero)},
+                      {"runs", int64_t(s.runs)},
+                      {"host_seconds", s.hostSeconds}};
 }
 
 json::Object reportToJSON(const Report &r) {
@@ -130,6 +151,8 @@ json::Object reportToJSON(const Report &r) {
   };
   if (r.fastForwardedInstructions)
     o["fast_forwarded_instructions"] = int64_t(r.fastForwardedInstructions);
+  if (r.sensitivity)
+    o["sensitivity"] = sensitivityToJSON(*r.sensitivity);
   return o;
 }
 
@@ -143,6 +166,26 @@ static std::string countStr(double v) {
   if (v >= 1e6)
     return formatv("{0:f3} M", v / 1e6).str();
   return formatv("{0}", int64_t(v)).str();
+}
+
+static void printSensitivity(const SensitivityReport &s, raw_ostream &os) {
+  os << formatv("\n  sensitivity: each non-published target value the run uses moved by +-{0:f0} % ({1} timing-only "
+                "runs, {2:f2} s)\n",
+                s.stepPct, s.runs, s.hostSeconds);
+  if (s.values.empty()) {
+    os << "    none: every value the run uses is published\n";
+  } else {
+    const ValueSensitivity &m = s.values.front();
+    os << formatv("    depends most on {0} ({1}, {2}): latency {3:f1} % / {4:f1} %\n", m.field, m.kind,
+                  fmt::format("{:.6g}", m.value), m.upPct, m.downPct);
+    os << formatv("    {0,-34} {1,-19} {2,12} {3,9} {4,9}\n", "value", "provenance", "is", "+step", "-step");
+    for (const ValueSensitivity &v : s.values)
+      os << formatv("    {0,-34} {1,-19} {2,12} {3,8:f2}% {4,8:f2}%\n", v.field, v.kind,
+                    fmt::format("{:.6g}", v.value), v.upPct,
+                    v.downPct);
+  }
+  if (!s.zero.empty())
+    os << "    at 0 (a relative step cannot move them): " << join(s.zero, ", ") << "\n";
 }
 
 void printReportText(const Report &r, raw_ostream &os) {
@@ -195,6 +238,8 @@ void printReportText(const Report &r, raw_ostream &os) {
   if (r.fastForwardedInstructions)
     os << formatv("\n  fast-forward: {0} of {1} instructions advanced arithmetically (--exact: all simulated)\n",
                   r.fastForwardedInstructions, r.dynamicInstructions);
+  if (r.sensitivity)
+    printSensitivity(*r.sensitivity, os);
   for (const std::string &w : r.warnings)
     os << "  warning: " << w << "\n";
 }

@@ -8,7 +8,9 @@
 // sbuf_capacity_bytes, psum_peak_bytes, instructions, engines, traffic (and
 // `check`, added by the driver). Beyond the contract: hotspots (each with
 // the `source` it came from and the `value` involved) and source_lines (per
-// source line: time and DMA bytes). Definitions: docs/tasm.md, "Report".
+// source line: time and DMA bytes), and under `tessel run --sensitivity`
+// `sensitivity` (runtime/ReportSensitivity.h). Definitions: docs/tasm.md,
+// "Report".
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_RUNTIME_REPORT_H
@@ -17,7 +19,10 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +73,25 @@ struct SourceLineReport {
   std::vector<std::string> opcodes; ///< distinct, in program order
 };
 
+/// How the latency moves when one non-published target value moves.
+struct ValueSensitivity {
+  std::string field;
+  std::string kind; ///< its provenance: derived, derived-from-point, assumed, fitted, unrecorded
+  double value = 0;
+  double upPct = 0, downPct = 0; ///< latency change (%) with the value moved up / down by the step
+  double largestPct() const { return std::max(std::fabs(upPct), std::fabs(downPct)); }
+};
+
+/// The non-published values a run's latency depends on (runtime/ReportSensitivity.h).
+struct SensitivityReport {
+  double stepPct = 0;
+  double baseLatencyNs = 0; ///< timing-only fast-forward latency the changes are relative to
+  std::vector<ValueSensitivity> values; ///< the values used, most sensitive first
+  std::vector<std::string> zero;        ///< values used but 0, which a relative step cannot move
+  unsigned runs = 0;                    ///< timing-only re-runs made (the unchanged target's included)
+  double hostSeconds = 0;
+};
+
 struct Report {
   std::string kernel, target;
   bool functional = true; ///< false under --timing-only
@@ -102,6 +126,7 @@ struct Report {
   double simSeconds = 0;             ///< host time the simulation took
   uint64_t fastForwardedInstructions = 0; ///< of dynamicInstructions, advanced arithmetically
   std::vector<std::string> warnings;
+  std::optional<SensitivityReport> sensitivity; ///< --sensitivity
 };
 
 struct Program;
