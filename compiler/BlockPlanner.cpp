@@ -56,7 +56,9 @@ struct Candidate {
   bool fits = false;
   double us = 0; ///< KernelCost::predictedUs
 
-  int64_t lookup(llvm::StringRef name) const { return built.blocks.lookup(name); }
+  int64_t lookup(llvm::StringRef name) const { return built.built.blocks.lookup(name); }
+  const BlockConfig &blocks() const { return built.built.blocks; }
+  const BuildRequest &request() const { return built.built; }
   const KernelCost &cost() const { return built.cost; }
 };
 
@@ -67,20 +69,20 @@ public:
   CandidateCache(MeasureFn build, const runtime::Target &t, bool oneKernel)
       : build(build), target(t), sbufLimit(plannerSbufLimit(t)), oneKernel(oneKernel) {}
 
-  const Candidate *get(const BlockConfig &blocks) {
-    if (auto it = cache.find(blocks); it != cache.end())
+  const Candidate *get(const BuildRequest &request) {
+    if (auto it = cache.find(request); it != cache.end())
       return it->second ? &*it->second : nullptr;
     ++numMeasured;
     std::optional<Candidate> c;
-    if (std::optional<MeasuredCandidate> built = build(blocks)) {
+    if (std::optional<MeasuredCandidate> built = build(request)) {
       const KernelCost &cost = built->cost;
       bool fits = cost.sbufLeastPeakBytesPerPartition <= sbufLimit &&
                   cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition &&
                   !(oneKernel && cost.scratchBytes > 0);
       c = Candidate{std::move(*built), fits, cost.predictedUs(target)};
-      cache.emplace(c->built.blocks, c);
+      cache.emplace(c->request(), c);
     }
-    auto &slot = cache[blocks];
+    auto &slot = cache[request];
     slot = c;
     return slot ? &*slot : nullptr;
   }
@@ -92,19 +94,19 @@ private:
   int64_t sbufLimit;
   bool oneKernel;
   unsigned numMeasured = 0;
-  std::map<BlockConfig, std::optional<Candidate>> cache;
+  std::map<BuildRequest, std::optional<Candidate>> cache;
 };
 
 /// One planBlocks call.
 class Planner {
 public:
-  Planner(const BlockConfig &given, PlanShape shape, const runtime::Target &t,
+  Planner(const BuildRequest &request, PlanShape shape, const runtime::Target &t,
           MeasureFn build)
-      : given(given), shape(std::move(shape)), t(t),
+      : given(request.blocks), shape(std::move(shape)), t(t),
         candidates(build, t, this->shape.oneKernel), tile(geometryFor(t).partitions),
         bankColumns(t.psum_bank_bytes / int64_t(sizeof(float))),
         narrower(powerOfTwoTiles(this->shape.columns, bankColumns, tile)),
-        kBlocks(powerOfTwoTiles(this->shape.contraction / 2, INT64_MAX, tile)), chosen(given) {}
+        kBlocks(powerOfTwoTiles(this->shape.contraction / 2, INT64_MAX, tile)), chosen(request) {}
 
   llvm::Expected<BlockPlan> run();
 
@@ -118,7 +120,7 @@ private:
   const int64_t bankColumns;
   /// The column blocks a configuration is tried at, and the K blocks.
   const std::vector<int64_t> narrower, kBlocks;
-  BlockConfig chosen;
+  BuildRequest chosen;
   BlockPlan plan;
   unsigned ranked = 0;
 
@@ -127,10 +129,10 @@ private:
   double lowerBoundUs(const Candidate &c) const;
   bool modelRanks(const Candidate &reference, double mustBeatUs);
 
-  const Candidate *fitting(BlockConfig b);
-  const Candidate *kBlockedFit(BlockConfig b);
-  const Candidate *twoKernelFit(BlockConfig b);
-  const Candidate *fitStrip(const BlockConfig &blocks, const Candidate *c,
+  const Candidate *fitting(BuildRequest b);
+  const Candidate *kBlockedFit(BuildRequest b);
+  const Candidate *twoKernelFit(BuildRequest b);
+  const Candidate *fitStrip(const BuildRequest &request, const Candidate *c,
                             const Candidate *lastFit);
 
   llvm::Error chooseRowStrip();
@@ -177,10 +179,10 @@ bool Planner::modelRanks(const Candidate &reference, double mustBeatUs) {
 /// A configuration that does not fit at the default column block may fit
 /// at a narrower one (fewer accumulators in PSUM, smaller weight blocks):
 /// the widest that fits, or null.
-const Candidate *Planner::fitting(BlockConfig b) {
+const Candidate *Planner::fitting(BuildRequest b) {
   for (int64_t n : llvm::reverse(narrower)) {
     if (!given.has(N))
-      b.set(N, n);
+      b.blocks.set(N, n);
     if (const Candidate *f = candidates.get(b); f && f->fits)
       return f;
     if (given.has(N))
@@ -195,14 +197,14 @@ const Candidate *Planner::fitting(BlockConfig b) {
 /// faster than a deeper one (fewer partial sums, fewer roundings). A block
 /// whose strip `schedule` could not double-buffer waits for its fill on
 /// every K block, which the estimate counts (KernelCost::serialFillNs).
-const Candidate *Planner::kBlockedFit(BlockConfig b) {
-  if (shape.contraction <= tile || b.has(K))
+const Candidate *Planner::kBlockedFit(BuildRequest b) {
+  if (shape.contraction <= tile || b.blocks.has(K))
     return nullptr;
   const Candidate *best = nullptr;
   for (int64_t k : llvm::reverse(kBlocks)) {
     if (best && modelRanks(*best, best->us * (1 - policy::kShallowerKBlockGain)))
       break;
-    b.set(K, k);
+    b.blocks.set(K, k);
     const Candidate *f = fitting(b);
     if (f && (!best || f->us < best->us * (1 - policy::kShallowerKBlockGain)))
       best = f;
@@ -212,24 +214,24 @@ const Candidate *Planner::kBlockedFit(BlockConfig b) {
 
 /// Failing both, an MLP's two-kernel form: the gated strip goes through
 /// HBM, leaving SBUF to the operand strips.
-const Candidate *Planner::twoKernelFit(BlockConfig b) {
-  if (!shape.splittable || b.has(kTwoKernelKey))
+const Candidate *Planner::twoKernelFit(BuildRequest b) {
+  if (!shape.splittable || b.params.mlpForm == passes::MlpForm::TwoKernel)
     return nullptr;
-  b.set(kTwoKernelKey, 1);
+  b.params.mlpForm = passes::MlpForm::TwoKernel;
   return fitting(b);
 }
 
 /// A strip `c` that does not fit, tried narrower, K-blocked or as two
 /// kernels: taken when predicted no slower than the last strip that fits.
-const Candidate *Planner::fitStrip(const BlockConfig &blocks, const Candidate *c,
+const Candidate *Planner::fitStrip(const BuildRequest &request, const Candidate *c,
                                    const Candidate *lastFit) {
   if (lastFit && modelRanks(*c, std::nextafter(lastFit->us, INFINITY)))
     return c;
-  const Candidate *f = fitting(blocks);
+  const Candidate *f = fitting(request);
   if (!f)
-    f = kBlockedFit(blocks);
+    f = kBlockedFit(request);
   if (!f)
-    f = twoKernelFit(blocks);
+    f = twoKernelFit(request);
   return f && (!lastFit || f->us <= lastFit->us) ? f : c;
 }
 
@@ -239,11 +241,11 @@ std::vector<const Candidate *> Planner::buildStrips() {
   std::vector<const Candidate *> strips;
   const Candidate *lastFit = nullptr;
   for (int64_t m : powerOfTwoTiles(shape.rows, INT64_MAX, tile)) {
-    BlockConfig blocks = given;
-    blocks.set(M, m);
-    const Candidate *c = candidates.get(blocks);
+    BuildRequest request = chosen;
+    request.blocks.set(M, m);
+    const Candidate *c = candidates.get(request);
     if (c && !c->fits)
-      c = fitStrip(blocks, c, lastFit);
+      c = fitStrip(request, c, lastFit);
     if (!c)
       continue;
     strips.push_back(c);
@@ -275,11 +277,10 @@ llvm::Error Planner::chooseRowStrip() {
       return a->cost().sbufLeastPeakBytesPerPartition < b->cost().sbufLeastPeakBytesPerPartition;
     });
   noteStrips(strips, pick);
-  chosen.set(M, pick->lookup(M));
-  if (pick->built.blocks.has(K) && !given.has(K))
-    chosen.set(K, pick->lookup(K));
-  if (pick->built.blocks.has(kTwoKernelKey))
-    chosen.set(kTwoKernelKey, 1);
+  chosen.blocks.set(M, pick->lookup(M));
+  if (pick->blocks().has(K) && !given.has(K))
+    chosen.blocks.set(K, pick->lookup(K));
+  chosen.params = pick->request().params;
   noteStripChoice(strips, pick, spills);
   return llvm::Error::success();
 }
@@ -289,7 +290,7 @@ llvm::Error Planner::chooseRowStrip() {
 void Planner::noteStrips(llvm::ArrayRef<const Candidate *> strips, const Candidate *pick) {
   for (const Candidate *c : strips)
     note(llvm::formatv("{0} m = {1}{2}: {3}", c == pick ? "*" : " ", c->lookup(M),
-                       c->built.blocks.has(K) && !given.has(K)
+                       c->blocks().has(K) && !given.has(K)
                            ? " (K-blocked: k = " + std::to_string(c->lookup(K)) +
                                  ", n = " + std::to_string(c->lookup(N)) + ")"
                            : std::string(),
@@ -348,9 +349,9 @@ const Candidate *Planner::chooseColumnBlock() {
   if (given.has(N))
     return nullptr;
   for (int64_t n : powerOfTwoTiles(shape.columns, bankColumns, tile)) {
-    BlockConfig blocks = chosen;
-    blocks.set(N, n);
-    const Candidate *c = candidates.get(blocks);
+    BuildRequest request = chosen;
+    request.blocks.set(N, n);
+    const Candidate *c = candidates.get(request);
     if (c && c->fits && (!final || c->us <= final->us))
       final = c;
   }
@@ -387,8 +388,8 @@ const Candidate *Planner::leastSpillingKBlock(const Candidate *final) {
   const Candidate *least = final;
   std::vector<const Candidate *> blocked;
   for (int64_t k : kBlocks) {
-    BlockConfig b = chosen;
-    b.set(K, k);
+    BuildRequest b = chosen;
+    b.blocks.set(K, k);
     if (const Candidate *c = candidates.get(b)) {
       blocked.push_back(c);
       if (peak(c) < peak(least))
@@ -421,13 +422,13 @@ const Candidate *Planner::chooseProjectionBlocks(const Candidate *final) {
       continue;
     const Candidate *best = final;
     for (int64_t v : powerOfTwoTiles(cols, bankColumns, tile)) {
-      BlockConfig blocks = final->built.blocks;
-      if (v >= std::min(cols, blocks.lookup(N)))
+      BuildRequest request = final->request();
+      if (v >= std::min(cols, request.blocks.lookup(N)))
         continue; // as wide as the projection's block at `n`: the same kernel
       if (modelRanks(*final, best->us * (1 - policy::kColumnBlockGain)))
         continue;
-      blocks.set(name, v);
-      const Candidate *c = candidates.get(blocks);
+      request.blocks.set(name, v);
+      const Candidate *c = candidates.get(request);
       if (c && c->fits && c->us < best->us * (1 - policy::kColumnBlockGain))
         best = c;
     }
@@ -441,11 +442,11 @@ const Candidate *Planner::chooseProjectionBlocks(const Candidate *final) {
 }
 
 void Planner::noteChoice(const Candidate &final) {
-  note("chosen: " + plan.blocks.str() + ": " + describeCost(final.cost(), t));
+  note("chosen: " + plan.chosen.blocks.str() + ": " + describeCost(final.cost(), t));
   if (shape.chainDims.empty())
     return;
-  int64_t bytes = ChainModel::eq11SbufBytes(shape.chainDims, plan.blocks.lookup(M),
-                                            plan.blocks.lookup(N), tile, shape.elementBytes);
+  int64_t bytes = ChainModel::eq11SbufBytes(shape.chainDims, plan.chosen.blocks.lookup(M),
+                                            plan.chosen.blocks.lookup(N), tile, shape.elementBytes);
   note(llvm::formatv("chosen: eq. 11 SBUF model {0} ({1:f0}%) beside the kernel's SBUF peak {2}",
                      kib(bytes), 100.0 * bytes / t.sbuf_bytes_per_partition,
                      kib(final.cost().sbufLeastPeakBytesPerPartition)));
@@ -462,18 +463,16 @@ llvm::Expected<BlockPlan> Planner::run() {
     final = step("fit the strip", [&] { return fitChosenStrip(); });
   if (!final)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the kernel could not be built with " + chosen.str());
+                                   "the kernel could not be built with " + chosen.blocks.str());
   final = step("projections", [&] { return chooseProjectionBlocks(final); });
-  plan.blocks = final->built.blocks;
-  plan.twoKernel = plan.blocks.has(kTwoKernelKey);
-  plan.blocks.erase(kTwoKernelKey);
+  plan.chosen = final->request();
   noteChoice(*final);
   return std::move(plan);
 }
 
 } // namespace
 
-llvm::Expected<BlockPlan> planBlocks(const BlockConfig &given, PlanShape shape,
+llvm::Expected<BlockPlan> planBlocks(const BuildRequest &given, PlanShape shape,
                                      const runtime::Target &target,
                                      MeasureFn measure) {
   return Planner(given, std::move(shape), target, measure).run();

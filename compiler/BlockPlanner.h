@@ -1,7 +1,7 @@
 //===- compiler/BlockPlanner.h - Block sizes from the cost model -*- C++ -*-===//
 //
 // The block planner chooses the block parameters a kernel is built with
-// (DESIGN §5), before it is built: block sizes shape TileGen's loop nests, so
+// (docs/passes.md, select-blocks), before it is built: block sizes shape TileGen's loop nests, so
 // every candidate is built (by the caller, through the same passes the final
 // kernel goes through, stopping before `allocate`) and measured with the
 // static cost model (KernelCost):
@@ -38,6 +38,7 @@
 #define TESSEL_COMPILER_BLOCKPLANNER_H
 
 #include "ir/BlockConfig.h"
+#include "passes/Pass.h"
 #include "passes/analysis/KernelCost.h"
 #include "runtime/Target.h"
 
@@ -47,24 +48,35 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tessel::compiler {
 
 using passes::analysis::KernelCost;
 
-/// One candidate measured (CompileSession::measure): the blocks it was
-/// built with (all of them, defaults included) and its cost.
-struct MeasuredCandidate {
+/// What the planner asks to be built: block sizes (unset ones at TileGen's
+/// defaults) and the pipeline's parameters (an MLP's two-kernel form).
+struct BuildRequest {
   ir::BlockConfig blocks;
+  passes::PipelineParams params = {};
+  bool operator<(const BuildRequest &o) const {
+    return std::tie(blocks, params) < std::tie(o.blocks, o.params);
+  }
+};
+
+/// One candidate measured (CompileSession::measure): what it was built with
+/// (every block, defaults included) and its cost.
+struct MeasuredCandidate {
+  BuildRequest built;
   KernelCost cost;
 };
 
-/// Builds the kernel with `blocks` (unset parameters at their defaults)
-/// through the pipeline up to `allocate` and measures it; nullopt when that
-/// configuration cannot be built.
+/// Builds the kernel as `request` asks (unset block parameters at their
+/// defaults) through the pipeline up to `allocate` and measures it; nullopt
+/// when that configuration cannot be built.
 using MeasureFn =
-    llvm::function_ref<std::optional<MeasuredCandidate>(const ir::BlockConfig &blocks)>;
+    llvm::function_ref<std::optional<MeasuredCandidate>(const BuildRequest &request)>;
 
 /// What the kernel's shape bounds: the rows `m` tiles and the columns `n`
 /// tiles.
@@ -82,19 +94,13 @@ struct PlanShape {
   /// nests through HBM (KernelCost::scratchBytes) counts as not fitting.
   bool oneKernel = false;
   /// An MLP whose form the planner may choose: a strip that does not fit
-  /// as one kernel is also tried as two (the pipeline without
-  /// fuse-handoff, asked for with kTwoKernelKey in the blocks).
+  /// as one kernel is also tried as two (PipelineParams::mlpForm).
   bool splittable = false;
   /// The projections' own column blocks (ir::BlockConfig::columnBlockName)
   /// -> the columns each tiles; tried narrower than `n` once `m` and `n` are
   /// chosen.
   std::map<std::string, int64_t> projectionColumns = {};
 };
-
-/// The planner's request to build a candidate as two kernels: a key of the
-/// blocks it passes to MeasureFn (never a block parameter of the
-/// kernel; BlockPlan::blocks does not carry it).
-constexpr llvm::StringLiteral kTwoKernelKey = "two-kernel";
 
 /// One step of the planner as --time-passes reports it.
 struct PlanStep {
@@ -109,19 +115,18 @@ struct PlanStep {
 };
 
 struct BlockPlan {
-  ir::BlockConfig blocks;
-  /// The chosen candidate is an MLP's two-kernel form: build the final
-  /// kernel without fuse-handoff.
-  bool twoKernel = false;
+  /// The blocks and the pipeline's parameters to build the final kernel
+  /// with (an MLP's two-kernel form when the planner chose it).
+  BuildRequest chosen;
   /// "[select-blocks] ..." lines for the kernel's notes.
   std::vector<std::string> notes;
   /// The steps in order.
   std::vector<PlanStep> steps;
 };
 
-/// Chooses `m` and `n` (those not in `given`). Fails only when no candidate
-/// can be built at all.
-llvm::Expected<BlockPlan> planBlocks(const ir::BlockConfig &given, PlanShape shape,
+/// Chooses `m` and `n` (those not in `given.blocks`). Fails only when no
+/// candidate can be built at all.
+llvm::Expected<BlockPlan> planBlocks(const BuildRequest &given, PlanShape shape,
                                      const runtime::Target &target,
                                      MeasureFn measure);
 

@@ -105,16 +105,17 @@ bool runPipeline(ir::Kernel &kernel, const CompileOptions &options,
     llvm::sys::path::append(dir, dumpSubdir);
     instr.dumpDir = std::string(dir);
   }
-  return runPasses(kernel, options.passes, target, diags, instr);
+  return runPasses(kernel, options.passes, target, diags, instr, options.params);
 }
 
 bool runPasses(ir::Kernel &kernel, llvm::ArrayRef<std::string> names,
                const runtime::Target &target, DiagnosticEngine &diags,
-               const passes::InstrumentationOptions &instrumentation) {
+               const passes::InstrumentationOptions &instrumentation,
+               const passes::PipelineParams &params) {
   passes::PassManager pm(instrumentation);
   for (const std::string &name : names)
     pm.addPass(name); // the command line's names were checked against the registry
-  passes::PassContext ctx{target, diags};
+  passes::PassContext ctx{target, diags, params};
   bool ok = pm.run(kernel, ctx);
   if (instrumentation.timePasses)
     pm.printTimings(llvm::errs());

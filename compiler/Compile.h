@@ -82,9 +82,10 @@ struct CompileOptions {
   /// are planned or TileGen's defaults.
   ir::BlockConfig blocks;
   passes::InstrumentationOptions instrumentation;
-  /// --mlp-form: a forced form is checked against the kernel (an MLP block
-  /// with a down projection) and, for one-kernel, the planner's strips.
-  passes::MlpForm mlpForm = passes::MlpForm::Auto;
+  /// The pipeline's parameters. A forced --mlp-form is checked against the
+  /// kernel (an MLP block with a down projection) and, for one-kernel, the
+  /// planner's strips; under Auto the planner may choose two kernels.
+  passes::PipelineParams params;
 };
 
 /// Source to optimized tile IR: check the given blocks, plan the others
@@ -121,10 +122,12 @@ bool runPipeline(ir::Kernel &kernel, const CompileOptions &options,
                  llvm::StringRef dumpSubdir = "");
 
 /// Runs `names` on `kernel` with `instrumentation` (dumps, --verify-each,
-/// --time-passes, -stats). Returns false after reporting.
+/// --time-passes, -stats) and the pipeline's `params`. Returns false after
+/// reporting.
 bool runPasses(ir::Kernel &kernel, llvm::ArrayRef<std::string> names,
                const runtime::Target &target, DiagnosticEngine &diags,
-               const passes::InstrumentationOptions &instrumentation);
+               const passes::InstrumentationOptions &instrumentation,
+               const passes::PipelineParams &params = {});
 
 /// The backend: addresses for on-chip buffers the pipeline did not place
 /// (all of them at -O0), then the simulator program; with `sources` (the

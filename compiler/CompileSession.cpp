@@ -25,7 +25,7 @@ namespace {
 constexpr llvm::StringLiteral kPlannerStep = "select-blocks";
 
 /// TileGen's options for `target`: its tile geometry, and the policy's share
-/// of a partition's SBUF for the transposed strip and first row block.
+/// of a partition's SBUF for the transposed strip and first row strip.
 TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
   TileGenOptions options;
   options.geometry = passes::geometryFor(target);
@@ -33,7 +33,7 @@ TileGenOptions tileGenOptionsFor(const runtime::Target &target) {
       int64_t(double(options.geometry.sbufBytes) * passes::policy::kStripSbufShare);
   options.firstBlockM = passes::policy::kFirstBlockTiles * options.geometry.partitions;
   // Per K block of depth k, the tensor engine spends m N k / (rows cols)
-  // cycles on a row block's matmuls, the vector engine m N / partitions /
+  // cycles on a row strip's matmuls, the vector engine m N / partitions /
   // elements-per-cycle adding them up; the K block at which the adds take
   // kMaxAccumulateShare of the matmuls' time, in whole tiles.
   double peCyclesPerK = 1.0 / (double(target.pe_rows) * target.pe_cols * target.tensor_clock_ghz);
@@ -211,13 +211,14 @@ std::unique_ptr<ir::Kernel> CompileSession::generate(const ir::BlockConfig &bloc
 }
 
 std::optional<Measurement> CompileSession::measure(const ir::BlockConfig &blocks,
-                                                   llvm::ArrayRef<std::string> passes) {
+                                                   llvm::ArrayRef<std::string> passes,
+                                                   const passes::PipelineParams &params) {
   ++numMeasured;
   passes::InstrumentationOptions quietly;
   quietly.verifyEach = false;
   DiagnosticEngine quiet = DiagnosticEngine::quiet(fe.sourceMgr);
   auto kernel = generate(blocks, quiet);
-  if (!kernel || !runPasses(*kernel, passes, tgt, quiet, quietly))
+  if (!kernel || !runPasses(*kernel, passes, tgt, quiet, quietly, params))
     return std::nullopt;
   Measurement m;
   m.blocks = kernel->blockParams;
@@ -249,27 +250,20 @@ llvm::Expected<BlockPlan> CompileSession::plan(const ir::BlockConfig &given,
                                                llvm::ArrayRef<std::string> passes) {
   auto allocate = llvm::find(passes, "allocate");
   llvm::ArrayRef<std::string> upToAllocate(passes.begin(), allocate);
-  std::vector<std::string> twoKernel = tessel::passes::twoKernelForm(upToAllocate);
-  auto measureCandidate = [&](const ir::BlockConfig &request) -> std::optional<MeasuredCandidate> {
-    ir::BlockConfig blocks = request;
-    bool two = blocks.has(kTwoKernelKey);
-    blocks.erase(kTwoKernelKey);
-    std::optional<Measurement> m =
-        measure(blocks, two ? llvm::ArrayRef<std::string>(twoKernel) : upToAllocate);
+  auto measureCandidate = [&](const BuildRequest &request) -> std::optional<MeasuredCandidate> {
+    std::optional<Measurement> m = measure(request.blocks, upToAllocate, request.params);
     if (!m)
       return std::nullopt;
-    MeasuredCandidate built{m->blocks, m->cost};
-    if (two)
-      built.blocks.set(kTwoKernelKey, 1);
-    return built;
+    return MeasuredCandidate{{m->blocks, request.params}, m->cost};
   };
-  bool oneKernel = opts.mlpForm == passes::MlpForm::OneKernel;
+  bool oneKernel = opts.params.mlpForm == passes::MlpForm::OneKernel;
   PlanShape shape{resultRows(*fe.kernel), resultColumns(*fe.kernel)};
   chainShape(*fe.kernel, shape);
   shape.projectionColumns = blockNames().projectionColumns;
   shape.oneKernel = oneKernel;
-  shape.splittable = !oneKernel && twoKernel.size() < upToAllocate.size() && hasMlpHandoff(*fe.kernel);
-  return planBlocks(given, shape, tgt, measureCandidate);
+  shape.splittable = opts.params.mlpForm == passes::MlpForm::Auto &&
+                    llvm::is_contained(upToAllocate, "fuse-handoff") && hasMlpHandoff(*fe.kernel);
+  return planBlocks({given, opts.params}, shape, tgt, measureCandidate);
 }
 
 std::unique_ptr<ir::Kernel> CompileSession::compile(const ir::BlockConfig &given) {
@@ -280,8 +274,8 @@ std::unique_ptr<ir::Kernel> CompileSession::compile(const ir::BlockConfig &given
   if (llvm::Error err = passes::validateBlockConfig(given, blockNames().params,
                                                     resultRows(*fe.kernel), tgt))
     return fail(llvm::toString(std::move(err)));
-  const char *form = opts.mlpForm == passes::MlpForm::OneKernel ? "one-kernel" : "two-kernel";
-  if (opts.mlpForm != passes::MlpForm::Auto && !hasMlpHandoff(*fe.kernel))
+  const char *form = opts.params.mlpForm == passes::MlpForm::OneKernel ? "one-kernel" : "two-kernel";
+  if (opts.params.mlpForm != passes::MlpForm::Auto && !hasMlpHandoff(*fe.kernel))
     return fail(llvm::Twine("--mlp-form=") + form + ": kernel @" + fe.kernel->name +
                 " has no down projection to fuse or split: its matmuls read no elementwise "
                 "result of matmuls (an MLP block is h = silu(X @ Wg) * (X @ Wu); return h @ Wd)");
@@ -299,7 +293,7 @@ std::unique_ptr<ir::Kernel> CompileSession::compile(const ir::BlockConfig &given
   // 3. The other blocks: planned from the cost model, or TileGen's defaults.
   ir::BlockConfig blocks = given;
   std::vector<std::string> notes;
-  std::vector<std::string> twoKernelPasses; // the planner chose an MLP's two-kernel form
+  passes::PipelineParams params = opts.params; // the planner may choose an MLP's form
   if (planned) {
     unsigned before = numMeasured;
     auto start = std::chrono::steady_clock::now();
@@ -314,12 +308,9 @@ std::unique_ptr<ir::Kernel> CompileSession::compile(const ir::BlockConfig &given
       return fail("select-blocks: kernel @" + fe.kernel->name + " on target '" + tgt.name +
                   "': " + why);
     }
-    blocks = plan->blocks;
+    blocks = plan->chosen.blocks;
+    params = plan->chosen.params;
     notes = std::move(plan->notes);
-    if (plan->twoKernel) {
-      twoKernelPasses = tessel::passes::twoKernelForm(passes);
-      passes = twoKernelPasses;
-    }
   }
 
   // 4. TileGen with those blocks, then the passes.
@@ -327,14 +318,14 @@ std::unique_ptr<ir::Kernel> CompileSession::compile(const ir::BlockConfig &given
   if (!kernel)
     return nullptr;
   kernel->notes = std::move(notes);
-  if (!runPasses(*kernel, passes, tgt, *fe.diags, opts.instrumentation))
+  if (!runPasses(*kernel, passes, tgt, *fe.diags, opts.instrumentation, params))
     return nullptr;
   return checkOneKernel(std::move(kernel));
 }
 
 /// --mlp-form=one-kernel: the hand-off must have stayed in SBUF.
 std::unique_ptr<ir::Kernel> CompileSession::checkOneKernel(std::unique_ptr<ir::Kernel> kernel) {
-  if (opts.mlpForm != passes::MlpForm::OneKernel)
+  if (opts.params.mlpForm != passes::MlpForm::OneKernel)
     return kernel;
   const ir::AllocOp *handoff = hbmHandoff(*kernel);
   if (!handoff)

@@ -9,7 +9,8 @@
 //   measure(blocks)          the options' passes (select-blocks plans the
 //                            blocks not given), the backend, the cost: the
 //                            tuner's step
-//   measure(blocks, passes)  `passes` only, reporting nothing: the planner's
+//   measure(blocks, passes, params)  `passes` only, reporting nothing: the
+//                            planner's
 //   compile()                the options' blocks and passes, no cost: the
 //                            commands' step (compileKernel)
 //
@@ -60,10 +61,12 @@ public:
   /// the placed kernel. nullopt after reporting.
   std::optional<Measurement> measure(const ir::BlockConfig &blocks);
   /// TileGen with `blocks` (unset ones at their defaults) and `passes`
-  /// (without select-blocks), quietly and without --verify-each; the static
-  /// cost of the result. nullopt when that configuration cannot be built.
+  /// (without select-blocks) with `params`, quietly and without
+  /// --verify-each; the static cost of the result. nullopt when that
+  /// configuration cannot be built.
   std::optional<Measurement> measure(const ir::BlockConfig &blocks,
-                                     llvm::ArrayRef<std::string> passes);
+                                     llvm::ArrayRef<std::string> passes,
+                                     const passes::PipelineParams &params = {});
 
   /// TileGen with `blocks`, verified (a kernel TileGen builds wrong is a bug
   /// of tessel's). Null after reporting through `diags`.

@@ -137,7 +137,7 @@ bool PipelineOptions::resolvePasses(std::vector<std::string> &out,
     if (!names)
       return reportError(llvm::toString(names.takeError()));
     out = std::move(*names);
-    return applyMlpForm(out);
+    return checkMlpForm(out, /*listed=*/true);
   }
   // The blocks `tessel tune` found are those of its default pipeline.
   std::string name = pipeline.getNumOccurrences() ? pipeline.getValue()
@@ -148,22 +148,28 @@ bool PipelineOptions::resolvePasses(std::vector<std::string> &out,
       return reportError("unknown optimization level -O" + optLevel + "; use -O0 or -O2");
     name = "O" + optLevel;
   }
+  // The pipeline as built without a form says whether it has the forms.
   auto names = tessel::passes::buildPipeline(name);
   if (!names)
     return reportError(llvm::toString(names.takeError()));
-  out = std::move(*names);
-  return applyMlpForm(out);
+  if (!checkMlpForm(*names, /*listed=*/false))
+    return false;
+  out = std::move(*tessel::passes::buildPipeline(name, {mlpForm}));
+  return true;
 }
 
-bool PipelineOptions::applyMlpForm(std::vector<std::string> &names) const {
+bool PipelineOptions::checkMlpForm(llvm::ArrayRef<std::string> names, bool listed) const {
   if (mlpForm == MlpForm::Auto)
     return true;
-  if (!llvm::is_contained(names, "fuse-handoff"))
-    return reportError("--mlp-form=" + std::string(mlpForm == MlpForm::OneKernel ? "one-kernel" : "two-kernel") +
-                       " chooses between the MLP kernel's forms, which the fusing passes build: "
-                       "use -O2 (its pipeline has fuse-handoff)");
-  if (mlpForm == MlpForm::TwoKernel)
-    names = tessel::passes::twoKernelForm(names);
+  std::string flag = std::string("--mlp-form=") +
+                     (mlpForm == MlpForm::OneKernel ? "one-kernel" : "two-kernel");
+  bool handoff = llvm::is_contained(names, "fuse-handoff");
+  if (listed && mlpForm == MlpForm::TwoKernel && handoff)
+    return reportError(flag + " keeps the MLP's gated result in HBM, but --passes lists "
+                              "fuse-handoff, which keeps it in SBUF: drop one of them");
+  if (!handoff && !(listed && mlpForm == MlpForm::TwoKernel))
+    return reportError(flag + " chooses between the MLP kernel's forms, which the fusing passes "
+                              "build: use -O2 (its pipeline has fuse-handoff)");
   return true;
 }
 

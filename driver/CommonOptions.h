@@ -126,13 +126,13 @@ struct PipelineOptions {
       llvm::cl::values(
           clEnumValN(MlpForm::Auto, "auto",
                      "the cost model chooses (the default; the select-blocks notes show each "
-                     "strip's estimate and form)"),
+                     "strip's predicted latency and form)"),
           clEnumValN(MlpForm::OneKernel, "one-kernel",
                      "each row strip of the result stays in SBUF and the down projection runs in "
                      "the same kernel; an error when no strip fits"),
           clEnumValN(MlpForm::TwoKernel, "two-kernel",
                      "the paper's UpGate + Down: the transposed result goes through HBM (the "
-                     "pipeline without fuse-handoff)")),
+                     "-O2 built without fuse-handoff)")),
       llvm::cl::init(MlpForm::Auto), llvm::cl::cat(toolCategory())};
   llvm::cl::opt<bool> tuned{
       "tuned",
@@ -183,9 +183,12 @@ struct PipelineOptions {
   /// Also shows LLVM's own -stats flag (the passes' statistics, to stderr).
   PipelineOptions();
 
-  /// --mlp-form's edit of a pass list: two-kernel drops fuse-handoff; a
-  /// forced form needs fuse-handoff in the list. Reports and returns false.
-  bool applyMlpForm(std::vector<std::string> &names) const;
+  /// --mlp-form against a pass list: a named pipeline (built without a
+  /// form) must have fuse-handoff, which -O2 built with two-kernel leaves
+  /// out; a list given with --passes (`listed`) is the form itself: it has
+  /// fuse-handoff for one-kernel and lacks it for two-kernel. Reports and
+  /// returns false.
+  bool checkMlpForm(llvm::ArrayRef<std::string> names, bool listed) const;
 
   /// The passes to run: --passes, else --pipeline, else -O, else
   /// `defaultPipeline` (O2 under --tuned). Reports conflicting flags or

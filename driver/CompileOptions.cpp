@@ -13,7 +13,7 @@ bool resolveCompileOptions(compiler::Frontend &fe, const PipelineOptions &option
   if (!options.resolvePasses(out.passes, defaultPipeline) || !options.instrumentation(out.instrumentation) ||
       !options.blockOverrides(out.blocks))
     return false;
-  out.mlpForm = options.mlpForm;
+  out.params.mlpForm = options.mlpForm;
   if (!options.tuned)
     return true;
   if (!rejectEmptyValue(options.tuneCache))

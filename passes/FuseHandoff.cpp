@@ -6,7 +6,8 @@
 // stays in SBUF and the down projection runs in the same kernel (one kernel
 // instead of the paper's UpGate + Down with the transposed result in HBM
 // between them). It is `strip-cache`'s fusion, run after the epilogues exist.
-// Leaving the pass out of the pipeline gives the two-kernel form. The strip
+// The two-kernel form (PipelineParams::mlpForm, which -O2 leaves the pass out
+// for and the block planner may choose per candidate) keeps it in HBM. The strip
 // costs SBUF, so the block planner, which builds every candidate through
 // this pipeline, weighs it against the row strip: when the strip of a
 // candidate does not fit, TileGen K-blocks the down projection's contraction
@@ -26,9 +27,11 @@ public:
   llvm::StringRef name() const override { return "fuse-handoff"; }
   llvm::StringRef description() const override {
     return "keep an MLP's gated result in SBUF, one row strip at a time, and run the down "
-           "projection in the same kernel (leave out for the two-kernel form)";
+           "projection in the same kernel (not in the two-kernel form)";
   }
-  PassResult run(ir::Kernel &kernel, PassContext &) override {
+  PassResult run(ir::Kernel &kernel, PassContext &ctx) override {
+    if (ctx.params.mlpForm == MlpForm::TwoKernel)
+      return PassResult::Unchanged;
     bool changed = fuseProducers(kernel, StripPlacement::PerRowStrip);
     // Say which form the kernel took: intermediates left in HBM are hand-offs
     // between kernels (their reader K-blocks its contraction, or walks other

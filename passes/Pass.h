@@ -21,12 +21,29 @@
 
 namespace tessel::passes {
 
-/// What every pass may read: the target description and where to report.
-/// The block sizes are decided before the kernel is built (the block
-/// planner, compiler/Compile.h) and are the kernel's `blockParams`.
+/// How an MLP block's gated result reaches its down projection (--mlp-form):
+/// in SBUF (one kernel) or through HBM between UpGate and Down (two kernels,
+/// docs/passes.md); Auto lets the block planner choose.
+enum class MlpForm { Auto, OneKernel, TwoKernel };
+
+/// The parameters a pipeline is built with (LLVM's passes with parameters):
+/// buildPipeline leaves out what they rule out, and a pass they concern reads
+/// them from its context, where the block planner may have chosen them for
+/// the kernel (an MLP it builds as two kernels).
+struct PipelineParams {
+  MlpForm mlpForm = MlpForm::Auto;
+  bool operator<(const PipelineParams &o) const { return mlpForm < o.mlpForm; }
+  bool operator==(const PipelineParams &o) const { return mlpForm == o.mlpForm; }
+};
+
+/// What every pass may read: the target description, where to report, and
+/// the pipeline's parameters. The block sizes are decided before the kernel
+/// is built (the block planner, compiler/Compile.h) and are the kernel's
+/// `blockParams`.
 struct PassContext {
   const runtime::Target &target;
   DiagnosticEngine &diags;
+  PipelineParams params = {};
 };
 
 enum class PassResult { Unchanged, Changed, Failed };

@@ -25,11 +25,11 @@ struct PassList {
 
 // -O0: the straightforward form as TileGen wrote it; the backend's scope-based
 // stack allocator places the buffers.
-PassList buildO0() { return {}; }
+PassList buildO0(const PipelineParams &) { return {}; }
 
 // --pipeline=naive-fused: the paper's naive fused kernel (Algorithm 1), which
 // recomputes the intermediate once per output column block of width `n`.
-PassList buildNaiveFused() {
+PassList buildNaiveFused(const PipelineParams &) {
   PassList pl;
   pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
   pl.add("fuse");               // the strip is recomputed in every column block
@@ -38,8 +38,9 @@ PassList buildNaiveFused() {
   return pl;
 }
 
-// -O2: the NeuronMM fused kernel (docs/passes.md).
-PassList buildO2() {
+// -O2: the NeuronMM fused kernel (docs/passes.md); an MLP's two-kernel form
+// leaves its gated result in HBM.
+PassList buildO2(const PipelineParams &params) {
   PassList pl;
   pl.add("select-blocks");      // first: candidates are built through the passes below
   pl.add("implicit-transpose"); // before fuse: producers emit the layout consumers read
@@ -48,7 +49,8 @@ PassList buildO2() {
   pl.add("strip-accumulate");   // K-blocked sums straight into the cached strip
   pl.add("fuse-siblings");      // after the chains are fused: nests reading one strip share it
   pl.add("fuse-epilogue");      // elementwise ops where the merged nests store their operands
-  pl.add("fuse-handoff");       // the MLP's gated strip feeds the down projection in SBUF
+  if (params.mlpForm != MlpForm::TwoKernel)
+    pl.add("fuse-handoff");     // the MLP's gated strip feeds the down projection in SBUF
   pl.add("forward-copies");     // after the fusions: ops write their strips without a tile
   pl.add("io-transpose");       // the input's transposes on the cheaper engine, before loads widen
   pl.add("widen-columns");      // longer runs per partition, where the model finds it faster
@@ -60,7 +62,7 @@ PassList buildO2() {
 
 struct NamedPipeline {
   const char *name;
-  PassList (*build)();
+  PassList (*build)(const PipelineParams &);
 };
 
 const NamedPipeline kPipelines[] = {
@@ -78,21 +80,14 @@ std::vector<std::string> pipelineNames() {
   return names;
 }
 
-llvm::Expected<std::vector<std::string>> buildPipeline(llvm::StringRef name) {
+llvm::Expected<std::vector<std::string>> buildPipeline(llvm::StringRef name,
+                                                       const PipelineParams &params) {
   for (const NamedPipeline &p : kPipelines)
     if (name == p.name)
-      return p.build().names;
+      return p.build(params).names;
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "unknown pipeline '" + name.str() +
                                      "'; known pipelines: " + llvm::join(pipelineNames(), ", "));
-}
-
-std::vector<std::string> twoKernelForm(llvm::ArrayRef<std::string> passes) {
-  std::vector<std::string> out;
-  for (const std::string &name : passes)
-    if (name != "fuse-handoff")
-      out.push_back(name);
-  return out;
 }
 
 } // namespace tessel::passes

@@ -9,10 +9,10 @@
 #ifndef TESSEL_PASSES_PIPELINES_H
 #define TESSEL_PASSES_PIPELINES_H
 
+#include "passes/Pass.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
-
-#include "llvm/ADT/ArrayRef.h"
 
 #include <string>
 #include <vector>
@@ -22,16 +22,10 @@ namespace tessel::passes {
 /// Names accepted by buildPipeline: "O0", "O2", "naive-fused".
 std::vector<std::string> pipelineNames();
 
-/// The pass names of pipeline `name`; an unknown name is an error listing
-/// the known ones.
-llvm::Expected<std::vector<std::string>> buildPipeline(llvm::StringRef name);
-
-/// How an MLP block's gated result reaches its down projection (--mlp-form).
-enum class MlpForm { Auto, OneKernel, TwoKernel };
-
-/// `passes` without fuse-handoff: an MLP's two-kernel form (the gated result
-/// through HBM between UpGate and Down, docs/passes.md).
-std::vector<std::string> twoKernelForm(llvm::ArrayRef<std::string> passes);
+/// The pass names of pipeline `name` built with `params`; an unknown name is
+/// an error listing the known ones.
+llvm::Expected<std::vector<std::string>> buildPipeline(llvm::StringRef name,
+                                                       const PipelineParams &params = {});
 
 } // namespace tessel::passes
 

@@ -23,19 +23,23 @@ namespace {
 struct FakeKernel {
   int64_t perRow = 100;
   int64_t fixed = 0;
+  /// Peak bytes per row of the two-kernel form, when it has its own.
+  int64_t twoKernelPerRow = 0;
   std::vector<BlockConfig> built;
 
-  std::optional<MeasuredCandidate> operator()(const BlockConfig &blocks) {
-    BlockConfig full = blocks;
+  std::optional<MeasuredCandidate> operator()(const BuildRequest &request) {
+    BlockConfig full = request.blocks;
     if (!full.has("n"))
       full.set("n", 512);
     built.push_back(full);
     int64_t m = full.lookup("m");
     MeasuredCandidate c;
-    c.blocks = full;
+    c.built = {full, request.params};
     c.cost.flops = uint64_t(1) << 40;
     c.cost.hbmReadBytes = (uint64_t(1) << 40) / uint64_t(m); // AI = m flop/B
-    c.cost.sbufLeastPeakBytesPerPartition = c.cost.sbufPeakBytesPerPartition = fixed + perRow * m;
+    bool two = request.params.mlpForm == passes::MlpForm::TwoKernel;
+    c.cost.sbufLeastPeakBytesPerPartition = c.cost.sbufPeakBytesPerPartition =
+        two && twoKernelPerRow ? twoKernelPerRow * m : fixed + perRow * m;
     c.cost.psumPeakBytesPerPartition = 1024;
     return c;
   }
@@ -47,7 +51,7 @@ TEST(BlockPlanner, TakesTheLargestStripThatFits) {
   auto plan = planBlocks({}, {65536, 4096}, t, std::ref(k));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
   // 100 B per row: 1024 rows (100 KiB) fit, 2048 rows (200 KiB) do not.
-  EXPECT_EQ(plan->blocks.lookup("m"), 1024);
+  EXPECT_EQ(plan->chosen.blocks.lookup("m"), 1024);
   // Strips past the first that does not fit are never built.
   for (const BlockConfig &b : k.built)
     EXPECT_LE(b.lookup("m"), 2048) << b.str();
@@ -57,9 +61,9 @@ TEST(BlockPlanner, TakesTheLargestStripThatFits) {
 
 TEST(BlockPlanner, KeepsGivenBlocks) {
   FakeKernel k;
-  auto plan = planBlocks({{"m", 256}}, {65536, 4096}, runtime::trn1Target(), std::ref(k));
+  auto plan = planBlocks({BlockConfig{{"m", 256}}}, {65536, 4096}, runtime::trn1Target(), std::ref(k));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->blocks.lookup("m"), 256);
+  EXPECT_EQ(plan->chosen.blocks.lookup("m"), 256);
   for (const BlockConfig &b : k.built)
     EXPECT_EQ(b.lookup("m"), 256) << b.str();
 }
@@ -69,7 +73,7 @@ TEST(BlockPlanner, ChoosesTheSmallestPeakWhenNothingFits) {
   k.fixed = 1 << 20; // over SBUF whatever the strip
   auto plan = planBlocks({}, {4096, 4096}, runtime::trn1Target(), std::ref(k));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->blocks.lookup("m"), 128);
+  EXPECT_EQ(plan->chosen.blocks.lookup("m"), 128);
   bool said = false;
   for (const std::string &n : plan->notes)
     said |= llvm::StringRef(n).contains("no row strip fits SBUF; m = 128");
@@ -81,9 +85,9 @@ TEST(BlockPlanner, ChoosesTheSmallestPeakWhenNothingFits) {
 struct ProjectionKernel {
   FakeKernel base;
   std::map<int64_t, double> phased;
-  std::optional<MeasuredCandidate> operator()(const BlockConfig &blocks) {
-    std::optional<MeasuredCandidate> c = base(blocks);
-    auto it = phased.find(blocks.lookup("n_r"));
+  std::optional<MeasuredCandidate> operator()(const BuildRequest &request) {
+    std::optional<MeasuredCandidate> c = base(request);
+    auto it = phased.find(request.blocks.lookup("n_r"));
     c->cost.phasedNs = it != phased.end() ? it->second : 1e9;
     return c;
   }
@@ -96,7 +100,7 @@ TEST(BlockPlanner, TakesAProjectionColumnBlockOnlyWhenClearlyFaster) {
   fast.phased = {{256, 0.95e9}, {128, 0.97e9}};
   auto plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(fast));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->blocks.lookup("n_r"), 256);
+  EXPECT_EQ(plan->chosen.blocks.lookup("n_r"), 256);
   bool said = false;
   for (const std::string &n : plan->notes)
     said |= llvm::StringRef(n).startswith("[select-blocks] n_r = 256: predicted 950000.0 us, "
@@ -107,13 +111,13 @@ TEST(BlockPlanner, TakesAProjectionColumnBlockOnlyWhenClearlyFaster) {
   close.phased = {{256, 0.99e9}};
   plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(close));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_FALSE(plan->blocks.has("n_r")) << plan->blocks.str();
+  EXPECT_FALSE(plan->chosen.blocks.has("n_r")) << plan->chosen.blocks.str();
   // A given one is kept, and no other is built.
   ProjectionKernel given;
   given.phased = {{256, 0.5e9}};
-  plan = planBlocks({{"n_r", 128}}, shape, runtime::trn1Target(), std::ref(given));
+  plan = planBlocks({BlockConfig{{"n_r", 128}}}, shape, runtime::trn1Target(), std::ref(given));
   ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
-  EXPECT_EQ(plan->blocks.lookup("n_r"), 128);
+  EXPECT_EQ(plan->chosen.blocks.lookup("n_r"), 128);
   for (const BlockConfig &b : given.base.built)
     EXPECT_EQ(b.lookup("n_r"), 128) << b.str();
 }
@@ -141,8 +145,29 @@ TEST(BlockPlanner, TheStaticModelRanksBeforeABuild) {
   EXPECT_EQ(plan->steps.back().ranked, 0u);
 }
 
+/// An MLP that fits only as two kernels is asked for as a pipeline
+/// parameter, not as a block: the chosen blocks are the kernel's own.
+TEST(BlockPlanner, AsksForTheTwoKernelFormAsAPipelineParameter) {
+  PlanShape shape{4096, 4096};
+  shape.splittable = true;
+  FakeKernel k;
+  k.fixed = 1 << 20;       // one kernel fits at no strip or column block
+  k.twoKernelPerRow = 100; // two kernels fit up to m = 1024
+  auto plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(k));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->chosen.params.mlpForm, passes::MlpForm::TwoKernel);
+  EXPECT_EQ(plan->chosen.blocks.lookup("m"), 1024);
+  EXPECT_EQ(plan->chosen.blocks.str(), "m = 1024, n = 512");
+  // Not splittable (a forced one-kernel form, or no MLP), it is never asked for.
+  shape.splittable = false;
+  FakeKernel whole = k;
+  plan = planBlocks({}, shape, runtime::trn1Target(), std::ref(whole));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->chosen.params.mlpForm, passes::MlpForm::Auto);
+}
+
 TEST(BlockPlanner, FailsWhenNothingCanBeBuilt) {
-  auto none = [](const BlockConfig &) -> std::optional<MeasuredCandidate> { return std::nullopt; };
+  auto none = [](const BuildRequest &) -> std::optional<MeasuredCandidate> { return std::nullopt; };
   auto plan = planBlocks({}, {4096, 4096}, runtime::trn1Target(), none);
   ASSERT_FALSE(bool(plan));
   EXPECT_NE(llvm::toString(plan.takeError()).find("no row strip could be built"), std::string::npos);
