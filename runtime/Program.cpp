@@ -222,28 +222,38 @@ struct Verifier {
     size_t wantSrcs = opInfo(in.op).srcRoles.size() + llvm::countPopulation(unsigned(in.tiles));
     if (in.srcs.size() != wantSrcs)
       error(in.loc, formatv("`{0}` takes {1} source operand(s), got {2}", op, wantSrcs, in.srcs.size()));
+    checkOperands(in);
+  }
+
+  /// A dma with its one source: a tensor on exactly one side, no PSUM, a
+  /// 2-D access to transpose, spill tags in their direction.
+  void checkDma(const Instr &in) {
+    const Access &s = in.srcs[0];
+    if (in.dst.isTensor() == s.isTensor())
+      error(in.loc, "`dma` moves data between an HBM tensor and an SBUF buffer: exactly one side "
+                    "must be a tensor");
+    else if (isSpace(in.dst, MemSpace::PSUM) || isSpace(s, MemSpace::PSUM))
+      error(in.loc, "`dma` cannot access PSUM; evict to SBUF first");
+    if (in.transpose) {
+      const Access &t = in.dst.isTensor() ? in.dst : s;
+      unsigned kept = 0;
+      for (const DimAccess &d : t.dims)
+        kept += !d.isIndex;
+      if (kept != 2)
+        error(in.loc, "a transposing `dma` needs a 2-D tensor access");
+    }
+    if (in.tag == DmaTag::SpillSave && !in.dst.isTensor())
+      error(in.loc, "`spill_save` must store to an HBM tensor");
+    if (in.tag == DmaTag::SpillReload && !in.dst.isBuffer())
+      error(in.loc, "`spill_reload` must load into an SBUF buffer");
+  }
+
+  /// Each opcode's rules for its operands' memory spaces and its function.
+  void checkOperands(const Instr &in) {
     switch (in.op) {
     case Opcode::Dma:
-      if (in.srcs.size() == 1) {
-        const Access &s = in.srcs[0];
-        if (in.dst.isTensor() == s.isTensor())
-          error(in.loc, "`dma` moves data between an HBM tensor and an SBUF buffer: exactly one side "
-                        "must be a tensor");
-        else if (isSpace(in.dst, MemSpace::PSUM) || isSpace(s, MemSpace::PSUM))
-          error(in.loc, "`dma` cannot access PSUM; evict to SBUF first");
-        if (in.transpose) {
-          const Access &t = in.dst.isTensor() ? in.dst : s;
-          unsigned kept = 0;
-          for (const DimAccess &d : t.dims)
-            kept += !d.isIndex;
-          if (kept != 2)
-            error(in.loc, "a transposing `dma` needs a 2-D tensor access");
-        }
-        if (in.tag == DmaTag::SpillSave && !in.dst.isTensor())
-          error(in.loc, "`spill_save` must store to an HBM tensor");
-        if (in.tag == DmaTag::SpillReload && !in.dst.isBuffer())
-          error(in.loc, "`spill_reload` must load into an SBUF buffer");
-      }
+      if (in.srcs.size() == 1)
+        checkDma(in);
       break;
     case Opcode::Matmul:
       if (!isSpace(in.dst, MemSpace::PSUM))

@@ -621,10 +621,37 @@ private:
     return error(formatv("unknown statement '{0}' (expected {1})", name, alternatives(refs)));
   }
 
+  /// What an instruction's text has said so far: its optional [P, 1] tiles
+  /// (appended to the sources in Instr::tiles order) and the attributes
+  /// seen, each allowed once.
+  struct InstrParts {
+    std::optional<Access> scalarTile, biasTile, scaleTile, accTile;
+    bool sawAcc = false, sawQueue = false, sawEngine = false, sawScale = false, sawBias = false,
+         sawLoc = false, sawOffset = false, sawPartition = false, sawFree = false, sawFill = false,
+         sawReverse = false;
+  };
+
   bool parseInstr() {
     Instr in;
+    InstrParts parts;
     SMLoc opLoc = tok.loc();
     in.loc = srcLoc(opLoc);
+    if (!parseMnemonic(in))
+      return false;
+    next();
+    if (!parseAccess(in.dst) || !expect(Tok::Arrow, "'<-' between the destination and the sources"))
+      return false;
+    if (!parseSources(in, parts))
+      return false;
+    while (tok.kind == Tok::Ident)
+      if (!parseAttribute(in, parts))
+        return false;
+    return finishInstr(in, parts, opLoc);
+  }
+
+  /// `name` or `name.F` / `name.OP`: the opcode, its default engine and its
+  /// function.
+  bool parseMnemonic(Instr &in) {
     StringRef name = tok.text;
     auto [base, suffix] = name.split('.');
     std::optional<Opcode> op = parseOpcode(base);
@@ -658,176 +685,186 @@ private:
     } else if (!suffix.empty() || name.endswith(".")) {
       return error(formatv("`{0}` takes no '.' suffix", base));
     }
-    next();
-    if (!parseAccess(in.dst) || !expect(Tok::Arrow, "'<-' between the destination and the sources"))
-      return false;
-    // The optional [P, 1] tiles, appended to the sources in Instr::tiles order.
-    std::optional<Access> scalarTile, biasTile, scaleTile, accTile;
-    if (in.op == Opcode::Memset) {
-      if (!parseNumber(in.imm, "the memset value (a number)"))
-        return false;
-    } else if (in.op != Opcode::Iota) {
-      bool haveImm = false;
-      for (;;) {
-        if (in.op == Opcode::TensorScalar && !in.srcs.empty()) {
-          if (tok.kind == Tok::Var) {
-            scalarTile.emplace();
-            if (!parseAccess(*scalarTile))
-              return false;
-          } else if (!parseNumber(in.imm, "the scalar operand (a number or a [P, 1] tile)")) {
-            return false;
-          }
-          haveImm = true;
-          break;
-        }
-        Access a;
-        if (!parseAccess(a))
-          return false;
-        in.srcs.push_back(std::move(a));
-        if (tok.kind != Tok::Comma)
-          break;
-        next();
-      }
-      if (in.op == Opcode::TensorScalar && !haveImm)
-        return error("expected ', NUMBER' or ', %TILE[...]': tensor_scalar takes a tile and a scalar operand");
-    }
-    // attributes
-    bool sawAcc = false, sawQueue = false, sawEngine = false, sawScale = false, sawBias = false, sawLoc = false;
-    bool sawOffset = false, sawPartition = false, sawFree = false, sawFill = false, sawReverse = false;
-    while (tok.kind == Tok::Ident) {
-      StringRef key = tok.text;
-      SMLoc l = tok.loc();
-      next();
-      auto dup = [&](bool &seen) {
-        if (seen)
-          return error(l, formatv("duplicate attribute '{0}'", key));
-        seen = true;
-        return true;
-      };
-      if (key == "loc") {
-        if (!dup(sawLoc) || !parseSourceLoc(in.source))
-          return false;
-      } else if (key == "queue") {
-        int64_t q;
-        if (!dup(sawQueue) || !expect(Tok::Equal, "'='") || !parseInt(q, "a queue number"))
-          return false;
-        if (q < 0 || q > 4096)
-          return error(l, "queue number out of range");
-        in.queue = uint32_t(q);
-        if (in.op != Opcode::Dma)
-          return error(l, "`queue` applies to `dma` only");
-      } else if (key == "queues") {
-        int64_t n;
-        if (!expect(Tok::Equal, "'='") || !parseInt(n, "a queue count"))
-          return false;
-        if (n < 1 || n > 4096)
-          return error(l, "queue count out of range (1 to 4096)");
-        in.queueSpan = uint32_t(n);
-        if (in.op != Opcode::Dma)
-          return error(l, "`queues` applies to `dma` only");
-      } else if (key == "transpose") {
-        if (in.op != Opcode::Dma)
-          return error(l, "`transpose` attribute applies to `dma` only");
-        in.transpose = true;
-      } else if (key == "spill_save" || key == "spill_reload") {
-        if (in.op != Opcode::Dma)
-          return error(l, formatv("`{0}` applies to `dma` only", key));
-        if (in.tag != DmaTag::None)
-          return error(l, "a dma has at most one spill tag");
-        in.tag = key == "spill_save" ? DmaTag::SpillSave : DmaTag::SpillReload;
-      } else if (key == "accumulate" && in.op == Opcode::Activation) {
-        if (!dup(sawAcc) || !expect(Tok::Equal, "'='"))
-          return false;
-        accTile.emplace();
-        if (!parseAccess(*accTile))
-          return false;
-      } else if (key == "reverse") {
-        if (in.op != Opcode::TensorScalar)
-          return error(l, "`reverse` applies to `tensor_scalar` only");
-        if (!dup(sawReverse))
-          return false;
-        in.reverse = true;
-      } else if (key == "offset" || key == "partition" || key == "free" || key == "fill") {
-        bool isIndexed = in.op == Opcode::Iota || in.op == Opcode::AffineSelect;
-        if (!isIndexed || (key == "fill" && in.op != Opcode::AffineSelect))
-          return error(l, formatv("`{0}` applies to {1} only", key,
-                                  key == "fill" ? "`affine_select`" : "`iota` and `affine_select`"));
-        bool &seen = key == "offset" ? sawOffset : key == "partition" ? sawPartition : key == "free" ? sawFree : sawFill;
-        if (!dup(seen) || !expect(Tok::Equal, "'='"))
-          return false;
-        bool ok = key == "offset"      ? parseAffine(in.offset)
-                  : key == "partition" ? parseInt(in.partitionStep, "the integer step per partition")
-                  : key == "free"      ? parseInt(in.freeStep, "the integer step per free element")
-                                       : parseNumber(in.imm, "the fill value (a number)");
-        if (!ok)
-          return false;
-      } else if (key == "reset" || key == "accumulate" || key == "reset_if_first") {
-        if (in.op != Opcode::Matmul)
-          return error(l, formatv("`{0}` applies to `matmul` only", key));
-        if (!dup(sawAcc))
-          return false;
-        if (key == "reset")
-          in.acc = AccMode::Reset;
-        else if (key == "accumulate")
-          in.acc = AccMode::Accumulate;
-        else {
-          in.acc = AccMode::ResetIfFirst;
-          if (!expect(Tok::LParen, "'(' after reset_if_first"))
-            return false;
-          for (;;) {
-            if (tok.kind != Tok::Var)
-              return error("expected a loop variable");
-            uint32_t id;
-            if (!lookupVar(tok.text.drop_front(), tok.loc(), id))
-              return false;
-            in.accVars.push_back(id);
-            next();
-            if (tok.kind == Tok::Comma) {
-              next();
-              continue;
-            }
-            if (!expect(Tok::RParen, "',' or ')'"))
-              return false;
-            break;
-          }
-        }
-      } else if (key == "engine") {
-        if (!dup(sawEngine) || !expect(Tok::Equal, "'='"))
-          return false;
-        if (tok.kind != Tok::Ident)
-          return error("expected an engine name (vector, scalar, gpsimd)");
-        std::optional<Engine> e = parseEngine(tok.text);
-        if (!e)
-          return error(formatv("unknown engine '{0}' (expected tensor, vector, scalar, gpsimd)", tok.text));
-        if (!engineAllowed(in.op, *e))
-          return error(formatv("`{0}` cannot run on the {1} engine", opcodeName(in.op), tok.text));
-        in.engine = *e;
-        next();
-      } else if (key == "scale" || key == "bias") {
-        if (in.op != Opcode::Activation)
-          return error(l, formatv("`{0}` applies to `activation` only", key));
-        if (!dup(key == "scale" ? sawScale : sawBias) || !expect(Tok::Equal, "'='"))
-          return false;
+    return true;
+  }
+
+  /// After `<-`: memset's value, iota's nothing, else the source accesses
+  /// (tensor_scalar's last a number or a [P, 1] tile).
+  bool parseSources(Instr &in, InstrParts &parts) {
+    if (in.op == Opcode::Memset)
+      return parseNumber(in.imm, "the memset value (a number)");
+    if (in.op == Opcode::Iota)
+      return true;
+    for (;;) {
+      if (in.op == Opcode::TensorScalar && !in.srcs.empty()) {
         if (tok.kind == Tok::Var) {
-          std::optional<Access> &t = key == "scale" ? scaleTile : biasTile;
-          t.emplace();
-          if (!parseAccess(*t))
-            return false;
-        } else if (!parseNumber(key == "scale" ? in.scale : in.bias, "a number or a [P, 1] tile")) {
-          return false;
+          parts.scalarTile.emplace();
+          return parseAccess(*parts.scalarTile);
         }
-      } else {
-        return error(l, formatv("unknown attribute '{0}' for `{1}`", key, opcodeName(in.op)));
+        return parseNumber(in.imm, "the scalar operand (a number or a [P, 1] tile)");
       }
+      Access a;
+      if (!parseAccess(a))
+        return false;
+      in.srcs.push_back(std::move(a));
+      if (tok.kind != Tok::Comma)
+        break;
+      next();
     }
-    if (in.op == Opcode::Matmul && !sawAcc)
+    if (in.op == Opcode::TensorScalar)
+      return error("expected ', NUMBER' or ', %TILE[...]': tensor_scalar takes a tile and a scalar operand");
+    return true;
+  }
+
+  /// One `key` or `key=value` attribute.
+  bool parseAttribute(Instr &in, InstrParts &parts) {
+    StringRef key = tok.text;
+    SMLoc l = tok.loc();
+    next();
+    auto once = [&](bool &seen) {
+      if (seen)
+        return error(l, formatv("duplicate attribute '{0}'", key));
+      seen = true;
+      return true;
+    };
+    if (key == "loc")
+      return once(parts.sawLoc) && parseSourceLoc(in.source);
+    if (key == "queue" || key == "queues" || key == "transpose" || key == "spill_save" ||
+        key == "spill_reload")
+      return (key != "queue" || once(parts.sawQueue)) && parseDmaAttribute(in, key, l);
+    if (key == "accumulate" && in.op == Opcode::Activation) {
+      if (!once(parts.sawAcc) || !expect(Tok::Equal, "'='"))
+        return false;
+      parts.accTile.emplace();
+      return parseAccess(*parts.accTile);
+    }
+    if (key == "reverse") {
+      if (in.op != Opcode::TensorScalar)
+        return error(l, "`reverse` applies to `tensor_scalar` only");
+      in.reverse = true;
+      return once(parts.sawReverse);
+    }
+    if (key == "offset" || key == "partition" || key == "free" || key == "fill") {
+      bool isIndexed = in.op == Opcode::Iota || in.op == Opcode::AffineSelect;
+      if (!isIndexed || (key == "fill" && in.op != Opcode::AffineSelect))
+        return error(l, formatv("`{0}` applies to {1} only", key,
+                                key == "fill" ? "`affine_select`" : "`iota` and `affine_select`"));
+      bool &seen = key == "offset" ? parts.sawOffset : key == "partition" ? parts.sawPartition
+                   : key == "free" ? parts.sawFree : parts.sawFill;
+      if (!once(seen) || !expect(Tok::Equal, "'='"))
+        return false;
+      return key == "offset"      ? parseAffine(in.offset)
+             : key == "partition" ? parseInt(in.partitionStep, "the integer step per partition")
+             : key == "free"      ? parseInt(in.freeStep, "the integer step per free element")
+                                  : parseNumber(in.imm, "the fill value (a number)");
+    }
+    if (key == "reset" || key == "accumulate" || key == "reset_if_first") {
+      if (in.op != Opcode::Matmul)
+        return error(l, formatv("`{0}` applies to `matmul` only", key));
+      return once(parts.sawAcc) && parseAccumulation(in, key);
+    }
+    if (key == "engine")
+      return once(parts.sawEngine) && expect(Tok::Equal, "'='") && parseEngineName(in);
+    if (key == "scale" || key == "bias") {
+      if (in.op != Opcode::Activation)
+        return error(l, formatv("`{0}` applies to `activation` only", key));
+      if (!once(key == "scale" ? parts.sawScale : parts.sawBias) || !expect(Tok::Equal, "'='"))
+        return false;
+      if (tok.kind == Tok::Var) {
+        std::optional<Access> &t = key == "scale" ? parts.scaleTile : parts.biasTile;
+        t.emplace();
+        return parseAccess(*t);
+      }
+      return parseNumber(key == "scale" ? in.scale : in.bias, "a number or a [P, 1] tile");
+    }
+    return error(l, formatv("unknown attribute '{0}' for `{1}`", key, opcodeName(in.op)));
+  }
+
+  /// A dma's `queue=Q`, `queues=N`, `transpose`, `spill_save` or
+  /// `spill_reload`.
+  bool parseDmaAttribute(Instr &in, StringRef key, SMLoc l) {
+    if (key == "queue" || key == "queues") {
+      bool one = key == "queue";
+      int64_t n;
+      if (!expect(Tok::Equal, "'='") || !parseInt(n, one ? "a queue number" : "a queue count"))
+        return false;
+      if (one ? (n < 0 || n > 4096) : (n < 1 || n > 4096))
+        return error(l, one ? "queue number out of range" : "queue count out of range (1 to 4096)");
+      (one ? in.queue : in.queueSpan) = uint32_t(n);
+      if (in.op != Opcode::Dma)
+        return error(l, formatv("`{0}` applies to `dma` only", key));
+      return true;
+    }
+    if (key == "transpose") {
+      if (in.op != Opcode::Dma)
+        return error(l, "`transpose` attribute applies to `dma` only");
+      in.transpose = true;
+      return true;
+    }
+    if (in.op != Opcode::Dma)
+      return error(l, formatv("`{0}` applies to `dma` only", key));
+    if (in.tag != DmaTag::None)
+      return error(l, "a dma has at most one spill tag");
+    in.tag = key == "spill_save" ? DmaTag::SpillSave : DmaTag::SpillReload;
+    return true;
+  }
+
+  /// A matmul's `reset`, `accumulate` or `reset_if_first(%i, ...)`.
+  bool parseAccumulation(Instr &in, StringRef key) {
+    if (key == "reset") {
       in.acc = AccMode::Reset;
-    if ((in.op == Opcode::Iota || in.op == Opcode::AffineSelect) && !(sawOffset && sawPartition && sawFree))
+      return true;
+    }
+    if (key == "accumulate") {
+      in.acc = AccMode::Accumulate;
+      return true;
+    }
+    in.acc = AccMode::ResetIfFirst;
+    if (!expect(Tok::LParen, "'(' after reset_if_first"))
+      return false;
+    for (;;) {
+      if (tok.kind != Tok::Var)
+        return error("expected a loop variable");
+      uint32_t id;
+      if (!lookupVar(tok.text.drop_front(), tok.loc(), id))
+        return false;
+      in.accVars.push_back(id);
+      next();
+      if (tok.kind == Tok::Comma) {
+        next();
+        continue;
+      }
+      return expect(Tok::RParen, "',' or ')'");
+    }
+  }
+
+  /// `engine=NAME`'s name, allowed for the instruction.
+  bool parseEngineName(Instr &in) {
+    if (tok.kind != Tok::Ident)
+      return error("expected an engine name (vector, scalar, gpsimd)");
+    std::optional<Engine> e = parseEngine(tok.text);
+    if (!e)
+      return error(formatv("unknown engine '{0}' (expected tensor, vector, scalar, gpsimd)", tok.text));
+    if (!engineAllowed(in.op, *e))
+      return error(formatv("`{0}` cannot run on the {1} engine", opcodeName(in.op), tok.text));
+    in.engine = *e;
+    next();
+    return true;
+  }
+
+  /// The defaults and required attributes, then the tiles into the sources.
+  bool finishInstr(Instr &in, InstrParts &parts, SMLoc opLoc) {
+    if (in.op == Opcode::Matmul && !parts.sawAcc)
+      in.acc = AccMode::Reset;
+    if ((in.op == Opcode::Iota || in.op == Opcode::AffineSelect) &&
+        !(parts.sawOffset && parts.sawPartition && parts.sawFree))
       return error(opLoc, formatv("`{0}` needs offset=, partition= and free= (its affine index)", opcodeName(in.op)));
-    if (in.op == Opcode::AffineSelect && !sawFill)
+    if (in.op == Opcode::AffineSelect && !parts.sawFill)
       return error(opLoc, "`affine_select` needs fill= (the value where the comparison fails)");
-    const std::pair<std::optional<Access> *, uint8_t> tiles[] = {
-        {&scalarTile, ScalarTile}, {&biasTile, BiasTile}, {&scaleTile, ScaleTile}, {&accTile, Accumulator}};
+    const std::pair<std::optional<Access> *, uint8_t> tiles[] = {{&parts.scalarTile, ScalarTile},
+                                                                 {&parts.biasTile, BiasTile},
+                                                                 {&parts.scaleTile, ScaleTile},
+                                                                 {&parts.accTile, Accumulator}};
     for (auto [tile, bit] : tiles)
       if (*tile) {
         in.tiles |= bit;
