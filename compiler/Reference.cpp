@@ -62,8 +62,8 @@ void blockOf(const HostTensor &t, Term term, int64_t r0, int64_t rows, int64_t c
 }
 
 /// C = fx(X) @ fy(Y). Operands that are not float32 values in memory (bf16
-/// inputs, squares) are made a panel at a time -- row blocks of X, column
-/// blocks of Y, about 16 MiB each -- so no whole copy of an input is made;
+/// inputs, squares) are made a panel at a time -- row panels of X, column
+/// panels of Y, about 16 MiB each -- so no whole copy of an input is made;
 /// every element of C still comes from one product over the full k.
 void gemmOf(const HostTensor &x, Term fx, const HostTensor &y, Term fy, float *c) {
   const int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];

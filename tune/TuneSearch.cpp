@@ -174,7 +174,7 @@ private:
     auto far = [&](size_t i) { return results[i].model->predictedUs > limit; };
     for (size_t i : order)
       if (far(i)) {
-        results[i].reason = llvm::formatv("the model's estimate {0:f1} us is over {1:f0}% above "
+        results[i].reason = llvm::formatv("the predicted latency {0:f1} us is over {1:f0}% above "
                                           "the lowest, {2:f1} us",
                                           results[i].model->predictedUs, kEstimateMargin * 100,
                                           lowest)
@@ -231,7 +231,7 @@ private:
         continue;
       }
       if (options.prune && state.bestUs > 0 && r.model->predictedUs > state.bestUs * (1 + runningMargin())) {
-        r.reason = llvm::formatv("the model's estimate {0:f1} us is over {1:f0}% above the best "
+        r.reason = llvm::formatv("the predicted latency {0:f1} us is over {1:f0}% above the best "
                                  "simulated, {2:f1} us",
                                  r.model->predictedUs, runningMargin() * 100, state.bestUs)
                        .str();

@@ -3,10 +3,10 @@
 // 1. Compile every configuration not already cached (in parallel) and ask
 //    the cost model for its roofline latency, a lower bound on its simulated
 //    latency. Configurations the compiler rejects are excluded (Illegal).
-// 2. Simulate the rest in increasing order of the model's estimate, `jobs`
+// 2. Simulate the rest in increasing order of predicted latency, `jobs`
 //    at a time. A configuration whose bound is no better than the best
 //    latency measured so far cannot win and is skipped (Pruned); so are those
-//    the model's estimate rules out (spilling, far behind the front runner or
+//    the predicted latency rules out (spilling, far behind the front runner or
 //    the best so far: TuneSearch.cpp, docs/tuning.md), measured to keep the
 //    exhaustive best. `budget` caps the simulations; `stop` (Ctrl-C) stops dispatching,
 //    lets the simulations in flight finish, and marks the rest Interrupted.
