@@ -16,11 +16,16 @@
 //    transposed computes it from transposed operands (passes/Elementwise.h),
 //    so rewrite 2 reaches the matmuls behind it: an MLP's gated result is
 //    produced in the layout its down projection reads.
-// All three rewrites keep the kernel's numbers: every value is computed by the
+// 4. An input's transpose that TileGen wrote to an HBM scratch is read in
+//    place: its readers load the input with the indices swapped and the
+//    opposite transpose flag (passes/InputTransposes.cpp), and the scratch
+//    goes.
+// All four rewrites keep the kernel's numbers: every value is computed by the
 // same products and sums, only operand roles and layouts change.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Elementwise.h"
+#include "passes/InputTransposes.h"
 #include "passes/KBlockedTranspose.h"
 #include "passes/Passes.h"
 
@@ -574,6 +579,7 @@ public:
   PassResult run(Kernel &kernel, PassContext &) override {
     auto uses = countUses(kernel);
     bool changed = foldLoadTransposes(kernel.body, uses);
+    changed |= absorbInputTransposes(kernel);
     changed |= transposeProducers(kernel);
     // Through elementwise nests: a pointwise result wanted transposed is
     // computed from transposed operands, whose producers then turn in turn.

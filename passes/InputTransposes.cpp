@@ -1,0 +1,195 @@
+//===- passes/InputTransposes.cpp - A transposed input read in place ------===//
+//
+// TileGen writes the transpose of a kernel input (`A.T`, a weight `W.T`
+// stored [out, in] as PyTorch keeps it) to an HBM scratch tensor before any
+// nest reads it:
+//
+//   %AT = alloc hbm<bf16, [M, K]>
+//   for %a { for %b {
+//     dma %t <- %A[%a +: 128, %b +: 128]; transpose %p <- %t; copy %t2 <- %p
+//     dma %AT[%b +: 128, %a +: 128] <- %t2 } }
+//
+// so every element of %AT is the element of %A with its indices swapped.
+// Each read of %AT (a DMA, as every read of HBM is) then reads %A with its
+// indices swapped and the opposite `transpose` flag: a transposing load of
+// %AT (the consumer wanted %AT^T = %A) becomes a plain load of %A, a plain
+// load becomes a transposing one (which io-transpose may then place on the
+// tensor engine). The scratch and the nest that wrote it go. A plain read
+// turned transposing pays the transpose on every read, so that is done only
+// when the reads cover each element once; a weight read again by every row
+// strip keeps its scratch, where it is transposed once.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/InputTransposes.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Casting.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+namespace tessel::passes {
+namespace {
+
+using namespace ir;
+
+bool sameIndex(const Index &a, const Index &b) {
+  if (!a.start.structurallyEqual(b.start) || a.isRange() != b.isRange())
+    return false;
+  return !a.isRange() || a.extent->structurallyEqual(*b.extent);
+}
+
+/// A 2-D access of `to` reading what `a` (2-D) reads, with the two indices
+/// swapped.
+Access swapped(const Access &a, Value *to) {
+  Access s;
+  s.base = to;
+  s.loc = a.loc;
+  s.indices = {a.indices[1], a.indices[0]};
+  return s;
+}
+
+/// The argument whose transpose the top-level loop nest `nest` writes to
+/// the 2-D scratch `scratch`, element for element, or null when the nest
+/// does anything else.
+Value *transposedArgument(ForOp &nest, const Value *scratch) {
+  std::vector<Op *> ops;
+  walkOp(nest, [&](Op &op) {
+    if (!llvm::isa<ForOp>(op) && !llvm::isa<AllocOp>(op))
+      ops.push_back(&op);
+  });
+  if (ops.size() != 4)
+    return nullptr;
+  auto *load = llvm::dyn_cast<DmaOp>(ops[0]);
+  auto *tr = llvm::dyn_cast<TransposeOp>(ops[1]);
+  auto *copy = llvm::dyn_cast<CopyOp>(ops[2]);
+  auto *store = llvm::dyn_cast<DmaOp>(ops[3]);
+  if (!load || !tr || !copy || !store || load->transpose || store->transpose ||
+      load->tag != DmaTag::None || store->tag != DmaTag::None || store->dst.base != scratch)
+    return nullptr;
+  Value *arg = load->src.base;
+  if (arg->kind != ValueKind::Argument || arg->role != TensorRole::Input ||
+      arg->type.dims.size() != 2 || arg->type.dtype != scratch->type.dtype ||
+      tr->src.base != load->dst.base || copy->src.base != tr->dst.base ||
+      store->src.base != copy->dst.base || load->src.indices.size() != 2 ||
+      store->dst.indices.size() != 2)
+    return nullptr;
+  if (!sameIndex(store->dst.indices[0], load->src.indices[1]) ||
+      !sameIndex(store->dst.indices[1], load->src.indices[0]))
+    return nullptr;
+  return arg;
+}
+
+/// The largest value of a tile extent: its constant, or the constant side
+/// of a `min(c, ...)` (a partial tile); 0 when neither.
+int64_t extentBound(const IndexExpr &e) {
+  if (e.isConst())
+    return e.constValue();
+  if (e.kind() == IndexExpr::Kind::Min) {
+    if (e.lhs().isConst())
+      return e.lhs().constValue();
+    if (e.rhs().isConst())
+      return e.rhs().constValue();
+  }
+  return 0;
+}
+
+/// A DMA that reads the scratch, and how many elements it reads over the
+/// whole kernel (its tile times its loops' trips; 0 when not constant).
+struct Reader {
+  DmaOp *dma;
+  int64_t elements;
+};
+
+/// Every DMA of the kernel that reads `v`; false when something other than
+/// a DMA reads it.
+bool dmaReaders(Kernel &kernel, const Value *v, std::vector<Reader> &out) {
+  bool onlyDmas = true;
+  walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *> loops) {
+    for (Access *a : op.reads())
+      if (a->base == v) {
+        auto *dma = llvm::dyn_cast<DmaOp>(&op);
+        if (!dma || dma->tag != DmaTag::None || a->indices.size() != 2) {
+          onlyDmas = false;
+          continue;
+        }
+        int64_t elements = 1;
+        for (const Index &i : a->indices)
+          elements *= i.isRange() ? extentBound(*i.extent) : 1;
+        for (const ForOp *loop : loops)
+          elements *= loop->constTripCount();
+        out.push_back({dma, elements});
+      }
+  });
+  return onlyDmas;
+}
+
+/// Whether reading `arg` in place is cheaper than the scratch. A transposing
+/// read of the scratch becomes a plain one: always. A plain read becomes a
+/// transposing one, paid on every read, where the scratch paid one
+/// transpose per element: only when those reads cover each element once
+/// (an operand strip loaded once; not a weight reloaded for every row
+/// strip). Partial tiles count whole, so the scratch counts with each
+/// dimension rounded up to the reads' tile.
+bool cheaperInPlace(llvm::ArrayRef<Reader> readers, const Value *scratch) {
+  int64_t transposed = 0;
+  int64_t tile[2] = {1, 1};
+  for (const Reader &r : readers) {
+    if (r.dma->transpose)
+      continue;
+    if (r.elements == 0)
+      return false;
+    transposed += r.elements;
+    for (unsigned d = 0; d < 2; ++d) {
+      const Index &i = r.dma->src.indices[d];
+      tile[d] = std::max(tile[d], i.isRange() ? extentBound(*i.extent) : 1);
+    }
+  }
+  const auto &dims = scratch->type.dims;
+  return transposed <= int64_t(llvm::alignTo(dims[0].size, tile[0])) *
+                           int64_t(llvm::alignTo(dims[1].size, tile[1]));
+}
+
+} // namespace
+
+bool absorbInputTransposes(Kernel &kernel) {
+  bool changed = false;
+  for (size_t i = 0; i < kernel.body.ops.size(); ++i) {
+    auto *alloc = llvm::dyn_cast<AllocOp>(kernel.body.ops[i].get());
+    if (!alloc || alloc->result->type.space != MemSpace::HBM ||
+        alloc->result->role != TensorRole::Scratch || alloc->result->type.dims.size() != 2)
+      continue;
+    Value *scratch = alloc->result;
+    // The one top-level nest that writes the scratch.
+    std::optional<size_t> writer;
+    bool single = true;
+    for (size_t j = 0; j < kernel.body.ops.size(); ++j)
+      walkOp(*kernel.body.ops[j], [&](Op &op) {
+        for (Access *w : op.writes())
+          if (w->base == scratch) {
+            single &= !writer || *writer == j;
+            writer = j;
+          }
+      });
+    if (!writer || !single || *writer <= i)
+      continue;
+    auto *nest = llvm::dyn_cast<ForOp>(kernel.body.ops[*writer].get());
+    Value *arg = nest ? transposedArgument(*nest, scratch) : nullptr;
+    std::vector<Reader> readers;
+    if (!arg || !dmaReaders(kernel, scratch, readers) || !cheaperInPlace(readers, scratch) ||
+        llvm::any_of(readers, [](const Reader &r) { return r.dma->dst.base->type.space != MemSpace::SBUF; }))
+      continue;
+    for (const Reader &r : readers) {
+      r.dma->src = swapped(r.dma->src, arg);
+      r.dma->transpose = !r.dma->transpose;
+    }
+    // The nest after the alloc: erase it first so `i` stays the alloc's.
+    kernel.body.ops.erase(kernel.body.ops.begin() + *writer);
+    kernel.body.ops.erase(kernel.body.ops.begin() + i);
+    --i;
+    changed = true;
+  }
+  return changed;
+}
+
+} // namespace tessel::passes
