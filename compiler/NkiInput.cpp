@@ -3,8 +3,9 @@
 // The tracer is python/nki_trace.py (python/tessel_nki), found through
 // $TESSEL_PYTHON_DIR, else the source tree this tessel was configured from,
 // else next to the executable (../../python from build/bin,
-// ../share/tessel/python when installed). It is run with `python3 -B`, so a
-// run writes no bytecode into the source tree.
+// ../share/tessel/python when installed). It is run with `-B` by $TESSEL_PYTHON,
+// else the python configured at build time, else python3 on PATH, so a run
+// writes no bytecode into the source tree.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/NkiInput.h"
@@ -83,7 +84,8 @@ bool completeArgs(const NkiSource &src, std::vector<std::string> &out) {
   for (const std::string &spec : src.args) {
     auto [name, type] = llvm::StringRef(spec).split('=');
     if (name.empty() || type.empty())
-      return fail("malformed --arg '" + spec + "': expected NAME=DTYPE[D0,D1,...], e.g. lhsT=bf16[128,512]");
+      return fail("malformed --arg '" + spec +
+                  "': expected NAME=DTYPE[D0,D1,...] (a tensor, e.g. lhsT=bf16[128,512]) or NAME=VALUE");
     if (!given.emplace(name.str(), type.str()).second)
       return fail("--arg " + name + " given twice");
   }
@@ -105,6 +107,29 @@ bool completeArgs(const NkiSource &src, std::vector<std::string> &out) {
   return true;
 }
 
+} // namespace
+
+std::string tracerPython() {
+  if (const char *env = std::getenv("TESSEL_PYTHON"); env && *env) {
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(env);
+    if (!found)
+      return fail(llvm::Twine("TESSEL_PYTHON=") + env + " is not an executable python"), "";
+    return *found;
+  }
+#ifdef TESSEL_PYTHON_EXE
+  if (llvm::StringRef configured = TESSEL_PYTHON_EXE; !configured.empty() && llvm::sys::fs::can_execute(configured))
+    return configured.str();
+#endif
+  llvm::ErrorOr<std::string> python = llvm::sys::findProgramByName("python3");
+  if (!python)
+    return fail("NKI kernels are traced with python3, which is not on PATH (set TESSEL_PYTHON to a python3 "
+                "that has numpy)"),
+           "";
+  return *python;
+}
+
+namespace {
+
 /// Runs the tracer with `extra` arguments; its stdout is returned in `out`.
 bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayRef<std::string> extra,
                std::string &out) {
@@ -112,10 +137,10 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
   if (script.empty())
     return fail("cannot find tessel's NKI tracer (python/nki_trace.py); set TESSEL_PYTHON_DIR to the "
                 "python/ directory of the tessel sources");
-  llvm::ErrorOr<std::string> python = llvm::sys::findProgramByName("python3");
-  if (!python)
-    return fail("NKI kernels are traced with python3, which is not on PATH");
-  std::vector<std::string> args = {*python, "-B", script, src.path, "--geometry", geometryArg(target)};
+  std::string python = tracerPython();
+  if (python.empty())
+    return false;
+  std::vector<std::string> args = {python, "-B", script, src.path, "--geometry", geometryArg(target)};
   if (!src.kernel.empty())
     args.insert(args.end(), {"-k", src.kernel});
   std::vector<std::string> specs;
@@ -143,7 +168,7 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(outFile), llvm::None};
   std::string execError;
   int status =
-      llvm::sys::ExecuteAndWait(*python, argRefs, llvm::None, redirects, kTraceTimeoutSeconds, 0, &execError);
+      llvm::sys::ExecuteAndWait(python, argRefs, llvm::None, redirects, kTraceTimeoutSeconds, 0, &execError);
   if (status != 0) {
     // -2 is a timeout or a signal; only the former says "timed out".
     if (status == -2 && llvm::StringRef(execError).contains("timed out"))
@@ -267,9 +292,12 @@ bool checkNkiKernel(const NkiSource &src, const runtime::Target &target, const r
     if (!write("out", t))
       return false;
   std::string out;
-  if (!runTracer(src, target, {"--reference", dir.str().str(), "--tolerance", llvm::formatv("{0}", kNkiCheckTolerance).str()},
-                 out)) {
-    check["error"] = "the numpy reference failed (see above)";
+  std::vector<std::string> extra = {"--reference", dir.str().str(), "--tolerance",
+                                    llvm::formatv("{0}", kNkiCheckTolerance).str()};
+  if (!src.reference.empty())
+    extra.insert(extra.end(), {"--user-reference", src.reference});
+  if (!runTracer(src, target, extra, out)) {
+    check["error"] = "the reference failed (see above)";
     return false;
   }
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(out);

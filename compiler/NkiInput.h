@@ -5,8 +5,9 @@
 // python3 runs python/nki_trace.py, which prints the kernel's tile IR; it is
 // parsed and verified like any .tir, then lowered and simulated. Argument
 // shapes and dtypes come from --arg NAME=DTYPE[D0,D1,...] or the --input
-// files. Under --check, the same trace is executed with numpy on the
-// simulator's inputs and compared with its outputs.
+// files, other parameters' values from --arg NAME=VALUE. Under --check, a
+// numpy reference of the kernel's math (--reference ref.py:FUNC), else the
+// same trace re-executed in Python, is compared with the simulator's outputs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_COMPILER_NKIINPUT_H
@@ -32,13 +33,20 @@ namespace tessel::compiler {
 bool isNkiSource(llvm::StringRef path);
 
 /// What tracing needs: the file, the kernel (-k, may be empty), the --arg
-/// specs and the --input files (whose shapes complete the --arg specs).
+/// specs and the --input files (whose shapes complete the --arg specs);
+/// `reference` is --check's FILE.py:FUNCTION (empty: the trace re-executed).
 struct NkiSource {
   std::string path;
   std::string kernel;
   std::vector<std::string> args;
   std::map<std::string, std::string> inputFiles;
+  std::string reference;
 };
+
+/// The python that runs the tracer: $TESSEL_PYTHON, else the configured one
+/// (CMake's TESSEL_PYTHON, which has numpy), else python3 on PATH. Empty
+/// after reporting when none is found.
+std::string tracerPython();
 
 /// Traces `src` for `target` and returns the verified kernel. Tracer errors
 /// (file:line of the kernel) and IR errors are printed; returns null then.
@@ -59,8 +67,10 @@ llvm::Expected<runtime::Program> emitNkiProgram(ir::Kernel &kernel, const runtim
 int compileNkiKernel(const NkiSource &src, const std::string &targetName, bool tasm,
                      const std::string &output, bool otherFlags);
 
-/// --check for a traced kernel: numpy executes the trace on the simulator's
-/// inputs; fills `check` like the .tsl check and returns whether it passed.
+/// --check for a traced kernel: with `src.reference`, that numpy function of
+/// the kernel's inputs (the kernel's math); else the trace re-executed in
+/// Python on the simulator's inputs (the lowering only). Fills `check` like
+/// the .tsl check and returns whether it passed.
 bool checkNkiKernel(const NkiSource &src, const runtime::Target &target,
                     const runtime::SimResult &result, llvm::json::Object &check);
 

@@ -219,9 +219,11 @@ bool PipelineOptions::handleInfoFlags(int &status) const {
 
 NkiOptions::NkiOptions()
     : args("arg",
-           llvm::cl::desc("NKI kernels (.py): shape and dtype of kernel argument NAME, e.g. "
+           llvm::cl::desc("NKI kernels (.py): kernel argument NAME: a tensor's dtype and shape, e.g. "
                     "--arg lhsT=bf16[8192,4096] (dtype bf16 or f32; `NAME=bf16` takes the shape of "
-                    "its --input file). Repeatable"),
-           llvm::cl::value_desc("NAME=DTYPE[D0,D1,...]"), llvm::cl::cat(toolCategory())) {}
+                    "its --input file), or the value of another parameter: an int, float, tuple, None, "
+                    "True/False or dtype (--arg eps=1e-5, --arg dims=(2,3), --arg dt=nl.float32). "
+                    "Parameters not given keep their defaults. Repeatable"),
+           llvm::cl::value_desc("NAME=DTYPE[D0,D1,...]|NAME=VALUE"), llvm::cl::cat(toolCategory())) {}
 
 } // namespace tessel::driver

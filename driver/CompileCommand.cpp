@@ -214,7 +214,7 @@ int runCompileCommand(int argc, char **argv) {
   if (!o.validate())
     return 1;
   if (o.isNki())
-    return compileNkiKernel({o.input, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, {}},
+    return compileNkiKernel({o.input, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, {}, {}},
                             o.shared.targetName(), o.emit == EmitKind::TASM, o.shared.output(),
                             !o.source.defines.empty() || !o.pipeline.compileFlagsGiven().empty() ||
                                 o.emit == EmitKind::AST || o.source.tp != 1);

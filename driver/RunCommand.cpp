@@ -136,9 +136,17 @@ struct RunOptions {
                       cl::desc("Compare the outputs with a plain fp32 reference: for .tsl, of the "
                                "kernel's DSL semantics, failing when an element differs by more "
                                "than 8x the reference's estimate of bf16 rounding (docs/tasm.md); "
-                               "for NKI kernels (.py), numpy on the same inputs, failing when the "
-                               "largest error exceeds 2% of the largest |reference| (docs/nki.md)"),
+                               "for NKI kernels (.py), the --reference function on the same inputs, "
+                               "failing when the largest error exceeds 2% of the largest |reference| "
+                               "(docs/nki.md). Without --reference, an NKI kernel's check only checks "
+                               "the lowering: its own trace re-executed in Python, which a kernel with "
+                               "wrong math passes"),
                       cl::cat(toolCategory())};
+  cl::opt<std::string> reference{"reference",
+                                 cl::desc("NKI kernels (.py), with --check: the reference, a numpy function "
+                                          "FUNC in FILE.py called with the kernel's inputs in parameter "
+                                          "order, returning its outputs (docs/nki.md)"),
+                                 cl::value_desc("FILE.py:FUNC"), cl::cat(toolCategory())};
   cl::list<std::string> inputs{
       "input",
       cl::desc("Feed input tensor NAME from FILE.npy (float32, rounded to bf16 for bf16 tensors; or float16; "
@@ -253,6 +261,10 @@ bool RunOptions::validate() {
   }
   if (check && timingOnly)
     return fail("--check needs the numerics; drop --timing-only");
+  if (!reference.empty() && !isNki())
+    return fail("--reference applies to NKI kernels (.py); a .tsl kernel's --check has its own reference");
+  if (!reference.empty() && !check)
+    return fail("--reference is the reference of --check; add --check");
   if (sensitivity && source.tp != 1)
     return fail("--sensitivity re-times one core's program; it does not apply with --tp");
   if (fastForward && !timingOnly)
@@ -328,7 +340,7 @@ bool compileTsl(const RunOptions &o, LoadedProgram &in, BuiltKernel &b) {
 bool buildKernel(const RunOptions &o, LoadedProgram &in, BuiltKernel &b) {
   switch (in.kind) {
   case ProgramKind::Nki:
-    b.nki = NkiSource{o.input, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, o.inputFiles};
+    b.nki = NkiSource{o.input, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, o.inputFiles, o.reference};
     return loadTargetOrReport(o, b.target) && (b.kernel = traceNkiKernel(b.nki, b.target, b.nkiSources));
   case ProgramKind::Tsl:
     if (!compileTsl(o, in, b))

@@ -25,17 +25,49 @@ from .progress import Progress
 from .tracer import BF16, F32, Tracer
 
 _ARG_RE = re.compile(r"^([A-Za-z_]\w*)=(bf16|f32|bfloat16|float32)\[(\s*\d+\s*(,\s*\d+\s*)*)\]$")
+_TENSOR_LIKE_RE = re.compile(r"^([A-Za-z_]\w*)=\w+\[.*\]$")
+_VALUE_RE = re.compile(r"^([A-Za-z_]\w*)=(.+)$", re.S)
 
 
 def parse_arg(spec):
+    """(name, "tensor", (dtype, shape)) for NAME=DTYPE[D0,...]; (name, "value", v) for NAME=VALUE,
+    VALUE a Python literal (int, float, tuple, None, True/False, a string) or a dtype name."""
     m = _ARG_RE.match(spec.replace(" ", ""))
+    if m:
+        dtype = BF16 if m.group(2) in ("bf16", "bfloat16") else F32
+        shape = tuple(int(x) for x in m.group(3).split(","))
+        if any(d <= 0 for d in shape):
+            raise NkiError("--arg '%s': dimensions must be positive, got %s" % (spec, list(shape)), False)
+        return m.group(1), "tensor", (dtype, shape)
+    if _TENSOR_LIKE_RE.match(spec.replace(" ", "")):
+        raise NkiError("malformed --arg '%s': a tensor is NAME=DTYPE[D0,D1,...] with DTYPE bf16 or f32" % spec,
+                       False)
+    m = _VALUE_RE.match(spec)
     if not m:
-        raise NkiError("malformed --arg '%s': expected NAME=DTYPE[D0,D1,...] with DTYPE bf16 or f32" % spec, False)
-    dtype = BF16 if m.group(2) in ("bf16", "bfloat16") else F32
-    shape = tuple(int(x) for x in m.group(3).split(","))
-    if any(d <= 0 for d in shape):
-        raise NkiError("--arg '%s': dimensions must be positive, got %s" % (spec, list(shape)), False)
-    return m.group(1), dtype, shape
+        raise NkiError("malformed --arg '%s': expected NAME=DTYPE[D0,D1,...] (a tensor) or NAME=VALUE (an int, "
+                       "float, tuple, None, True/False or dtype)" % spec, False)
+    return m.group(1), "value", parse_value(spec, m.group(2).strip())
+
+
+def parse_value(spec, text):
+    """A non-tensor kernel argument from its --arg text."""
+    import ast
+    from .language import bfloat16, float32
+    from .tracer import UNSUPPORTED_DTYPES, UnsupportedDType
+    name = text.split(".")[-1] if text.startswith(("nl.", "np.", "numpy.", "nki.language.")) else text
+    if name in ("bf16", "bfloat16"):
+        return bfloat16
+    if name in ("f32", "float32"):
+        return float32
+    if name in UNSUPPORTED_DTYPES:
+        return UnsupportedDType(name)
+    if name in ("inf", "-inf", "nan"):
+        return float(name)
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise NkiError("--arg '%s': '%s' is neither a Python literal (int, float, tuple, None, True/False, "
+                       "'string') nor a dtype (bf16, f32, nl.float32, ...)" % (spec, text), False)
 
 
 def load_module(path):
@@ -61,15 +93,36 @@ def select_kernel(mod, path, name):
     return next(iter(kernels.values()))
 
 
+def _kernel_args(tr, fn, sig, args):
+    """The values the kernel is called with, in parameter order: symbolic HBM tensors for the
+    tensor --args, the other --args' values, else the parameters' defaults."""
+    values = []
+    for p in sig.parameters.values():
+        if p.name in args:
+            kind, v = args[p.name]
+            if kind == "tensor":
+                dt, shape = v
+                v = tr.new_tensor(shape, dt, "hbm", p.name, role="input",
+                                  loc=(fn.__code__.co_filename, fn.__code__.co_firstlineno))
+            values.append((p.name, v))
+        elif p.default is not inspect.Parameter.empty:
+            values.append((p.name, p.default))
+        else:
+            raise NkiError("kernel argument '%s' needs a value: --arg %s=bf16[D0,D1] (a tensor; or --input "
+                           "%s=FILE.npy) or --arg %s=VALUE (an int, float, tuple, None or dtype)"
+                           % (p.name, p.name, p.name, p.name), False)
+    return values
+
+
 def trace(path, kernel_name, arg_specs, geometry, time_limit=0):
-    """Runs the kernel under the tracer; returns (tracer, kernel name, outputs)."""
+    """Runs the kernel under the tracer; returns (tracer, kernel name, outputs, [(parameter, value)])."""
     modules.install()
     args = {}
     for spec in arg_specs:
-        n, dt, shape = parse_arg(spec)
+        n, kind, v = parse_arg(spec)
         if n in args:
             raise NkiError("--arg %s given twice" % n, False)
-        args[n] = (dt, shape)
+        args[n] = (kind, v)
     mod = load_module(path)
     kernel = select_kernel(mod, path, kernel_name)
     fn = kernel.fn
@@ -80,23 +133,13 @@ def trace(path, kernel_name, arg_specs, geometry, time_limit=0):
                            % (kernel.__name__, n, ", ".join(sig.parameters)), False)
     tr = Tracer(geometry, Progress(path, time_limit))
     with tr:
-        call_args = []
-        for p in sig.parameters.values():
-            if p.name in args:
-                dt, shape = args[p.name]
-                call_args.append(tr.new_tensor(shape, dt, "hbm", p.name, role="input",
-                                               loc=(fn.__code__.co_filename, fn.__code__.co_firstlineno)))
-            elif p.default is not inspect.Parameter.empty:
-                call_args.append(p.default)
-            else:
-                raise NkiError("kernel argument '%s' needs a shape and dtype: --arg %s=bf16[D0,D1] or "
-                               "--input %s=FILE.npy" % (p.name, p.name, p.name), False)
+        values = _kernel_args(tr, fn, sig, args)
         fn.__globals__["range"] = modules._language.traced_range
         had_min = "min" in fn.__globals__
         saved_min = fn.__globals__.get("min")
         fn.__globals__["min"] = traced_min
         try:
-            result = fn(*call_args)
+            result = fn(*[v for _, v in values])
         finally:
             fn.__globals__["range"] = builtins.range
             if had_min:
@@ -109,7 +152,7 @@ def trace(path, kernel_name, arg_specs, geometry, time_limit=0):
         outputs = finish_roles(tr, result)
         emit.resolve_accumulation(tr)
         emit.choose_bufs(tr)
-    return tr, kernel.__name__, outputs
+    return tr, kernel.__name__, outputs, values
 
 
 def finish_roles(tr, result):
@@ -216,14 +259,19 @@ def main(argv=None):
     ap.add_argument("--geometry", required=True)
     ap.add_argument("--reference", default="")
     ap.add_argument("--tolerance", type=float, default=2e-2)
+    ap.add_argument("--user-reference", default="")  # FILE.py:FUNC, a numpy function of the kernel's inputs
     ap.add_argument("--time-limit", type=int, default=0)  # seconds the driver gives the tracer (0: none)
     opts = ap.parse_args(argv)
     out = _stdout_for_results()
     _catch_os_exit()
     try:
         geometry = parse_geometry(opts.geometry)
-        tr, name, outputs = trace(opts.kernel, opts.name, opts.arg, geometry, opts.time_limit)
-        if opts.reference:
+        tr, name, outputs, values = trace(opts.kernel, opts.name, opts.arg, geometry, opts.time_limit)
+        if opts.reference and opts.user_reference:
+            from . import userref
+            text = json.dumps(userref.check(outputs, values, opts.reference, opts.user_reference,
+                                            opts.tolerance)) + "\n"
+        elif opts.reference:
             from . import reference
             text = json.dumps(reference.check(tr, outputs, opts.reference, opts.tolerance)) + "\n"
         else:
@@ -245,11 +293,27 @@ def main(argv=None):
         sys.stderr.write("%serror: the kernel called %s; a kernel cannot exit while tessel traces it\n"
                          % (_kernel_loc(e, opts.kernel), call))
         return 1
-    except BaseException as e:  # an error of the kernel's own Python code (also KeyboardInterrupt & co.)
-        msg = _text(e)
-        sys.stderr.write("%serror: %s%s\n" % (_kernel_loc(e, opts.kernel), type(e).__name__,
-                                               ": " + msg if msg else ""))
+    except ModuleNotFoundError as e:
+        if e.name != "numpy":
+            return _report(e, opts.kernel)
+        sys.stderr.write("%serror: No module named 'numpy': tessel runs the NKI tracer with %s, which has no numpy; "
+                         "install it there (%s -m pip install numpy, or apt-get install python3-numpy) or set "
+                         "TESSEL_PYTHON to a python3 that has numpy (cmake -DTESSEL_PYTHON=... sets the "
+                         "default)\n" % (_kernel_loc(e, opts.kernel) or _kernel_loc(e, _ref_path(opts)),
+                                         sys.executable, sys.executable))
         return 1
+    except BaseException as e:  # an error of the kernel's own Python code (also KeyboardInterrupt & co.)
+        return _report(e, opts.kernel)
     out.write(text)
     out.flush()
     return 0
+
+
+def _ref_path(opts):
+    return opts.user_reference.rpartition(":")[0] if opts.user_reference else ""
+
+
+def _report(e, path):
+    msg = _text(e)
+    sys.stderr.write("%serror: %s%s\n" % (_kernel_loc(e, path), type(e).__name__, ": " + msg if msg else ""))
+    return 1

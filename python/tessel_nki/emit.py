@@ -148,6 +148,21 @@ def _num(x):
     return r
 
 
+def _operand_text(key, v, default):
+    """` scale X` / ` bias Y`: a number (omitted at its default) or a [P, 1] tile."""
+    if hasattr(v, "text"):
+        return key + v.text()
+    return "" if float(v) == default else key + _num(v)
+
+
+def _affine_text(a):
+    return "offset %s partition %d free %d" % (a["offset"].text(), a["partition"], a["free"])
+
+
+def _fill(v):
+    return ("-inf" if v < 0 else "inf") if v in (float("inf"), float("-inf")) else _num(v)
+
+
 def emit(tr, kernel_name, outputs):
     label = label_names(tr)
 
@@ -207,12 +222,21 @@ def op_text(op):
     if op.kind == "transpose":
         return "transpose %s <- %s" % (d, s[0])
     if op.kind == "activation":
-        scale = " scale %s" % _num(a["scale"]) if a["scale"] != 1.0 else ""
-        return "activation %s %s <- %s%s" % (a["fn"], d, s[0], scale)
+        tail = _operand_text(" scale ", a["scale"], 1.0) + _operand_text(" bias ", a["bias"], 0.0)
+        if a.get("accumulate") is not None:
+            tail += " accumulate " + a["accumulate"].text()
+        return "activation %s %s <- %s%s" % (a["fn"], d, s[0], tail)
     if op.kind == "tensor_tensor":
         return "tensor_tensor %s %s <- %s, %s" % (a["alu"], d, s[0], s[1])
     if op.kind == "tensor_scalar":
-        return "tensor_scalar %s %s <- %s, %s" % (a["alu"], d, s[0], _num(a["scalar"]))
+        scalar = a["scalar"].text() if hasattr(a["scalar"], "text") else _num(a["scalar"])
+        return "tensor_scalar %s %s <- %s, %s%s" % (a["alu"], d, s[0], scalar, " reverse" if a.get("reverse") else "")
+    if op.kind == "tensor_reduce":
+        return "tensor_reduce %s %s <- %s" % (a["alu"], d, s[0])
+    if op.kind == "iota":
+        return "iota %s %s" % (d, _affine_text(a))
+    if op.kind == "affine_select":
+        return "affine_select %s %s <- %s %s fill %s" % (a["cmp"], d, s[0], _affine_text(a), _fill(a["fill"]))
     if op.kind == "copy":
         return "copy %s <- %s" % (d, s[0])
     if op.kind == "memset":

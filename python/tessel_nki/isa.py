@@ -7,6 +7,7 @@ against tessel's tile IR (docs/tile-ir.md) and record it.
 """
 from .affine import extent_bound
 from .errors import NkiError
+from .predicate import check_mask
 from .tracer import F32, Lazy, Tensor, Tracer, View, as_dtype, current
 
 # ----------------------------------------------------------------------------
@@ -117,8 +118,42 @@ def copy_access(dst, src, op="tensor_copy"):
     _record_elementwise("copy", dst, [src], op)
 
 
-def activation_access(dst, src, fn, scale=1.0, op="activation"):
-    _record_elementwise("activation", dst, [src], op, fn=fn, scale=float(scale))
+def per_partition(dst, t, op, what):
+    """Checks `t` as a [P, 1] operand of `dst`'s partitions (a number passes unchanged)."""
+    if not hasattr(t, "tensor"):
+        return t
+    _check_space(t, ("sbuf", "psum"), op, what)
+    p, f = _tile(t, what)
+    if f != 1 or p != _tile(dst, "the destination")[0]:
+        raise NkiError("%s: %s '%s' is a [%s, %s] tile; a per-partition operand is [%s, 1] (one value per "
+                       "partition of the destination)" % (op, what, t.tensor.name, p, f, dst.shape[0]))
+    return t
+
+
+def _unify_partitions(dst, tiles):
+    tr = current()
+    for t in tiles:
+        if hasattr(t, "tensor"):
+            tr.unify(dst, dst.range_dims()[0], t, t.range_dims()[0])
+
+
+def activation_access(dst, src, fn, scale=1.0, op="activation", bias=0.0, accumulate=None):
+    """dst = fn(src * scale + bias); scale and bias numbers or [P, 1] tiles; `accumulate` a [P, 1]
+    tile that also gets each partition's sum of the results (NKI reduce_res)."""
+    scale, bias = per_partition(dst, scale, op, "the scale"), per_partition(dst, bias, op, "the bias")
+    tiles = [t for t in (bias, scale) if hasattr(t, "tensor")]
+    if accumulate is not None:
+        per_partition(dst, accumulate, op, "reduce_res")
+        _check_space(accumulate, ("sbuf",), op, "reduce_res")
+    _check_space(dst, ("sbuf",), op, "the destination")
+    _check_space(src, ("sbuf", "psum"), op, "the source")
+    _same_shape(op, dst, src)
+    tr = current()
+    tr.record("activation", dst, [src] + tiles, fn=fn, scale=scale, bias=bias, accumulate=accumulate)
+    if accumulate is not None and not accumulate.tensor.written:
+        accumulate.tensor.written = tr.block.ops[-1].loc
+    tr.unify_tiles(dst, src)
+    _unify_partitions(dst, tiles + ([accumulate] if accumulate is not None else []))
 
 
 def tensor_tensor_access(dst, a, b, alu, op="tensor_tensor"):
@@ -127,8 +162,18 @@ def tensor_tensor_access(dst, a, b, alu, op="tensor_tensor"):
     _record_elementwise("tensor_tensor", dst, [a, b], op, alu=alu)
 
 
-def tensor_scalar_access(dst, src, alu, scalar, op="tensor_scalar"):
-    _record_elementwise("tensor_scalar", dst, [src], op, alu=alu, scalar=float(scalar))
+def tensor_scalar_access(dst, src, alu, scalar, op="tensor_scalar", reverse=False):
+    """dst = src alu scalar (reverse: scalar alu src); the scalar a number or a [P, 1] tile."""
+    scalar = per_partition(dst, scalar, op, "the scalar operand")
+    tiles = [scalar] if hasattr(scalar, "tensor") else []
+    _check_space(dst, ("sbuf",), op, "the destination")
+    _check_space(src, ("sbuf", "psum"), op, "the source")
+    _same_shape(op, dst, src)
+    tr = current()
+    tr.record("tensor_scalar", dst, [src] + tiles, alu=alu, scalar=scalar if tiles else float(scalar),
+              reverse=reverse)
+    tr.unify_tiles(dst, src)
+    _unify_partitions(dst, tiles)
 
 
 def memset_access(dst, value, op="memset"):
@@ -148,15 +193,15 @@ ACT_FNS = {}   # function -> IR activation name
 def alu_name(fn, api):
     if fn in ALU_OPS:
         return ALU_OPS[fn]
-    raise NkiError("%s: op %s is not supported (add, subtract, multiply, maximum, minimum)"
-                   % (api, getattr(fn, "__name__", fn)))
+    raise NkiError("%s: op %s is not supported (add, subtract, multiply, maximum, minimum, divide, power, "
+                   "equal, not_equal, greater, greater_equal, less, less_equal)" % (api, getattr(fn, "__name__", fn)))
 
 
 def act_name(fn, api):
     if fn in ACT_FNS:
         return ACT_FNS[fn]
-    raise NkiError("%s: activation %s is not supported (copy, exp, silu, gelu, relu, sigmoid, tanh, square)"
-                   % (api, getattr(fn, "__name__", fn)))
+    raise NkiError("%s: activation %s is not supported (copy, exp, silu, gelu, relu, sigmoid, tanh, square, "
+                   "rsqrt, reciprocal, log, abs)" % (api, getattr(fn, "__name__", fn)))
 
 
 # ----------------------------------------------------------------------------
@@ -202,6 +247,9 @@ def _reject(api, vals, allowed):
     """Arguments tessel does not model must be absent or at their default."""
     for k, v in vals.items():
         if k in allowed:
+            continue
+        if k == "mask":
+            check_mask(v, api)
             continue
         if v is None or v is False or (k == "engine" and v in (unknown_engine,)) or \
                 (k in ("dge_mode", "oob_mode", "priority", "name", "mask_inactive")):
@@ -328,47 +376,72 @@ def tensor_tensor(*args, **kwargs):
                         lambda d, mode: tensor_tensor_access(d, a, b, alu, op=api))
 
 
+def _tile_or_number(api, what, x):
+    """A scalar operand: a Python number stays a number; a tile is its Access (a [P, 1] operand)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
+    if _is_tile(x):
+        return current().operand(x, what)
+    raise NkiError("%s: %s must be a number or a [P, 1] tile, got %s" % (api, what, type(x).__name__))
+
+
 def tensor_scalar(*args, **kwargs):
     api = "nisa.tensor_scalar"
     dst, rest = _split_dst(api, args, kwargs, 1)
     v = _bind(api, rest, kwargs, ["data", "op0", "operand0", "reverse0", "op1", "operand1", "reverse1",
                                   "dtype", "mask", "engine"], ["data", "op0", "operand0"])
-    _reject(api, v, ("data", "op0", "operand0", "dtype", "engine"))
+    if v.get("op1") is not None:
+        raise NkiError("%s: op1/operand1 (a second ALU op in the same instruction) is not supported by "
+                       "tessel's tile IR; write a second nisa.tensor_scalar" % api)
+    check_mask(v.pop("mask", None), api)
+    _reject(api, v, ("data", "op0", "operand0", "reverse0", "dtype", "engine"))
     alu = alu_name(v["op0"], api)
-    scalar = v["operand0"]
-    if not isinstance(scalar, (int, float)) or isinstance(scalar, bool):
-        raise NkiError("%s: operand0 must be a scalar constant (a [P, 1] vector operand is not supported)"
-                       % api)
+    reverse = bool(v.get("reverse0"))
     tr = current()
-    tr.consume([v["data"]])
+    tr.consume([v["data"], v["operand0"]])
     src = tr.operand(v["data"], "data")
+    scalar = _tile_or_number(api, "operand0", v["operand0"])
     dtype = as_dtype(v["dtype"]) if v.get("dtype") is not None else src.tensor.dtype
     return _dst_or_lazy(api, dst, alu, "sbuf", dtype, src.shape,
-                        lambda d, mode: tensor_scalar_access(d, src, alu, scalar, op=api))
+                        lambda d, mode: tensor_scalar_access(d, src, alu, scalar, op=api, reverse=reverse))
 
 
 def activation(*args, **kwargs):
-    api = "nisa.activation"
+    return activation_call("nisa.activation", args, kwargs)
+
+
+def activation_reduce(*args, **kwargs):
+    """The legacy API's activation with a reduction (`reduce_op`, `reduce_res` required)."""
+    return activation_call("nisa.activation_reduce", args, kwargs, reduce_required=True)
+
+
+def activation_call(api, args, kwargs, reduce_required=False):
     dst = None
     if "dst" in kwargs:
         dst = kwargs.pop("dst")
     elif args and _is_tile(args[0]):
         dst, args = args[0], args[1:]
-    v = _bind(api, args, kwargs, ["op", "data", "bias", "scale", "mask", "dtype", "reduce_op", "reduce_res",
-                                  "reduce_cmd"], ["op", "data"])
-    scale = v.get("scale", 1.0)
-    if scale is None:
-        scale = 1.0
-    if not isinstance(scale, (int, float)) or isinstance(scale, bool):
-        raise NkiError("%s: scale must be a scalar constant (a [P, 1] vector scale is not supported)" % api)
-    _reject(api, v, ("op", "data", "scale", "dtype"))
+    names = ["op", "data", "reduce_op", "reduce_res", "bias", "scale", "mask", "dtype"] if reduce_required \
+        else ["op", "data", "bias", "scale", "mask", "dtype", "reduce_op", "reduce_res", "reduce_cmd"]
+    v = _bind(api, args, kwargs, names, ["op", "data"] + (["reduce_op", "reduce_res"] if reduce_required else []))
+    check_mask(v.pop("mask", None), api)
+    scale, bias, res = v.pop("scale", None), v.pop("bias", None), v.pop("reduce_res", None)
+    reduce_op = v.pop("reduce_op", None)
+    if res is not None and reduce_op is not None and alu_name(reduce_op, api) != "add":
+        raise NkiError("%s: reduce_op must be nl.add (tessel's activation accumulates sums)" % api)
+    if res is not None and reduce_op is None:
+        raise NkiError("%s: reduce_res needs reduce_op=nl.add" % api)
+    _reject(api, v, ("op", "data", "dtype"))
     fn = act_name(v["op"], api)
     tr = current()
-    tr.consume([v["data"]])
+    tr.consume([v["data"], scale, bias, res])
     src = tr.operand(v["data"], "data")
+    scale = 1.0 if scale is None else _tile_or_number(api, "scale", scale)
+    bias = 0.0 if bias is None else _tile_or_number(api, "bias", bias)
+    acc = None if res is None else tr.operand(res, "reduce_res")
     dtype = as_dtype(v["dtype"]) if v.get("dtype") is not None else src.tensor.dtype
     return _dst_or_lazy(api, dst, fn, "sbuf", dtype, src.shape,
-                        lambda d, mode: activation_access(d, src, fn, scale, op=api))
+                        lambda d, mode: activation_access(d, src, fn, scale, op=api, bias=bias, accumulate=acc))
 
 
 def memset(*args, **kwargs):

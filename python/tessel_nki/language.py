@@ -1,6 +1,9 @@
 """The stand-in for nki.language / neuronxcc.nki.language."""
-from . import isa
+import builtins
+
+from . import isa, isa_vector
 from .affine import Affine
+from .predicate import check_mask
 from .errors import NkiError
 from .tracer import (BF16, F32, HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, UNSUPPORTED_DTYPES, IotaIndex, Lazy,
                      ParDim, Slice, Space, Tensor, Tracer, UnsupportedDType, View, as_dtype, current)
@@ -204,9 +207,14 @@ def static_range(*args):
 # Data movement
 
 
+def _no_kwargs(api, mask, kwargs):
+    check_mask(mask, api)
+    for k in kwargs:
+        raise NkiError("%s: argument '%s' is not supported" % (api, k))
+
+
 def load(src, dtype=None, mask=None, **kwargs):
-    if mask is not None or kwargs:
-        raise NkiError("nl.load: %s is not supported" % ("mask=" if mask is not None else ", ".join(kwargs)))
+    _no_kwargs("nl.load", mask, kwargs)
     tr = current()
     tr.consume([src])
     s = tr.operand(src, "the source")
@@ -221,8 +229,7 @@ def load(src, dtype=None, mask=None, **kwargs):
 
 
 def load_transpose2d(src, dtype=None, mask=None):
-    if mask is not None:
-        raise NkiError("nl.load_transpose2d: mask= is not supported")
+    check_mask(mask, "nl.load_transpose2d")
     tr = current()
     tr.consume([src])
     s = tr.operand(src, "the source")
@@ -235,8 +242,7 @@ def load_transpose2d(src, dtype=None, mask=None):
 
 
 def store(dst, value, mask=None, **kwargs):
-    if mask is not None or kwargs:
-        raise NkiError("nl.store: %s is not supported" % ("mask=" if mask is not None else ", ".join(kwargs)))
+    _no_kwargs("nl.store", mask, kwargs)
     tr = current()
     tr.consume([dst, value])
     d = tr.operand(dst, "the destination")
@@ -250,8 +256,7 @@ def store(dst, value, mask=None, **kwargs):
 
 
 def matmul(x, y, transpose_x=False, mask=None, **kwargs):
-    if mask is not None or kwargs:
-        raise NkiError("nl.matmul: %s is not supported" % ("mask=" if mask is not None else ", ".join(kwargs)))
+    _no_kwargs("nl.matmul", mask, kwargs)
     tr = current()
     tr.consume([x, y])
     a, b = tr.operand(x, "x"), tr.operand(y, "y")
@@ -272,75 +277,171 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
 
 
 def copy(x, dtype=None, mask=None, **kwargs):
-    if mask is not None or kwargs:
-        raise NkiError("nl.copy: %s is not supported" % ("mask=" if mask is not None else ", ".join(kwargs)))
+    _no_kwargs("nl.copy", mask, kwargs)
     return isa.tensor_copy(x, dtype=dtype)
 
 
 def transpose(x, dtype=None, mask=None):
-    if mask is not None:
-        raise NkiError("nl.transpose: mask= is not supported")
+    check_mask(mask, "nl.transpose")
     return isa.nc_transpose(x)
 
 
-def _elementwise(alu, a, b, dtype=None):
+def _is_number(x):
+    import numbers
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _result_dtype(dtype, *tiles):
+    """dtype= if given, else the most precise of the operands' (NKI's rule)."""
+    if dtype is not None:
+        return as_dtype(dtype)
+    return F32 if any(t.tensor.dtype is F32 for t in tiles) else tiles[0].tensor.dtype
+
+
+def _elementwise(alu, a, b, dtype=None, mask=None, api=None):
+    """`a alu b` of tiles and numbers; a [P, 1] tile broadcasts along the free dimension
+    (tensor_scalar with a tile operand; `reverse` when it is the left operand)."""
+    api = api or "nl." + alu
+    check_mask(mask, api)
     tr = current()
-    scalar_a = isinstance(a, (int, float)) and not isinstance(a, bool)
-    scalar_b = isinstance(b, (int, float)) and not isinstance(b, bool)
-    if scalar_a and scalar_b:
+    if _is_number(a) and _is_number(b):
         raise NkiError("an elementwise op of two scalars is not a tile op")
-    if scalar_a or scalar_b:
-        tile, scalar = (b, a) if scalar_a else (a, b)
-        if scalar_a and alu == "sub":
-            raise NkiError("scalar - tile is not supported (tensor_scalar computes tile op scalar)")
+    if _is_number(a) or _is_number(b):
+        reverse = _is_number(a)
+        tile, scalar = (b, a) if reverse else (a, b)
         tr.consume([tile])
         src = tr.operand(tile)
-        dt = as_dtype(dtype) if dtype is not None else src.tensor.dtype
-        return tr.lazy(alu, "sbuf", dt, src.shape,
-                       lambda d, mode: isa.tensor_scalar_access(d, src, alu, scalar, op="nl." + alu),
+        return tr.lazy(alu, "sbuf", _result_dtype(dtype, src), src.shape,
+                       lambda d, mode: isa.tensor_scalar_access(d, src, alu, float(scalar), op=api, reverse=reverse),
                        Tracer.assigned_name(alu))
     tr.consume([a, b])
     x, y = tr.operand(a), tr.operand(b)
-    if x.shape != y.shape:
-        raise NkiError("elementwise %s of tiles %s and %s: broadcasting is not supported"
-                       % (alu, list(x.shape), list(y.shape)))
-    dt = as_dtype(dtype) if dtype is not None else x.tensor.dtype
-    return tr.lazy(alu, "sbuf", dt, x.shape,
-                   lambda d, mode: isa.tensor_tensor_access(d, x, y, alu, op="nl." + alu),
-                   Tracer.assigned_name(alu))
+    dt = _result_dtype(dtype, x, y)
+    if x.shape == y.shape:
+        return tr.lazy(alu, "sbuf", dt, x.shape, lambda d, mode: isa.tensor_tensor_access(d, x, y, alu, op=api),
+                       Tracer.assigned_name(alu))
+    for tile, vec, reverse in ((x, y, False), (y, x, True)):
+        if len(vec.shape) == 2 and len(tile.shape) == 2 and vec.shape[1] == 1 and vec.shape[0] == tile.shape[0]:
+            return tr.lazy(alu, "sbuf", dt, tile.shape,
+                           lambda d, mode, t=tile, v=vec, r=reverse: isa.tensor_scalar_access(d, t, alu, v, op=api,
+                                                                                            reverse=r),
+                           Tracer.assigned_name(alu))
+    raise NkiError("elementwise %s of tiles %s and %s: only a [P, 1] tile broadcasts (along the free "
+                   "dimension); broadcast a [1, F] tile over partitions with .broadcast_to((P, F))"
+                   % (alu, list(x.shape), list(y.shape)))
 
 
-def add(x, y, dtype=None, mask=None, **kwargs):
-    return _elementwise("add", x, y, dtype)
+def _binary(alu):
+    def fn(x, y, dtype=None, mask=None, **kwargs):
+        for k in kwargs:
+            raise NkiError("nl.%s: argument '%s' is not supported" % (fn.__name__, k))
+        return _elementwise(alu, x, y, dtype, mask, "nl." + fn.__name__)
+    return fn
 
 
-def subtract(x, y, dtype=None, mask=None, **kwargs):
-    return _elementwise("sub", x, y, dtype)
+add, subtract, multiply, maximum, minimum = (_binary(a) for a in ("add", "sub", "mul", "max", "min"))
+divide, power = _binary("divide"), _binary("pow")
+equal, not_equal, greater, greater_equal, less, less_equal = (
+    _binary(a) for a in ("is_equal", "not_equal", "is_gt", "is_ge", "is_lt", "is_le"))
+for _fn, _name in ((add, "add"), (subtract, "subtract"), (multiply, "multiply"), (maximum, "maximum"),
+                   (minimum, "minimum"), (divide, "divide"), (power, "power"), (equal, "equal"),
+                   (not_equal, "not_equal"), (greater, "greater"), (greater_equal, "greater_equal"),
+                   (less, "less"), (less_equal, "less_equal")):
+    _fn.__name__ = _name
 
 
-def multiply(x, y, dtype=None, mask=None, **kwargs):
-    return _elementwise("mul", x, y, dtype)
+def _reduction(alu, api_name, mean=False):
+    def fn(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
+        api = "nl." + api_name
+        for k in kwargs:
+            raise NkiError("%s: argument '%s' is not supported" % (api, k))
+        check_mask(mask, api)
+        isa_vector.reduce_axis(api, axis)
+        return isa_vector.reduce_tile(api, alu, x, dtype, mean=mean)
+    fn.__name__ = api_name
+    return fn
 
 
-def maximum(x, y, dtype=None, mask=None, **kwargs):
-    return _elementwise("max", x, y, dtype)
+sum = _reduction("add", "sum")  # noqa: A001 (NKI's names)
+max = _reduction("max", "max")  # noqa: A001
+min = _reduction("min", "min")  # noqa: A001
+mean = _reduction("add", "mean", mean=True)
 
 
-def minimum(x, y, dtype=None, mask=None, **kwargs):
-    return _elementwise("min", x, y, dtype)
+def broadcast_to(x, shape):
+    """A [1, F] tile over P partitions (a tensor-engine product with a ones column, chunks of the
+    moving size), or a [P, 1] tile along F (memset and tensor_scalar add)."""
+    tr = current()
+    tr.consume([x])
+    src = tr.operand(x, "the broadcast tile")
+    p, f = isa._tile(src, "the broadcast tile")
+    shape = tuple(shape)
+    if (p, f) == shape:
+        return x
+    if len(shape) != 2 or not ((p == 1 and f == shape[1]) or (f == 1 and p == shape[0])):
+        raise NkiError("broadcast_to %s of a [%s, %s] tile: a [1, F] tile broadcasts to [P, F], a [P, 1] "
+                       "tile to [P, F]" % (list(shape), p, f))
+    write = _broadcast_partitions(src, shape) if p == 1 else _broadcast_free(src)
+    return tr.lazy("broadcast", "sbuf", src.tensor.dtype, shape, write, Tracer.assigned_name("bcast"))
+
+
+def _broadcast_partitions(src, shape):
+    def write(d, mode):
+        tr = current()
+        P, F = shape
+        ones = tr.alloc((1, P), src.tensor.dtype, "sbuf", "ones")
+        isa.memset_access(ones.full(), 1.0, op="broadcast_to")
+        step = tr.geometry["max_moving"]
+        for c in range(0, F, step):
+            n = builtins.min(step, F - c)
+            ps = tr.alloc((P, n), F32, "psum", "bcast_psum")
+            isa.matmul_access(ps.full(), ones.full(), _free_slice(src, c, n), "reset", op="broadcast_to")
+            isa.copy_access(_free_slice(d, c, n), ps.full(), op="broadcast_to")
+    return write
+
+
+def _broadcast_free(src):
+    def write(d, mode):
+        isa.memset_access(d, 0.0, op="broadcast_to")
+        isa.tensor_scalar_access(d, d, "add", src, op="broadcast_to")
+    return write
+
+
+def _free_slice(acc, start, size):
+    """Columns start +: size of a 2-D tile access."""
+    from .tracer import Access
+    fd = acc.range_dims()[1]
+    idx = list(acc.idx)
+    s0, _ = idx[fd]
+    idx[fd] = (s0 + start, size)
+    return Access(acc.tensor, idx)
+
+
+def full(shape, fill_value, dtype, buffer=None, name="", **kwargs):
+    t = ndarray(shape, dtype, buffer, name or Tracer.assigned_name("full"), **kwargs)
+    if t.space == "hbm":
+        raise NkiError("nl.full in HBM is not supported (tessel's memset writes on-chip tiles)")
+    _memset_whole(t, float(fill_value))
+    return t
+
+
+def ones(shape, dtype, buffer=None, name="", **kwargs):
+    return full(shape, 1.0, dtype, buffer, name or Tracer.assigned_name("ones"), **kwargs)
 
 
 def _make_act(fn_name):
     def act(x, dtype=None, mask=None, **kwargs):
-        if mask is not None or kwargs:
-            raise NkiError("nl.%s: %s is not supported" % (fn_name, "mask=" if mask is not None
-                                                            else ", ".join(kwargs)))
+        _no_kwargs("nl." + fn_name, mask, kwargs)
         return isa.activation(op=act, data=x, dtype=dtype)
     act.__name__ = fn_name
     return act
 
 
 exp = _make_act("exp")
+rsqrt = _make_act("rsqrt")
+reciprocal = _make_act("reciprocal")
+log = _make_act("log")
+abs = _make_act("abs")  # noqa: A001
 silu = _make_act("silu")
 gelu = _make_act("gelu")
 relu = _make_act("relu")
@@ -348,9 +449,22 @@ sigmoid = _make_act("sigmoid")
 tanh = _make_act("tanh")
 square = _make_act("square")
 
-isa.ALU_OPS.update({add: "add", subtract: "sub", multiply: "mul", maximum: "max", minimum: "min"})
+isa.ALU_OPS.update({add: "add", subtract: "sub", multiply: "mul", maximum: "max", minimum: "min",
+                    divide: "divide", power: "pow", equal: "is_equal", not_equal: "not_equal", greater: "is_gt",
+                    greater_equal: "is_ge", less: "is_lt", less_equal: "is_le"})
 isa.ACT_FNS.update({copy: "copy", exp: "exp", silu: "silu", gelu: "gelu", relu: "relu", sigmoid: "sigmoid",
-                    tanh: "tanh", square: "square"})
+                    tanh: "tanh", square: "square", rsqrt: "rsqrt", reciprocal: "reciprocal", log: "log",
+                    abs: "abs"})
+try:  # numpy's ufuncs as op= values (np.add, np.exp, ...), as NKI accepts them
+    import numpy as _np
+    isa.ALU_OPS.update({_np.add: "add", _np.subtract: "sub", _np.multiply: "mul", _np.maximum: "max",
+                        _np.minimum: "min", _np.divide: "divide", _np.power: "pow", _np.equal: "is_equal",
+                        _np.not_equal: "not_equal", _np.greater: "is_gt", _np.greater_equal: "is_ge",
+                        _np.less: "is_lt", _np.less_equal: "is_le"})
+    isa.ACT_FNS.update({_np.exp: "exp", _np.tanh: "tanh", _np.square: "square", _np.reciprocal: "reciprocal",
+                        _np.log: "log", _np.abs: "abs"})
+except ImportError:
+    pass
 
 __all__ = [n for n in dir() if not n.startswith("_")]
 _ = (Lazy, Tensor, View)

@@ -7,6 +7,7 @@ import sys
 import types
 
 from . import isa as _isa
+from . import isa_vector as _isa_vector
 from . import language as _language
 from .errors import NkiError
 
@@ -55,12 +56,13 @@ def install():
     lang = _public(_language)
     for k in ("Lazy", "Tensor", "View", "Tracer", "Space", "ParDim", "Slice", "IotaIndex", "UnsupportedDType",
               "BF16", "F32", "HBM", "PRIVATE_HBM", "PSUM", "SBUF", "SHARED_HBM", "UNSUPPORTED_DTYPES", "Affine",
-              "isa", "as_dtype", "current", "traced_range"):
+              "isa", "isa_vector", "builtins", "check_mask", "as_dtype", "current", "traced_range"):
         lang.pop(k, None)
     isa_pub = {k: v for k, v in _public(_isa).items()
                if k in ("nc_matmul", "nc_transpose", "dma_copy", "dma_transpose", "tensor_copy", "tensor_tensor",
-                        "tensor_scalar", "activation", "memset", "tensor_engine", "vector_engine",
-                        "scalar_engine", "gpsimd_engine", "unknown_engine")}
+                        "tensor_scalar", "activation", "activation_reduce", "memset", "tensor_engine",
+                        "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine")}
+    isa_pub.update({k: getattr(_isa_vector, k) for k in ("tensor_reduce", "iota", "affine_select")})
     top = {"jit": _decorator, "baremetal": _decorator, "benchmark": _decorator, "trace": _decorator}
     for root, prefix in (("nki", "nki"), ("neuronxcc.nki", "nki")):
         nl = _module(root + ".language", lang, "nl")

@@ -26,9 +26,30 @@ _ACT = {
     "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0,
     "tanh": math.tanh,
     "square": lambda x: x * x,
+    "rsqrt": lambda x: 1.0 / math.sqrt(x) if x > 0 else (math.inf if x == 0 else math.nan),
+    "reciprocal": lambda x: _div(1.0, x),
+    "log": lambda x: math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan),
+    "abs": abs,
 }
+
+
+def _div(a, b):
+    if b != 0:
+        return a / b
+    return math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _pow(a, b):
+    try:
+        r = a ** b
+        return r if isinstance(r, float) else math.nan
+    except (OverflowError, ZeroDivisionError):
+        return math.inf
 _ALU = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "max": lambda a, b: a if a > b else b, "min": lambda a, b: a if a < b else b}
+        "max": lambda a, b: a if a > b else b, "min": lambda a, b: a if a < b else b, "divide": _div,
+        "pow": _pow, "is_equal": lambda a, b: float(a == b), "not_equal": lambda a, b: float(a != b),
+        "is_gt": lambda a, b: float(a > b), "is_ge": lambda a, b: float(a >= b),
+        "is_lt": lambda a, b: float(a < b), "is_le": lambda a, b: float(a <= b)}
 
 
 def round_f32(values):
@@ -122,6 +143,22 @@ class _Machine:
             else:
                 self.op(item)
 
+    def activation(self, op, data):
+        a = op.attrs
+        f, n = _ACT[a["fn"]], len(data)
+        scale, bias = self._per_partition(a["scale"], n), self._per_partition(a["bias"], n)
+        out = [[f(x * scale[i] + bias[i]) for x in row] for i, row in enumerate(data)]
+        self.write(op.dst, out)
+        if a.get("accumulate") is not None:
+            self.write(a["accumulate"], [[math.fsum(round_f32(row))] for row in out])
+
+
+    def _per_partition(self, v, n):
+        """A scalar operand as one value per partition: a number repeated, or a [P, 1] tile's column."""
+        if hasattr(v, "tensor"):
+            return [row[0] for row in self.read(v)]
+        return [float(v)] * n
+
     def op(self, op):
         k, a = op.kind, op.attrs
         src = [self.read(s) for s in op.srcs]
@@ -139,14 +176,33 @@ class _Machine:
         elif k == "transpose":
             self.write(op.dst, _t(src[0]))
         elif k == "activation":
-            f, s = _ACT[a["fn"]], a["scale"]
-            self.write(op.dst, [[f(x * s) for x in row] for row in src[0]])
+            self.activation(op, src[0])
         elif k == "tensor_tensor":
             f = _ALU[a["alu"]]
             self.write(op.dst, [[f(x, y) for x, y in zip(r, q)] for r, q in zip(src[0], src[1])])
         elif k == "tensor_scalar":
-            f, c = _ALU[a["alu"]], a["scalar"]
-            self.write(op.dst, [[f(x, c) for x in row] for row in src[0]])
+            f, c = _ALU[a["alu"]], self._per_partition(a["scalar"], len(src[0]))
+            if a.get("reverse"):
+                self.write(op.dst, [[f(c[i], x) for x in row] for i, row in enumerate(src[0])])
+            else:
+                self.write(op.dst, [[f(x, c[i]) for x in row] for i, row in enumerate(src[0])])
+        elif k == "tensor_reduce":
+            f = _ALU[a["alu"]]
+            out = []
+            for row in src[0]:
+                acc = row[0]
+                for x in round_f32(row[1:]):
+                    acc = round_f32([f(acc, x)])[0]
+                out.append([acc])
+            self.write(op.dst, out)
+        elif k in ("iota", "affine_select"):
+            e0, e1 = (extent_value(e, self.env) for e in op.dst.shape)
+            off, cp, cf = a["offset"].eval(self.env), a["partition"], a["free"]
+            vals = [[float(off + cp * p + cf * f) for f in range(e1)] for p in range(e0)]
+            if k == "affine_select":
+                cmp = _ALU[a["cmp"]]
+                vals = [[x if cmp(v, 0) else a["fill"] for v, x in zip(vr, xr)] for vr, xr in zip(vals, src[0])]
+            self.write(op.dst, vals)
         elif k == "copy":
             self.write(op.dst, src[0])
         elif k == "memset":
@@ -190,5 +246,6 @@ def check(tr, outputs, directory, tolerance):
         max_abs = max([max_abs] + [abs(x - y) for x, y in zip(sim, ref)])
         max_ref = max([max_ref] + [abs(y) for y in ref])
     rel = max_abs / max_ref if max_ref > 0 else max_abs
-    return {"reference": "the trace executed in Python", "tolerance": tolerance, "max_abs_err": max_abs,
+    return {"reference": "the kernel's own trace executed in Python: checks tessel's lowering and simulator, "
+                         "not the kernel's math (give --reference ref.py:FUNC for that)", "tolerance": tolerance, "max_abs_err": max_abs,
             "max_rel_err": rel, "max_abs_reference": max_ref, "passed": finite and rel <= tolerance}

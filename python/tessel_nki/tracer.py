@@ -167,6 +167,22 @@ class TileLike:
     def __rmul__(self, o):
         return self._binop(o, "mul", True)
 
+    def __truediv__(self, o):
+        return self._binop(o, "divide")
+
+    def __rtruediv__(self, o):
+        return self._binop(o, "divide", True)
+
+    def __pow__(self, o):
+        return self._binop(o, "pow")
+
+    def __neg__(self):
+        return self._binop(-1.0, "mul")
+
+    def broadcast_to(self, shape):
+        from . import language
+        return language.broadcast_to(self, shape)
+
 
 class Tensor(TileLike):
     def __init__(self, shape, dtype, space, name, loc, pdim=0, role="buffer"):
@@ -273,6 +289,21 @@ class Lazy(TileLike):
     def write(self, dst, mode=None):
         return self._write(dst, mode)
 
+    def _tensor(self):
+        """The buffer this tile was written to (written to a fresh one first if need be)."""
+        acc = current().operand(self, "the indexed tile")
+        if any(e is not None and e != acc.tensor.shape[d] for d, (_, e) in enumerate(acc.idx)) or \
+                any(not s.is_const() or s.const for s, _ in acc.idx):
+            raise NkiError("indexing a tile an API returned after it was written into a slice of '%s'; index "
+                           "'%s' instead" % (acc.tensor.name, acc.tensor.name))
+        return acc.tensor
+
+    def __getitem__(self, key):
+        return self._tensor()[key]
+
+    def __setitem__(self, key, value):
+        self._tensor()[key] = value
+
 
 # ----------------------------------------------------------------------------
 # Indexing
@@ -301,9 +332,15 @@ class IotaIndex:
             raise NkiError("nl.arange: only [:, None] and [None, :] broadcasts are supported")
         return IotaIndex(self.extent, self.offset, key.index(full[0]), len(key))
 
+    def as_index_expr(self):
+        from .predicate import IndexExpr
+        axis = 0 if self.axis is None else self.axis
+        return IndexExpr({axis: 1}, {axis: self.extent}, self.offset, self.ndim)
+
     def _shift(self, other, sign=1):
-        if isinstance(other, IotaIndex):
-            raise NkiError("adding two nl.arange indices is not an affine tile index")
+        from .predicate import IndexExpr
+        if isinstance(other, (IotaIndex, IndexExpr)):
+            return self.as_index_expr()._combine(other, sign)
         return IotaIndex(self.extent, self.offset + sign * Affine.of(other), self.axis, self.ndim)
 
     def __add__(self, other):
@@ -314,24 +351,29 @@ class IotaIndex:
     def __sub__(self, other):
         return self._shift(other, -1)
 
+    def __rsub__(self, other):
+        return self.as_index_expr().__rsub__(other)
+
+    def __neg__(self):
+        return self.as_index_expr() * -1
+
     def __mul__(self, other):
-        raise NkiError("a strided nl.arange index is not supported (tiles are contiguous)")
+        # Not an index any more (a strided one is refused where it indexes), but a mask's term.
+        return self.as_index_expr() * other
 
     __rmul__ = __mul__
 
-    def _predicate(self, other):
-        return Predicate()
+    def __lt__(self, other):
+        return self.as_index_expr() < other
 
-    __lt__ = __le__ = __gt__ = __ge__ = _predicate
+    def __le__(self, other):
+        return self.as_index_expr() <= other
 
+    def __gt__(self, other):
+        return self.as_index_expr() > other
 
-class Predicate:
-    """A comparison of nl.arange indices (an NKI mask); only ever rejected where it is used."""
-
-    def _combine(self, other):
-        return self
-
-    __and__ = __or__ = __rand__ = __ror__ = _combine
+    def __ge__(self, other):
+        return self.as_index_expr() >= other
 
 
 def _norm_key(t, key):
@@ -383,6 +425,9 @@ def index_access(t, key):
                     continue
             except ImportError:
                 pass
+            if type(k).__name__ == "IndexExpr":
+                raise NkiError("a strided or combined nl.arange index is not supported (a tile index is one "
+                               "nl.arange plus an affine offset)")
             raise NkiError("index of type %s is not supported (slices, nl.ds, nl.arange, integers and "
                            "loop variables)" % type(k).__name__)
     axes = [a for _, a in iota_axes if a is not None]
@@ -517,7 +562,7 @@ class Tracer:
         for s in shape:
             if not isinstance(s, int) or isinstance(s, bool) or s <= 0:
                 raise NkiError("tensor dimensions must be positive integers, got %r" % (s,))
-        t = Tensor(shape, dtype, space, self.unique(name_hint), loc or user_loc(), pdim, role)
+        t = Tensor(shape, dtype, space, self.unique(name_hint), loc or self.loc_override or user_loc(), pdim, role)
         self.tensors.append(t)
         if role == "input":
             self.args.append(t)
@@ -642,6 +687,7 @@ class Tracer:
         self.flush()
         m = _FOR_RE.match(user_source_line())
         var = LoopVar(self.unique(m.group(1) if m else "i"))
+        var.lo, var.hi, var.step = lo, hi, step  # a mask's range (predicate.py)
         loop = Loop(var, lo, hi, step, parallel, user_loc(), self.block)
         self.append(loop)
         self.block = loop.body

@@ -9,7 +9,7 @@ import nki.language as nl
 def k(x):
     y = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     t = nl.load(x)
-    # CHECK: err-unsupported-isa.py:[[@LINE+1]]: error: nisa.tensor_reduce is not supported by tessel's NKI tracer
-    r = nisa.tensor_reduce(nl.add, t, axis=1)
+    # CHECK: err-unsupported-isa.py:[[@LINE+1]]: error: nisa.bn_stats is not supported by tessel's NKI tracer
+    r = nisa.bn_stats(t)
     nl.store(y, value=r)
     return y

@@ -9,9 +9,9 @@
 # CHECK: kernel @second(%x: hbm<bf16,
 # TWO: error: {{.*}}kernel-selection.py has 2 nki.jit kernels; choose one with -k (first, second)
 # UNKNOWN: error: no nki.jit kernel 'third' in {{.*}}kernel-selection.py (kernels: first, second)
-# NOARG: error: kernel argument 'x' needs a shape and dtype: --arg x=bf16[D0,D1] or --input x=FILE.npy
+# NOARG: error: kernel argument 'x' needs a value: --arg x=bf16[D0,D1] (a tensor; or --input x=FILE.npy) or --arg x=VALUE
 # NOPARAM: error: kernel first has no parameter 'z' (parameters: x)
-# BADARG: error: malformed --arg 'x=int8[128,64]': expected NAME=DTYPE[D0,D1,...] with DTYPE bf16 or f32
+# BADARG: error: malformed --arg 'x=int8[128,64]': a tensor is NAME=DTYPE[D0,D1,...] with DTYPE bf16 or f32
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

@@ -1,0 +1,170 @@
+"""nki.isa's reductions and index-pattern ops: tensor_reduce, iota, affine_select (docs/ops.md,
+"Reductions, per-partition operands and masks"). Both API generations: the legacy one returns the
+tile (`r = nisa.tensor_reduce(nl.max, x, axis=1)`), the current one writes `dst` given first."""
+import math
+
+from .affine import Affine, extent_bound
+from .errors import NkiError
+from .isa import (_bind, _check_space, _dst_or_lazy, _is_tile, _reject, _same_shape, _tile,
+                  alu_name, per_partition)
+from .predicate import IndexExpr, Predicate
+from .tracer import Tracer, as_dtype, current
+
+_COMPARISONS = ("is_equal", "not_equal", "is_gt", "is_ge", "is_lt", "is_le")
+
+
+def reduce_axis(api, axis, ndim=2):
+    """Accepts the free axis of a 2-D tile (1, -1, [1], (1,)); a partition reduction is an error."""
+    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    axes = [a + ndim if isinstance(a, int) and a < 0 else a for a in axes]
+    if axes != [1]:
+        raise NkiError("%s: axis=%r is not supported: tessel reduces along the free axis of a 2-D tile "
+                       "(axis=1); a reduction over partitions is a matmul against a ones vector" % (api, axis))
+
+
+def tensor_reduce_access(dst, src, alu, op="tensor_reduce"):
+    """dst[p, 0] = fold(alu, src[p, :]), in fp32."""
+    if alu not in ("add", "max", "min"):
+        raise NkiError("%s: a reduction folds with add, max or min, not %s" % (op, alu))
+    _check_space(dst, ("sbuf",), op, "the destination")
+    _check_space(src, ("sbuf", "psum"), op, "the source")
+    per_partition(dst, dst, op, "the destination")
+    if _tile(src, "the source")[0] != dst.shape[0]:
+        raise NkiError("%s: source partitions %s differ from the destination's %s"
+                       % (op, src.shape[0], dst.shape[0]))
+    tr = current()
+    tr.record("tensor_reduce", dst, [src], alu=alu)
+    tr.unify(dst, dst.range_dims()[0], src, src.range_dims()[0])
+
+
+def reduce_tile(api, alu, x, dtype=None, mean=False, dst=None):
+    """The lazy [P, 1] reduction of tile `x` (or its write into `dst`); a mean divides the sum by F."""
+    tr = current()
+    tr.consume([x, dst])
+    src = tr.operand(x, "data")
+    p, f = _tile(src, "data")
+    dt = as_dtype(dtype) if dtype is not None else src.tensor.dtype
+
+    def write(d, mode):
+        tensor_reduce_access(d, src, alu, op=api)
+        if mean:
+            from .isa import tensor_scalar_access
+            tensor_scalar_access(d, d, "divide", float(extent_bound(f)), op=api)
+    return _dst_or_lazy(api, dst, alu, "sbuf", dt, (p, 1), write)
+
+
+def tensor_reduce(*args, **kwargs):
+    api = "nisa.tensor_reduce"
+    if "dst" in kwargs:
+        dst, rest = kwargs.pop("dst"), list(args)
+    elif args and _is_tile(args[0]):  # the current API: dst first
+        dst, rest = args[0], list(args[1:])
+    else:
+        dst, rest = None, list(args)
+    v = _bind(api, rest, kwargs, ["op", "data", "axis", "mask", "dtype", "negate", "keepdims"],
+              ["op", "data", "axis"])
+    if v.get("negate"):
+        raise NkiError("%s: negate=True is not supported by tessel's tensor_reduce" % api)
+    v.pop("keepdims", None)  # the result is [P, 1] either way (docs/nki.md)
+    _reject(api, v, ("op", "data", "axis", "dtype"))
+    reduce_axis(api, v["axis"])
+    return reduce_tile(api, alu_name(v["op"], api), v["data"], v.get("dtype"), dst=dst)
+
+
+# ----------------------------------------------------------------------------
+# iota and affine_select: offset + cp * p + cf * f over a 2-D tile
+
+
+def _pattern(api, pattern, dst_free):
+    """The free coefficient of a current-API pattern [[step, count]] (one free dimension)."""
+    try:
+        (step, count), = pattern
+    except (TypeError, ValueError):
+        raise NkiError("%s: pattern=%r is not supported (one free dimension: [[step, count]])" % (api, pattern))
+    if count != dst_free:
+        raise NkiError("%s: pattern count %r differs from the destination's free size %r" % (api, count, dst_free))
+    return step
+
+
+def _offset(v):
+    """The current API's offset= (an index expression of loop variables; 0 when absent)."""
+    return Affine.of(0 if v.get("offset") is None else v["offset"])
+
+
+def iota_access(dst, offset, cp, cf, op="iota"):
+    _check_space(dst, ("sbuf",), op, "the destination")
+    _tile(dst, "the destination")
+    current().record("iota", dst, [], offset=Affine.of(offset), partition=int(cp), free=int(cf))
+
+
+def affine_select_access(dst, src, offset, cp, cf, cmp, fill, op="affine_select"):
+    if cmp not in _COMPARISONS:
+        raise NkiError("%s: cmp_op must be a comparison (nl.equal, nl.greater_equal, ...), got %s" % (op, cmp))
+    _check_space(dst, ("sbuf",), op, "the destination")
+    _check_space(src, ("sbuf",), op, "on_true_tile")
+    _same_shape(op, dst, src)
+    if isinstance(fill, bool) or not isinstance(fill, (int, float)) or math.isnan(fill):
+        raise NkiError("%s: on_false_value must be a number, got %r" % (op, fill))
+    tr = current()
+    tr.record("affine_select", dst, [src], offset=Affine.of(offset), partition=int(cp), free=int(cf),
+              cmp=cmp, fill=float(fill))
+    tr.unify_tiles(dst, src)
+
+
+def _expr_tile(api, expr):
+    """(shape, offset, cp, cf) of an index expression over a 2-D tile (the legacy iota's argument)."""
+    e = IndexExpr.of(expr)
+    if e.ndim != 2 or any(a not in (0, 1) for a in e.coefs) or set(e.extents) != {0, 1}:
+        raise NkiError("%s: the expression must span a 2-D tile's partition and free indices "
+                       "(nl.mgrid[0:P, 0:F] or nl.arange(P)[:, None] with nl.arange(F)[None, :])" % api)
+    return (e.extents[0], e.extents[1]), e.offset, e.coefs.get(0, 0), e.coefs.get(1, 0)
+
+
+def iota(*args, **kwargs):
+    api = "nisa.iota"
+    tr = current()
+    if "dst" in kwargs or (args and _is_tile(args[0])):
+        v = _bind(api, args, kwargs, ["dst", "pattern", "offset", "channel_multiplier"], ["dst", "pattern"])
+        d = tr.operand(v["dst"], "dst")
+        cf = _pattern(api, v["pattern"], _tile(d, "dst")[1])
+        iota_access(d, _offset(v), v.get("channel_multiplier") or 0, cf, op=api)
+        return None
+    v = _bind(api, args, kwargs, ["expr", "dtype", "mask"], ["expr", "dtype"])
+    _reject(api, v, ("expr", "dtype"))
+    shape, offset, cp, cf = _expr_tile(api, v["expr"])
+    return tr.lazy("iota", "sbuf", as_dtype(v["dtype"]), shape,
+                   lambda d, mode: iota_access(d, offset, cp, cf, op=api), Tracer.assigned_name("iota"))
+
+
+def affine_select(*args, **kwargs):
+    api = "nisa.affine_select"
+    tr = current()
+    if "pred" in kwargs or (args and isinstance(args[0], Predicate)):
+        v = _bind(api, args, kwargs, ["pred", "on_true_tile", "on_false_value", "mask", "dtype"],
+                  ["pred", "on_true_tile", "on_false_value"])
+        _reject(api, v, ("pred", "on_true_tile", "on_false_value", "dtype"))
+        if not isinstance(v["pred"], Predicate):
+            raise NkiError("%s: pred must be a comparison of tile indices" % api)
+        offset, cp, cf, cmp = v["pred"].select_form()
+        dst = None
+    else:
+        dst, rest = (kwargs.pop("dst"), list(args)) if "dst" in kwargs else \
+            ((args[0], list(args[1:])) if args and _is_tile(args[0]) else (None, args))
+        if dst is None:
+            raise NkiError("%s: give a predicate (pred=) or, in the current API, dst= with pattern=" % api)
+        v = _bind(api, rest, kwargs, ["pattern", "offset", "channel_multiplier", "on_true_tile", "on_false_value",
+                                      "cmp_op", "mask", "dtype"],
+                  ["pattern", "on_true_tile", "on_false_value"])
+        _reject(api, v, ("pattern", "offset", "channel_multiplier", "on_true_tile", "on_false_value", "cmp_op",
+                         "dtype"))
+        cmp = alu_name(v["cmp_op"], api) if v.get("cmp_op") is not None else "is_equal"  # NKI's default
+        offset, cp = _offset(v), v.get("channel_multiplier") or 0
+        cf = None
+    tr.consume([v["on_true_tile"], dst])
+    src = tr.operand(v["on_true_tile"], "on_true_tile")
+    if cf is None:
+        cf = _pattern(api, v["pattern"], _tile(src, "on_true_tile")[1])
+    fill = v["on_false_value"]
+    dtype = as_dtype(v["dtype"]) if v.get("dtype") is not None else src.tensor.dtype
+    return _dst_or_lazy(api, dst, "select", "sbuf", dtype, src.shape,
+                        lambda d, mode: affine_select_access(d, src, offset, cp, cf, cmp, fill, op=api))

@@ -1,0 +1,32 @@
+"""numpy references of the NKI test kernels (tessel run --check --reference refs.py:FUNC): each takes
+the kernel's inputs in its parameter order and returns its output."""
+import numpy as np
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def causal_softmax(x):
+    s = np.where(np.tril(np.ones(x.shape, dtype=bool)), x, -np.inf)
+    return softmax(s)
+
+
+def rmsnorm(x, g, eps=1e-6):
+    return x / np.sqrt(np.mean(x * x, axis=1, keepdims=True) + eps) * g
+
+
+def layernorm(x, gamma, beta, epsilon):
+    mu = x.mean(axis=1, keepdims=True)
+    var = x.var(axis=1, keepdims=True)
+    return (x - mu) / np.sqrt(var + epsilon) * gamma + beta
+
+
+def matmul(lhsT, rhs):
+    return lhsT.astype(np.float64).T @ rhs
+
+
+def scaled_add(a, b, alpha, shape, out_dtype, bias):
+    assert tuple(shape) == a.shape and out_dtype == np.float32
+    return a * alpha + b + (0.0 if bias is None else bias)
