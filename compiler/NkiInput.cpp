@@ -112,7 +112,7 @@ bool completeArgs(const NkiSource &src, std::vector<std::string> &out) {
 std::string tracerPython() {
   if (const char *env = std::getenv("TESSEL_PYTHON"); env && *env) {
     llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(env);
-    if (!found)
+    if (!found || !llvm::sys::fs::can_execute(*found))
       return fail(llvm::Twine("TESSEL_PYTHON=") + env + " is not an executable python"), "";
     return *found;
   }

@@ -521,6 +521,7 @@ class Tracer:
         self.deferred_errors = []
         self.loops_open = 0
         self.loc_override = None  # the line that created the lazy tile being written
+        self.writing_lazy = 0  # > 0 while a lazy tile's ops are recorded
 
     # -- activation ----------------------------------------------------------
     def __enter__(self):
@@ -618,11 +619,15 @@ class Tracer:
         return z.result
 
     def write_lazy(self, z, dst, mode):
+        # The lazies still pending were created after z and do not read it (reading it would have
+        # materialised it): they are recorded after z's ops, in program order, not while z is written.
         saved, self.loc_override = self.loc_override, z.loc
         location_override[0] = z.loc
+        self.writing_lazy += 1
         try:
             z.write(dst, mode)
         finally:
+            self.writing_lazy -= 1
             self.loc_override = saved
             location_override[0] = saved
 
@@ -657,7 +662,8 @@ class Tracer:
 
     # -- recording -----------------------------------------------------------
     def record(self, kind, dst, srcs, loc=None, **attrs):
-        self.flush()
+        if not self.writing_lazy:
+            self.flush()
         op = Op(kind, dst, srcs, loc or self.loc_override or user_loc(), **attrs)
         op.block = self.block
         if not dst.tensor.written:

@@ -30,3 +30,17 @@ def matmul(lhsT, rhs):
 def scaled_add(a, b, alpha, shape, out_dtype, bias):
     assert tuple(shape) == a.shape and out_dtype == np.float32
     return a * alpha + b + (0.0 if bias is None else bias)
+
+
+def vector_ops(x, y):
+    p = np.arange(128)[:, None]
+    f = np.arange(64)[None, :]
+    r = 1.0 / (np.abs(y) + 1.0)
+    lg = np.log(np.abs(x) + 1.0)
+    c = (x > y).astype(np.float32)
+    d = 2.0 - x / (np.abs(y) + 1.0)
+    pw = (np.abs(x) + 1.0) ** 2.0
+    rng = x.max(axis=1, keepdims=True) - x.min(axis=1, keepdims=True)
+    e = rng / (np.abs(x) + 1.0)
+    mean = x.mean(axis=1, keepdims=True)
+    return r + lg + c + d + pw * 0.1 + e - mean + (p * 64 + f) * 0.001 + (5 + 2 * p + f) * 0.01
