@@ -44,3 +44,7 @@ def vector_ops(x, y):
     e = rng / (np.abs(x) + 1.0)
     mean = x.mean(axis=1, keepdims=True)
     return r + lg + c + d + pw * 0.1 + e - mean + (p * 64 + f) * 0.001 + (5 + 2 * p + f) * 0.01
+
+
+def tensor_add(a, b):
+    return a + b
