@@ -48,3 +48,8 @@ def vector_ops(x, y):
 
 def tensor_add(a, b):
     return a + b
+
+
+def attention(qT, k, v):
+    s = qT.astype(np.float64).T @ k
+    return softmax(s) @ v
