@@ -197,9 +197,9 @@ def met(ok):
 def distribution(ok):
     r = sorted(x["ratio"] for x in ok)
     med, p90, worst = statistics.median(r), quantile(r, 0.9), r[-1]
-    lines = [f"-O2 / bound over {len(r)} kernels: median {med:.3f} (goal <= {GOALS['median']}: "
-             f"{met(med <= GOALS['median'])}), p90 {p90:.3f} (goal <= {GOALS['p90']}: {met(p90 <= GOALS['p90'])}), "
-             f"worst {worst:.3f} (goal <= {GOALS['worst']}: {met(worst <= GOALS['worst'])})", "",
+    lines = [f"-O2 / bound over {len(r)} kernels: median {med:.3f} (goal <= {GOALS['median']:.2f}: "
+             f"{met(med <= GOALS['median'])}), p90 {p90:.3f} (goal <= {GOALS['p90']:.2f}: {met(p90 <= GOALS['p90'])}), "
+             f"worst {worst:.3f} (goal <= {GOALS['worst']:.2f}: {met(worst <= GOALS['worst'])})", "",
              "| -O2 / bound | kernels | share | |", "|---|---:|---:|---|"]
     lo = 0.0
     for hi in BUCKETS + [float("inf")]:
