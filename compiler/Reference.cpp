@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
 #include <cmath>
 #include <memory>
 
@@ -137,6 +138,15 @@ public:
       return evalBinary(e);
     case ExprKind::Unary:
       return evalUnary(e);
+    case ExprKind::Reduce:
+      return evalReduce(e);
+    case ExprKind::Number: {
+      auto out = std::make_shared<HostTensor>(zeros(1, 1));
+      out->data[0] = float(e.number);
+      return Value(out);
+    }
+    case ExprKind::Call:
+      return fail("reference: a call was not inlined");
     case ExprKind::Transpose: {
       auto a = eval(*e.lhs);
       if (!a)
@@ -184,28 +194,104 @@ private:
     return Value(out);
   }
 
+  /// The value of `op` (ALU semantics: comparisons give 1 or 0), in fp64.
+  static double apply(BinaryOp op, double x, double y) {
+    switch (op) {
+    case BinaryOp::Mul: return x * y;
+    case BinaryOp::Add: return x + y;
+    case BinaryOp::Sub: return x - y;
+    case BinaryOp::Div: return x / y;
+    case BinaryOp::Lt: return x < y;
+    case BinaryOp::Le: return x <= y;
+    case BinaryOp::Gt: return x > y;
+    case BinaryOp::Ge: return x >= y;
+    case BinaryOp::Eq: return x == y;
+    case BinaryOp::Ne: return x != y;
+    }
+    return 0;
+  }
+
+  /// The error estimate of x op y from the operands' errors ex, ey: first
+  /// order, plus (as activations do) the second-order term of a product or
+  /// quotient over the interval the check allows. A comparison within reach
+  /// of flipping may be off by 1.
+  static double binaryError(BinaryOp op, double x, double y, double ex, double ey) {
+    switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+      return std::sqrt(ex * ex + ey * ey);
+    case BinaryOp::Mul: {
+      double a = ex * std::fabs(y), b = ey * std::fabs(x);
+      return std::sqrt(a * a + b * b) + kErrorBoundFactor * ex * ey;
+    }
+    case BinaryOp::Div: {
+      double wide = kErrorBoundFactor * ey;
+      if (std::fabs(y) <= wide)
+        return std::numeric_limits<float>::infinity(); // the divisor may be 0
+      double a = ex / std::fabs(y), b = ey * std::fabs(x) / (y * y);
+      return std::sqrt(a * a + b * b) * std::fabs(y) / (std::fabs(y) - wide);
+    }
+    default: {
+      double reach = kErrorBoundFactor * std::sqrt(ex * ex + ey * ey);
+      return std::fabs(x - y) <= reach ? 1.0 / kErrorBoundFactor : 0.0;
+    }
+    }
+  }
+
+  // Numpy broadcasting over two dimensions: an operand of 1 row (column)
+  // is read at row (column) 0 for every row (column) of the result.
   llvm::Expected<Value> evalBinary(const Expr &e) {
     auto ops = evalOperands(e);
     if (!ops)
       return ops.takeError();
     const HostTensor &x = *ops->first, &y = *ops->second;
-    if (x.shape != y.shape)
-      return fail(fmt::format("reference: elementwise shapes differ: {} vs {}", shapeText(x.shape),
-                              shapeText(y.shape)));
-    auto out = std::make_shared<HostTensor>(zeros(x.shape[0], x.shape[1]));
-    bool mul = e.binOp == BinaryOp::Mul;
-    for (size_t i = 0; i < out->data.size(); ++i) {
-      float xi = x.at(i), yi = y.at(i);
-      out->data[i] = mul ? xi * yi : xi + yi;
-      // First order: d(xy) = y dx + x dy, d(x + y) = dx + dy. A product
-      // also keeps its second-order term dx dy, taken (like activations) over
-      // the interval the check allows and scaled back: kErrorBoundFactor dx dy.
-      // Without it the product of two values near 0 had an estimate near 0
-      // (h * h of an h the kernel rounds across 0 failed the check).
-      double ex = errorAt(x, i) * (mul ? std::fabs(double(yi)) : 1.0);
-      double ey = errorAt(y, i) * (mul ? std::fabs(double(xi)) : 1.0);
-      double second = mul ? kErrorBoundFactor * errorAt(x, i) * errorAt(y, i) : 0.0;
-      out->error[i] = float(std::sqrt(ex * ex + ey * ey) + second);
+    auto broadcast = [](int64_t a, int64_t b) { return a == 1 ? b : a; };
+    int64_t rows = broadcast(x.shape[0], y.shape[0]), cols = broadcast(x.shape[1], y.shape[1]);
+    for (const HostTensor *t : {&x, &y})
+      if ((t->shape[0] != rows && t->shape[0] != 1) || (t->shape[1] != cols && t->shape[1] != 1))
+        return fail(fmt::format("reference: elementwise shapes do not broadcast: {} vs {}",
+                                shapeText(x.shape), shapeText(y.shape)));
+    auto out = std::make_shared<HostTensor>(zeros(rows, cols));
+    auto index = [](const HostTensor &t, int64_t r, int64_t c) {
+      return size_t((t.shape[0] == 1 ? 0 : r) * t.shape[1] + (t.shape[1] == 1 ? 0 : c));
+    };
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        size_t i = size_t(r * cols + c), ix = index(x, r, c), iy = index(y, r, c);
+        double xi = x.at(ix), yi = y.at(iy);
+        out->data[i] = float(apply(e.binOp, xi, yi));
+        out->error[i] = float(binaryError(e.binOp, xi, yi, errorAt(x, ix), errorAt(y, iy)));
+      }
+    addStoreRounding(*out);
+    return Value(out);
+  }
+
+  // The rows folded over their columns, in fp64. Sum and mean: the operand
+  // errors as a root sum of squares; max and min move by at most the
+  // largest error of the row.
+  llvm::Expected<Value> evalReduce(const Expr &e) {
+    auto a = eval(*e.lhs);
+    if (!a)
+      return a.takeError();
+    const HostTensor &x = **a;
+    int64_t rows = x.shape[0], cols = x.shape[1];
+    auto out = std::make_shared<HostTensor>(zeros(rows, 1));
+    for (int64_t r = 0; r < rows; ++r) {
+      double acc = e.reduceOp == ReduceOp::Max   ? -HUGE_VAL
+                   : e.reduceOp == ReduceOp::Min ? HUGE_VAL
+                                                 : 0.0;
+      double sq = 0, largest = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        size_t i = size_t(r * cols + c);
+        double v = x.at(i), ev = errorAt(x, i);
+        acc = e.reduceOp == ReduceOp::Max ? std::max(acc, v) : e.reduceOp == ReduceOp::Min ? std::min(acc, v) : acc + v;
+        sq += ev * ev;
+        largest = std::max(largest, ev);
+      }
+      bool sum = e.reduceOp == ReduceOp::Sum || e.reduceOp == ReduceOp::Mean;
+      double scale = e.reduceOp == ReduceOp::Mean ? 1.0 / double(cols) : 1.0;
+      out->data[size_t(r)] = float(acc * scale);
+      out->error[size_t(r)] = float((sum ? std::sqrt(sq) : largest) * scale);
     }
     addStoreRounding(*out);
     return Value(out);

@@ -7,28 +7,76 @@ namespace tessel::ast {
 
 const char *binaryOpName(BinaryOp op) {
   switch (op) {
-  case BinaryOp::Mul:
-    return "*";
-  case BinaryOp::Add:
-    return "+";
+  case BinaryOp::Mul: return "*";
+  case BinaryOp::Add: return "+";
+  case BinaryOp::Sub: return "-";
+  case BinaryOp::Div: return "/";
+  case BinaryOp::Lt: return "<";
+  case BinaryOp::Le: return "<=";
+  case BinaryOp::Gt: return ">";
+  case BinaryOp::Ge: return ">=";
+  case BinaryOp::Eq: return "==";
+  case BinaryOp::Ne: return "!=";
+  }
+  return "?";
+}
+
+bool isComparison(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge:
+  case BinaryOp::Eq:
+  case BinaryOp::Ne:
+    return true;
+  default:
+    return false;
+  }
+}
+
+const char *reduceOpName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum: return "sum";
+  case ReduceOp::Max: return "max";
+  case ReduceOp::Min: return "min";
+  case ReduceOp::Mean: return "mean";
   }
   return "?";
 }
 
 const char *exprKindName(ExprKind k) {
   switch (k) {
-  case ExprKind::Ref:
-    return "Ref";
-  case ExprKind::MatMul:
-    return "MatMul";
-  case ExprKind::Binary:
-    return "Binary";
-  case ExprKind::Unary:
-    return "Unary";
-  case ExprKind::Transpose:
-    return "Transpose";
+  case ExprKind::Ref: return "Ref";
+  case ExprKind::MatMul: return "MatMul";
+  case ExprKind::Binary: return "Binary";
+  case ExprKind::Unary: return "Unary";
+  case ExprKind::Transpose: return "Transpose";
+  case ExprKind::Number: return "Number";
+  case ExprKind::Reduce: return "Reduce";
+  case ExprKind::Call: return "Call";
   }
   return "?";
+}
+
+std::unique_ptr<Expr> Expr::clone() const {
+  auto e = std::make_unique<Expr>(kind, loc);
+  e->opLoc = opLoc;
+  e->type = type;
+  e->name = name;
+  if (lhs)
+    e->lhs = lhs->clone();
+  if (rhs)
+    e->rhs = rhs->clone();
+  e->binOp = binOp;
+  e->unaryFn = unaryFn;
+  e->reduceOp = reduceOp;
+  e->number = number;
+  for (const Arg &a : args)
+    e->args.push_back(Arg{a.keyword, a.keywordLoc, a.value ? a.value->clone() : nullptr});
+  e->callLoc = callLoc;
+  e->callee = callee;
+  return e;
 }
 
 std::string formatShape(const TensorType &t) { return fmt::format("[{} x {}]", t.rows, t.cols); }

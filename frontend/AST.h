@@ -56,13 +56,29 @@ std::string formatType(const TensorType &t);
 /// byte counts of any value fit comfortably in int64.
 constexpr int64_t kMaxDim = int64_t(1) << 24;
 
-enum class ExprKind { Ref, MatMul, Binary, Unary, Transpose };
-enum class BinaryOp { Mul, Add };
+enum class ExprKind { Ref, MatMul, Binary, Unary, Transpose, Number, Reduce, Call };
+/// The elementwise binary operators: arithmetic, then the comparisons (1.0 where
+/// true, 0.0 where false: a mask to multiply by).
+enum class BinaryOp { Mul, Add, Sub, Div, Lt, Le, Gt, Ge, Eq, Ne };
+/// The reductions along the columns (`sum(x, axis=1)`): the result is a column.
+enum class ReduceOp { Sum, Max, Min, Mean };
 /// TileGen's spelling of ActFn, until it switches over.
 using UnaryFn = ActFn;
 const char *binaryOpName(BinaryOp op);
+const char *reduceOpName(ReduceOp op);
+/// Comparisons bind loosest and give 0/1 masks.
+bool isComparison(BinaryOp op);
 
 const char *exprKindName(ExprKind k);
+
+struct Expr;
+
+/// One argument of a call: positional (`keyword` empty) or `keyword=value`.
+struct Arg {
+  std::string keyword;
+  llvm::SMLoc keywordLoc;
+  std::unique_ptr<Expr> value;
+};
 
 struct Expr {
   ExprKind kind;
@@ -71,13 +87,26 @@ struct Expr {
   TensorType type; // filled by Sema
 
   // Ref: the name of a kernel parameter or of an earlier assignment.
+  // Call: the name of the function called.
   std::string name;
-  // MatMul (lhs @ rhs), Binary (lhs op rhs): both operands. Unary/Transpose: lhs only.
+  // MatMul (lhs @ rhs), Binary (lhs op rhs): both operands. Unary/Transpose/Reduce: lhs only.
   std::unique_ptr<Expr> lhs, rhs;
   BinaryOp binOp = BinaryOp::Mul;
   ActFn unaryFn = ActFn::Silu;
+  ReduceOp reduceOp = ReduceOp::Sum;
+  // Number: the value of a literal (`0.125`, `1e-6`, `2`); typed as a 1 x 1
+  // value of the other operand's dtype, applied to every element.
+  double number = 0;
+  // Call (before inlining, frontend/Inline.cpp): the arguments.
+  std::vector<Arg> args;
+  // Set on the nodes an inlined function body produced: the call (in the
+  // kernel) they came from, for a note under errors inside the body.
+  llvm::SMLoc callLoc;
+  std::string callee;
 
   explicit Expr(ExprKind k, llvm::SMLoc l) : kind(k), loc(l) {}
+  /// A deep copy (for inlining).
+  std::unique_ptr<Expr> clone() const;
 };
 
 struct Param {
@@ -93,6 +122,9 @@ struct Stmt {
   std::string name;
   std::unique_ptr<Expr> value;
   llvm::SMLoc loc;
+  /// Made by inlining a call of `callee` at `callLoc` (a note under errors).
+  llvm::SMLoc callLoc;
+  std::string callee;
   bool isReturn() const { return name.empty(); }
 };
 
@@ -109,6 +141,24 @@ struct Kernel {
   const Stmt &returnStmt() const { return body.back(); }
 };
 
+/// A parameter of a function: a value, or a number with a default (`axis=1`).
+struct FnParam {
+  std::string name;
+  std::unique_ptr<Expr> defaultValue; // a Number, or null
+  llvm::SMLoc loc;
+};
+
+/// `fn NAME(PARAMS) { STMTS; return EXPR }`: untyped, inlined at every call
+/// (frontend/Inline.cpp) before Sema types the kernel. The prelude
+/// (frontend/prelude.tsl) defines softmax, rmsnorm, where, ... this way.
+struct Function {
+  std::string name;
+  std::vector<FnParam> params;
+  std::vector<Stmt> body; // the last statement is the return
+  llvm::SMLoc loc;
+  bool fromPrelude = false;
+};
+
 struct Const {
   std::string name;
   int64_t value = 0;        // after Sema: the bound value (the -D override if any)
@@ -119,6 +169,7 @@ struct Const {
 struct Module {
   std::vector<Const> consts;
   std::vector<Kernel> kernels;
+  std::vector<Function> functions; // the prelude's, then the file's
 
   /// The kernel called `name`, or null.
   const Kernel *findKernel(const std::string &name) const {

@@ -31,6 +31,10 @@ private:
     if (!loc.isValid() || !sm.FindBufferContainingLoc(loc))
       return "@?";
     auto [l, c] = sm.getLineAndColumn(loc);
+    // Nodes inlined from the prelude are located in it.
+    unsigned id = sm.FindBufferContainingLoc(loc);
+    if (id != sm.getMainFileID())
+      return fmt::format("@{}:{}:{}", sm.getMemoryBuffer(id)->getBufferIdentifier().str(), l, c);
     return fmt::format("@{}:{}", l, c);
   }
 
@@ -62,6 +66,12 @@ private:
       break;
     case ExprKind::Unary:
       head += fmt::format(" {}", actFnName(e.unaryFn).str());
+      break;
+    case ExprKind::Number:
+      head += fmt::format(" {}", e.number);
+      break;
+    case ExprKind::Reduce:
+      head += fmt::format(" {} axis=1", reduceOpName(e.reduceOp));
       break;
     default:
       break;

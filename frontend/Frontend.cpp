@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/Frontend.h"
 
+#include "frontend/Inline.h"
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
 
@@ -16,6 +17,25 @@
 #include <fmt/format.h>
 
 namespace tessel {
+
+static const char kPreludeText[] =
+#include "PreludeText.inc"
+    ;
+
+llvm::StringRef preludeText() { return kPreludeText; }
+
+/// Parses the prelude (a buffer of its own, so errors inside inlined
+/// functions point into it) and returns its functions.
+static std::vector<ast::Function> parsePrelude(DiagnosticEngine &diags) {
+  llvm::SourceMgr &sm = diags.sourceMgr();
+  unsigned id = sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(preludeText(), "<prelude>"),
+                                      llvm::SMLoc());
+  std::unique_ptr<ast::Module> m =
+      frontend::parseModule(sm.getMemoryBuffer(id)->getBuffer(), diags, /*requireKernel=*/false);
+  for (ast::Function &f : m->functions)
+    f.fromPrelude = true;
+  return std::move(m->functions);
+}
 
 /// Reports a file that is not UTF-8 text (NUL bytes or invalid UTF-8) at a
 /// position given in the message: printing the "source line" of a binary file
@@ -54,6 +74,13 @@ std::unique_ptr<ast::Module> parseAndCheck(DiagnosticEngine &diags, const std::v
   buf.consume_front("\xEF\xBB\xBF"); // a UTF-8 byte order mark
   std::unique_ptr<ast::Module> module = frontend::parseModule(buf, diags);
   if (diags.hadError())
+    return nullptr;
+  std::vector<ast::Function> prelude = parsePrelude(diags);
+  if (diags.hadError())
+    return nullptr;
+  module->functions.insert(module->functions.begin(), std::make_move_iterator(prelude.begin()),
+                           std::make_move_iterator(prelude.end()));
+  if (!frontend::expandCalls(*module, diags))
     return nullptr;
   if (!frontend::checkModule(*module, defines, diags))
     return nullptr;

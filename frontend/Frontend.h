@@ -25,6 +25,9 @@ struct Define {
 std::unique_ptr<ast::Module> parseAndCheck(DiagnosticEngine &diags,
                                            const std::vector<Define> &defines);
 
+/// The prelude's source (frontend/prelude.tsl, compiled in).
+llvm::StringRef preludeText();
+
 /// Prints the typed AST (`tessel compile --emit=ast`), with each node's type
 /// and location (`line:col`).
 void printAST(const ast::Module &module, llvm::SourceMgr &sm, llvm::raw_ostream &os);

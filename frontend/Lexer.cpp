@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace tessel::frontend {
 
 const char *tokName(Tok kind) {
@@ -22,8 +24,12 @@ const char *tokName(Tok kind) {
     return "identifier";
   case Tok::Int:
     return "integer";
+  case Tok::Float:
+    return "number";
   case Tok::KwConst:
     return "'const'";
+  case Tok::KwFn:
+    return "'fn'";
   case Tok::KwKernel:
     return "'kernel'";
   case Tok::KwReturn:
@@ -58,6 +64,22 @@ const char *tokName(Tok kind) {
     return "'+'";
   case Tok::Dot:
     return "'.'";
+  case Tok::Minus:
+    return "'-'";
+  case Tok::Slash:
+    return "'/'";
+  case Tok::Lt:
+    return "'<'";
+  case Tok::Le:
+    return "'<='";
+  case Tok::Gt:
+    return "'>'";
+  case Tok::Ge:
+    return "'>='";
+  case Tok::EqEq:
+    return "'=='";
+  case Tok::Ne:
+    return "'!='";
   }
   return "token";
 }
@@ -119,24 +141,27 @@ Token Lexer::next() {
     case ';':
       return make(Tok::Semi, start);
     case '=':
-      return make(Tok::Assign, start);
+      return make(followedBy('=') ? Tok::EqEq : Tok::Assign, start);
+    case '<':
+      return make(followedBy('=') ? Tok::Le : Tok::Lt, start);
+    case '>':
+      return make(followedBy('=') ? Tok::Ge : Tok::Gt, start);
+    case '!':
+      if (followedBy('='))
+        return make(Tok::Ne, start);
+      break;
     case '@':
       return make(Tok::At, start);
     case '*':
       return make(Tok::Star, start);
     case '+':
       return make(Tok::Plus, start);
+    case '/':
+      return make(Tok::Slash, start);
     case '.':
       return make(Tok::Dot, start);
     case '-':
-      if (cur < buf.end() && *cur == '>') {
-        ++cur;
-        return make(Tok::Arrow, start);
-      }
-      diags.error(llvm::SMLoc::getFromPointer(start),
-                  "unexpected '-': there is no subtraction or negative number in the language "
-                  "(did you mean '->'?)");
-      return make(Tok::Error, start);
+      return make(followedBy('>') ? Tok::Arrow : Tok::Minus, start);
     default:
       break;
     }
@@ -149,16 +174,33 @@ Token Lexer::next() {
   }
 }
 
+bool Lexer::followedBy(char c) {
+  if (cur < buf.end() && *cur == c) {
+    ++cur;
+    return true;
+  }
+  return false;
+}
+
 Token Lexer::lexNumber(const char *start) {
-  cur = scan::skipWhile(cur, buf.end(), llvm::isDigit);
+  bool isFloat = false;
+  cur = scan::scanNumber(start, buf.end(), isFloat);
   if (cur < buf.end() && scan::isIdentChar(*cur)) {
     cur = scan::skipWhile(cur, buf.end(), scan::isIdentChar);
     Token t = make(Tok::Error, start);
-    diags.error(t.loc, fmt::format("invalid integer literal '{}': only decimal digits are allowed",
+    diags.error(t.loc, fmt::format("invalid number '{}': a number is decimal digits, an optional "
+                                   "fraction and an optional exponent (1e-6)",
                                    t.text.str()));
     return t;
   }
-  Token t = make(Tok::Int, start);
+  Token t = make(isFloat ? Tok::Float : Tok::Int, start);
+  if (isFloat) {
+    if (t.text.getAsDouble(t.number) || !std::isfinite(t.number)) {
+      t.kind = Tok::Error;
+      diags.error(t.loc, fmt::format("number '{}' is out of range", t.text.str()));
+    }
+    return t;
+  }
   std::optional<uint64_t> v = scan::parseDecimal(t.text);
   if (!v) {
     t.kind = Tok::Error;
@@ -167,6 +209,7 @@ Token Lexer::lexNumber(const char *start) {
     return t;
   }
   t.intValue = int64_t(*v);
+  t.number = double(*v);
   return t;
 }
 
@@ -177,6 +220,7 @@ Token Lexer::lexIdentifier(const char *start) {
                .Case("const", Tok::KwConst)
                .Case("kernel", Tok::KwKernel)
                .Case("return", Tok::KwReturn)
+               .Case("fn", Tok::KwFn)
                .Default(Tok::Ident);
   return t;
 }
@@ -204,7 +248,7 @@ void Lexer::skipBadChars(const char *start) {
   while (cur < buf.end()) {
     char c = *cur;
     if (scan::isIdentChar(c) || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '#' ||
-        llvm::StringRef("()[]{},:;=@*+.-").contains(c))
+        llvm::StringRef("()[]{},:;=@*+.-/<>!").contains(c))
       break;
     cur += charLen(cur);
   }

@@ -28,7 +28,9 @@ enum class Tok {
   Newline,
   Ident,
   Int,
+  Float, // a number with '.' or an exponent: 0.125, 1e-6
   KwConst,
+  KwFn,
   KwKernel,
   KwReturn,
   LParen,
@@ -46,6 +48,14 @@ enum class Tok {
   Star,   // *
   Plus,   // +
   Dot,    // .
+  Minus,  // -
+  Slash,  // /
+  Lt,     // <
+  Le,     // <=
+  Gt,     // >
+  Ge,     // >=
+  EqEq,   // ==
+  Ne,     // !=
 };
 
 /// How a token kind is shown in "expected X" messages: `')'`, `identifier`...
@@ -56,6 +66,7 @@ struct Token {
   llvm::StringRef text; // the spelling (empty for Eof)
   llvm::SMLoc loc;
   int64_t intValue = 0; // for Int
+  double number = 0;    // for Int and Float
 
   bool is(Tok k) const { return kind == k; }
   /// `'foo'`, `'('`, `newline`, `end of file`: for "found X" messages.
@@ -73,6 +84,8 @@ public:
 private:
   Token make(Tok kind, const char *start) const;
   Token lexNumber(const char *start);
+  /// Consumes `c` when it is the next character.
+  bool followedBy(char c);
   Token lexIdentifier(const char *start);
   void skipBadChars(const char *start);
 

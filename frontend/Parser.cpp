@@ -1,15 +1,17 @@
 //===- frontend/Parser.cpp - .tsl tokens to an untyped AST ---------------===//
 //
 // Grammar (docs/language.md has the full EBNF):
-//   module  := { const | kernel | sep }
+//   module  := { const | kernel | fn | sep }
 //   const   := 'const' IDENT '=' INT
 //   kernel  := 'kernel' IDENT '(' [ param { ',' param } [','] ] ')' '->' type
 //              '{' { stmt sep } '}'
-//   param   := IDENT ':' type          type := ('bf16'|'f32') '[' dim ',' dim ']'
+//   fn      := 'fn' IDENT '(' [ fparam { ',' fparam } ] ')' '{' { stmt sep } '}'
+//   param   := IDENT ':' type          type := ('bf16'|'f32') '[' dim [ ',' dim ] ']'
 //   stmt    := IDENT '=' expr | 'return' expr
-//   expr    := mul { '+' mul }         mul := matmul { '*' matmul }
+//   expr    := add [ cmp add ]         add := mul { ('+'|'-') mul }
+//   mul     := unary { ('*'|'/') unary }  unary := '-' unary | matmul
 //   matmul  := postfix { '@' postfix } postfix := primary { '.' 'T' }
-//   primary := IDENT | FN '(' expr ')' | '(' expr ')'
+//   primary := IDENT | NUMBER | IDENT '(' [ arg { ',' arg } ] ')' | '(' expr ')'
 // Newlines separate statements and are ignored inside (), [] and after a
 // binary operator.
 //
@@ -20,6 +22,9 @@
 #include "support/Suggest.h"
 
 #include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -46,7 +51,8 @@ const std::vector<std::string> &knownFunctions() {
 
 class Parser {
 public:
-  Parser(llvm::StringRef buffer, DiagnosticEngine &diags) : lex(buffer, diags), diags(diags), buffer(buffer) {
+  Parser(llvm::StringRef buffer, DiagnosticEngine &diags, bool requireKernel)
+      : lex(buffer, diags), diags(diags), buffer(buffer), requireKernel(requireKernel) {
     advance();
   }
 
@@ -55,11 +61,19 @@ public:
 private:
   // Tokens.
   void advance() {
-    tok = lex.next();
+    tok = pending ? *std::exchange(pending, std::nullopt) : lex.next();
     while (nlSkip > 0 && tok.is(Tok::Newline))
       tok = lex.next();
     if (tok.is(Tok::Eof))
       noteErrorLimit(); // the lexer may have reached the limit
+  }
+  /// The token after `tok` (one token of lookahead, for `keyword=value`).
+  const Token &peek() {
+    if (!pending)
+      pending = lex.next();
+    while (nlSkip > 0 && pending->is(Tok::Newline))
+      pending = lex.next();
+    return *pending;
   }
   void skipNewlines() {
     while (tok.is(Tok::Newline))
@@ -89,26 +103,35 @@ private:
   // Declarations.
   bool parseConst(Module &m);
   bool parseKernel(Module &m);
+  bool parseFunction(Module &m);
   bool parseParam(Kernel &k);
   bool parseType(DType &dtype, DimExpr &rows, DimExpr &cols);
   bool parseDim(DimExpr &dim);
-  void parseBody(Kernel &k, llvm::SMLoc braceLoc);
-  bool parseStatement(Kernel &k, bool &sawReturn);
+  /// A body of statements up to its '}'; `owner` names it in messages
+  /// ("kernel 'k'", "function 'f'").
+  void parseBody(std::vector<Stmt> &body, const std::string &owner, llvm::SMLoc braceLoc);
+  bool parseStatement(std::vector<Stmt> &body, bool &sawReturn);
 
   // Expressions.
   ExprPtr parseExpr();
   ExprPtr parseAdd();
   ExprPtr parseMul();
+  ExprPtr parseUnary();
   ExprPtr parseMatMul();
   ExprPtr parsePostfix();
   ExprPtr parsePrimary();
   ExprPtr parseCall(const Token &fnTok);
+  /// The arguments of a call, after its '('; false after an error.
+  bool parseArgs(std::vector<Arg> &args, llvm::SMLoc openLoc, const std::string &fn);
+  ExprPtr makeNumber(llvm::SMLoc loc, double value);
   ExprPtr makeNode(ExprKind kind, llvm::SMLoc opLoc, ExprPtr lhs, ExprPtr rhs);
 
   Lexer lex;
   DiagnosticEngine &diags;
   llvm::StringRef buffer;
+  bool requireKernel; // false for the prelude, which defines functions only
   Token tok;
+  std::optional<Token> pending; // peek()'s token
   unsigned nlSkip = 0;    // > 0 inside () and []: newlines are not separators
   unsigned recursion = 0; // nesting of parenthesised expressions and calls
   bool limitNoted = false;
@@ -177,7 +200,7 @@ void Parser::syncTopLevel() {
   recursion = 0;
   if (!tok.is(Tok::Eof))
     advance();
-  while (!tok.is(Tok::Eof) && !tok.is(Tok::KwKernel) && !tok.is(Tok::KwConst))
+  while (!tok.is(Tok::Eof) && !tok.is(Tok::KwKernel) && !tok.is(Tok::KwConst) && !tok.is(Tok::KwFn))
     advance();
 }
 
@@ -185,7 +208,8 @@ void Parser::syncStatement() {
   nlSkip = 0;
   recursion = 0;
   while (!tok.is(Tok::Eof) && !tok.is(Tok::Newline) && !tok.is(Tok::Semi) &&
-         !tok.is(Tok::RBrace) && !tok.is(Tok::KwKernel) && !tok.is(Tok::KwConst))
+         !tok.is(Tok::RBrace) && !tok.is(Tok::KwKernel) && !tok.is(Tok::KwConst) &&
+         !tok.is(Tok::KwFn))
     advance();
 }
 
@@ -200,14 +224,16 @@ std::unique_ptr<Module> Parser::parseModule() {
       ok = parseConst(*m);
     } else if (tok.is(Tok::KwKernel)) {
       ok = parseKernel(*m);
+    } else if (tok.is(Tok::KwFn)) {
+      ok = parseFunction(*m);
     } else {
-      errorExpected("'kernel' or 'const' at the top level");
+      errorExpected("'kernel', 'fn' or 'const' at the top level");
       ok = false;
     }
     if (!ok)
       syncTopLevel();
   }
-  if (m->kernels.empty() && !diags.hadError())
+  if (m->kernels.empty() && requireKernel && !diags.hadError())
     error(llvm::SMLoc::getFromPointer(buffer.end()),
           "no kernel in file: expected 'kernel NAME(PARAMS) -> TYPE { ... }'");
   return m;
@@ -286,8 +312,70 @@ bool Parser::parseKernel(Module &m) {
   }
   llvm::SMLoc braceLoc = tok.loc;
   advance();
-  parseBody(k, braceLoc);
+  parseBody(k.body, fmt::format("kernel '{}'", k.name), braceLoc);
   m.kernels.push_back(std::move(k));
+  return true;
+}
+
+bool Parser::parseFunction(Module &m) {
+  advance(); // 'fn'
+  Function f;
+  f.loc = tok.loc;
+  if (!tok.is(Tok::Ident)) {
+    errorExpected("a function name after 'fn'");
+    return false;
+  }
+  f.name = tok.text.str();
+  advance();
+  if (!tok.is(Tok::LParen)) {
+    errorExpected(fmt::format("'(' to start the parameters of function '{}'", f.name));
+    return false;
+  }
+  llvm::SMLoc parenLoc = tok.loc;
+  ++nlSkip;
+  advance();
+  while (!tok.is(Tok::RParen) && !tok.is(Tok::Eof)) {
+    FnParam p;
+    p.loc = tok.loc;
+    if (!tok.is(Tok::Ident)) {
+      errorExpected("a parameter name");
+      return false;
+    }
+    p.name = tok.text.str();
+    advance();
+    if (tok.is(Tok::Assign)) { // a number parameter with its default
+      advance();
+      bool negative = tok.is(Tok::Minus);
+      if (negative)
+        advance();
+      if (!tok.is(Tok::Int) && !tok.is(Tok::Float)) {
+        errorExpected(fmt::format("a number as the default of parameter '{}'", p.name));
+        return false;
+      }
+      p.defaultValue = makeNumber(tok.loc, negative ? -tok.number : tok.number);
+      advance();
+    }
+    f.params.push_back(std::move(p));
+    if (tok.is(Tok::Comma)) {
+      advance();
+      continue;
+    }
+    if (!tok.is(Tok::RParen) && !tok.is(Tok::Eof)) {
+      errorExpected("',' or ')' after a parameter");
+      return false;
+    }
+  }
+  if (!expectCloser(Tok::RParen, parenLoc, "parameter list", true))
+    return false;
+  skipNewlines();
+  if (!tok.is(Tok::LBrace)) {
+    errorExpected(fmt::format("'{{' to start the body of function '{}'", f.name));
+    return false;
+  }
+  llvm::SMLoc braceLoc = tok.loc;
+  advance();
+  parseBody(f.body, fmt::format("function '{}'", f.name), braceLoc);
+  m.functions.push_back(std::move(f));
   return true;
 }
 
@@ -325,7 +413,7 @@ bool Parser::parseType(DType &dtype, DimExpr &rows, DimExpr &cols) {
   dtype = *parsed;
   advance();
   if (!tok.is(Tok::LBracket)) {
-    errorExpected("'[' and the shape after the element type (every value is 2-D: 'bf16[ROWS, COLS]')");
+    errorExpected("'[' and the shape after the element type ('bf16[ROWS, COLS]' or 'bf16[COLS]')");
     return false;
   }
   llvm::SMLoc bracketLoc = tok.loc;
@@ -334,8 +422,10 @@ bool Parser::parseType(DType &dtype, DimExpr &rows, DimExpr &cols) {
   if (!parseDim(rows))
     return false;
   if (tok.is(Tok::RBracket)) {
-    error(tok.loc, "expected ',' and a second dimension: every value is 2-D ('bf16[ROWS, COLS]')");
-    return false;
+    // `bf16[N]`: a row vector, the same as `bf16[1, N]`.
+    cols = rows;
+    rows = DimExpr{"", 1, cols.loc};
+    return expectCloser(Tok::RBracket, bracketLoc, "shape", true);
   }
   if (!tok.is(Tok::Comma)) {
     if (tok.is(Tok::Eof))
@@ -347,7 +437,8 @@ bool Parser::parseType(DType &dtype, DimExpr &rows, DimExpr &cols) {
   if (!parseDim(cols))
     return false;
   if (tok.is(Tok::Comma)) {
-    error(tok.loc, "too many dimensions: every value is 2-D ('bf16[ROWS, COLS]')");
+    error(tok.loc, "too many dimensions: every value is 2-D ('bf16[ROWS, COLS]') or a row vector "
+                   "('bf16[COLS]')");
     return false;
   }
   return expectCloser(Tok::RBracket, bracketLoc, "shape", true);
@@ -369,7 +460,7 @@ bool Parser::parseDim(DimExpr &dim) {
   return false;
 }
 
-void Parser::parseBody(Kernel &k, llvm::SMLoc braceLoc) {
+void Parser::parseBody(std::vector<Stmt> &body, const std::string &owner, llvm::SMLoc braceLoc) {
   unsigned errorsBefore = diags.errorCount();
   bool sawReturn = false, reportedAfterReturn = false;
   llvm::SMLoc closeLoc;
@@ -382,28 +473,28 @@ void Parser::parseBody(Kernel &k, llvm::SMLoc braceLoc) {
     }
     if (tok.is(Tok::Eof)) {
       if (!reportedEof)
-        error(braceLoc, fmt::format("unterminated body of kernel '{}': missing '}}' before the end of "
+        error(braceLoc, fmt::format("unterminated body of {}: missing '}}' before the end of "
                                     "the file",
-                                    k.name));
+                                    owner));
       reportedEof = true;
       return;
     }
-    if (tok.is(Tok::KwKernel) || tok.is(Tok::KwConst)) {
+    if (tok.is(Tok::KwKernel) || tok.is(Tok::KwConst) || tok.is(Tok::KwFn)) {
       unsigned before = diags.errorCount();
-      error(braceLoc, fmt::format("unterminated body of kernel '{}': missing '}}' before the next "
+      error(braceLoc, fmt::format("unterminated body of {}: missing '}}' before the next "
                                   "declaration",
-                                  k.name));
+                                  owner));
       if (diags.errorCount() > before && diags.errorCount() < kMaxErrors)
         diags.note(tok.loc, "the next declaration starts here");
       return;
     }
     if (sawReturn && !reportedAfterReturn) {
       error(tok.loc, fmt::format("statement after 'return': 'return' must be the last statement of "
-                                 "kernel '{}'",
-                                 k.name));
+                                 "{}",
+                                 owner));
       reportedAfterReturn = true;
     }
-    if (!parseStatement(k, sawReturn)) {
+    if (!parseStatement(body, sawReturn)) {
       syncStatement();
       continue;
     }
@@ -413,10 +504,10 @@ void Parser::parseBody(Kernel &k, llvm::SMLoc braceLoc) {
     }
   }
   if (!sawReturn && diags.errorCount() == errorsBefore)
-    error(closeLoc, fmt::format("kernel '{}' has no 'return': end its body with 'return EXPR'", k.name));
+    error(closeLoc, fmt::format("{} has no 'return': end its body with 'return EXPR'", owner));
 }
 
-bool Parser::parseStatement(Kernel &k, bool &sawReturn) {
+bool Parser::parseStatement(std::vector<Stmt> &body, bool &sawReturn) {
   Stmt s;
   s.loc = tok.loc;
   if (tok.is(Tok::KwReturn)) {
@@ -425,7 +516,7 @@ bool Parser::parseStatement(Kernel &k, bool &sawReturn) {
     if (!s.value)
       return false;
     if (!sawReturn) // a second return was already reported as a statement after 'return'
-      k.body.push_back(std::move(s));
+      body.push_back(std::move(s));
     sawReturn = true;
     return true;
   }
@@ -444,7 +535,7 @@ bool Parser::parseStatement(Kernel &k, bool &sawReturn) {
   if (!s.value)
     return false;
   if (!sawReturn)
-    k.body.push_back(std::move(s));
+    body.push_back(std::move(s));
   return true;
 }
 
@@ -466,11 +557,53 @@ ExprPtr Parser::makeNode(ExprKind kind, llvm::SMLoc opLoc, ExprPtr lhs, ExprPtr 
   return e;
 }
 
-ExprPtr Parser::parseExpr() { return parseAdd(); }
+ExprPtr Parser::makeNumber(llvm::SMLoc loc, double value) {
+  auto e = std::make_unique<Expr>(ExprKind::Number, loc);
+  e->opLoc = loc;
+  e->number = value;
+  depthOf[e.get()] = 1;
+  return e;
+}
+
+/// The comparison a token spells, if it is one.
+static std::optional<BinaryOp> comparisonOf(Tok kind) {
+  switch (kind) {
+  case Tok::Lt: return BinaryOp::Lt;
+  case Tok::Le: return BinaryOp::Le;
+  case Tok::Gt: return BinaryOp::Gt;
+  case Tok::Ge: return BinaryOp::Ge;
+  case Tok::EqEq: return BinaryOp::Eq;
+  case Tok::Ne: return BinaryOp::Ne;
+  default: return std::nullopt;
+  }
+}
+
+// Comparisons do not chain: `a < b < c` is an error.
+ExprPtr Parser::parseExpr() {
+  ExprPtr lhs = parseAdd();
+  std::optional<BinaryOp> cmp = comparisonOf(tok.kind);
+  if (!lhs || !cmp)
+    return lhs;
+  llvm::SMLoc opLoc = tok.loc;
+  advance();
+  skipNewlines();
+  ExprPtr rhs = parseAdd();
+  if (!rhs)
+    return nullptr;
+  lhs = makeNode(ExprKind::Binary, opLoc, std::move(lhs), std::move(rhs));
+  if (lhs)
+    lhs->binOp = *cmp;
+  if (lhs && comparisonOf(tok.kind)) {
+    error(tok.loc, "comparisons do not chain: parenthesise one of them, or multiply two masks");
+    return nullptr;
+  }
+  return lhs;
+}
 
 ExprPtr Parser::parseAdd() {
   ExprPtr lhs = parseMul();
-  while (lhs && tok.is(Tok::Plus)) {
+  while (lhs && (tok.is(Tok::Plus) || tok.is(Tok::Minus))) {
+    BinaryOp op = tok.is(Tok::Plus) ? BinaryOp::Add : BinaryOp::Sub;
     llvm::SMLoc opLoc = tok.loc;
     advance();
     skipNewlines();
@@ -479,25 +612,56 @@ ExprPtr Parser::parseAdd() {
       return nullptr;
     lhs = makeNode(ExprKind::Binary, opLoc, std::move(lhs), std::move(rhs));
     if (lhs)
-      lhs->binOp = BinaryOp::Add;
+      lhs->binOp = op;
   }
   return lhs;
 }
 
 ExprPtr Parser::parseMul() {
-  ExprPtr lhs = parseMatMul();
-  while (lhs && tok.is(Tok::Star)) {
+  ExprPtr lhs = parseUnary();
+  while (lhs && (tok.is(Tok::Star) || tok.is(Tok::Slash))) {
+    BinaryOp op = tok.is(Tok::Star) ? BinaryOp::Mul : BinaryOp::Div;
     llvm::SMLoc opLoc = tok.loc;
     advance();
     skipNewlines();
-    ExprPtr rhs = parseMatMul();
+    ExprPtr rhs = parseUnary();
     if (!rhs)
       return nullptr;
     lhs = makeNode(ExprKind::Binary, opLoc, std::move(lhs), std::move(rhs));
     if (lhs)
-      lhs->binOp = BinaryOp::Mul;
+      lhs->binOp = op;
   }
   return lhs;
+}
+
+// `-2.5` is a number; `-e` is `e * -1`.
+ExprPtr Parser::parseUnary() {
+  if (!tok.is(Tok::Minus))
+    return parseMatMul();
+  llvm::SMLoc minusLoc = tok.loc;
+  if (recursion >= kMaxExprDepth) {
+    error(minusLoc, fmt::format("expression is nested too deeply (more than {} levels): split it into "
+                                "several assignments",
+                                kMaxExprDepth));
+    return nullptr;
+  }
+  advance();
+  ++recursion;
+  ExprPtr operand = parseUnary();
+  --recursion;
+  if (!operand)
+    return nullptr;
+  if (operand->kind == ExprKind::Number) {
+    operand->number = -operand->number;
+    operand->loc = operand->opLoc = minusLoc;
+    return operand;
+  }
+  ExprPtr e = makeNode(ExprKind::Binary, minusLoc, std::move(operand), makeNumber(minusLoc, -1.0));
+  if (e) {
+    e->binOp = BinaryOp::Mul;
+    e->loc = minusLoc;
+  }
+  return e;
 }
 
 ExprPtr Parser::parseMatMul() {
@@ -558,46 +722,80 @@ ExprPtr Parser::parsePrimary() {
       return nullptr;
     return e;
   }
-  if (tok.is(Tok::Int)) {
-    error(tok.loc, fmt::format("unexpected integer '{}': values are 2-D tensors and integers may only "
-                               "appear as dimensions",
-                               tok.text.str()));
-    return nullptr;
+  if (tok.is(Tok::Int) || tok.is(Tok::Float)) {
+    ExprPtr e = makeNumber(tok.loc, tok.number);
+    advance();
+    return e;
   }
   errorExpected("an expression");
   return nullptr;
 }
 
+bool Parser::parseArgs(std::vector<Arg> &args, llvm::SMLoc openLoc, const std::string &fn) {
+  while (!tok.is(Tok::RParen) && !tok.is(Tok::Eof)) {
+    Arg a;
+    if (tok.is(Tok::Ident) && peek().is(Tok::Assign)) {
+      a.keyword = tok.text.str();
+      a.keywordLoc = tok.loc;
+      advance();
+      advance();
+    }
+    if (a.keyword.empty() && !args.empty() && !args.back().keyword.empty()) {
+      error(tok.loc, fmt::format("positional argument after a keyword argument in the call to '{}'", fn));
+      return false;
+    }
+    a.value = parseExpr();
+    if (!a.value)
+      return false;
+    args.push_back(std::move(a));
+    if (tok.is(Tok::Comma)) {
+      advance();
+      continue;
+    }
+    break;
+  }
+  return expectCloser(Tok::RParen, openLoc, fmt::format("call to '{}'", fn).c_str(), true);
+}
+
+// `transpose(e)` and the activations take one argument and make their own
+// nodes; any other name is a Call, resolved after parsing (frontend/Inline.cpp:
+// the reductions, the prelude's and the file's functions).
 ExprPtr Parser::parseCall(const Token &fnTok) {
   llvm::SMLoc openLoc = tok.loc;
   std::string fn = fnTok.text.str();
-  const auto &fns = knownFunctions();
-  if (std::find(fns.begin(), fns.end(), fn) == fns.end()) {
-    std::string guess = closestName(fn, fns);
-    error(fnTok.loc, fmt::format("unknown function '{}'; {}the functions are {}", fn,
-                                 guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess),
-                                 quotedList(fns)));
-    return nullptr;
-  }
   if (recursion >= kMaxExprDepth) {
     error(openLoc, fmt::format("expression is nested too deeply (more than {} levels): split it into "
                                "several assignments",
                                kMaxExprDepth));
     return nullptr;
   }
+  const auto &fns = knownFunctions();
+  bool builtin = std::find(fns.begin(), fns.end(), fn) != fns.end();
   ++nlSkip;
   advance();
   ++recursion;
-  ExprPtr arg = parseExpr();
+  std::vector<Arg> args;
+  bool ok = parseArgs(args, openLoc, fn);
   --recursion;
-  if (!arg)
+  if (!ok)
     return nullptr;
-  if (tok.is(Tok::Comma)) {
-    error(tok.loc, fmt::format("'{}' takes exactly one argument", fn));
+  if (!builtin) {
+    auto e = std::make_unique<Expr>(ExprKind::Call, fnTok.loc);
+    e->opLoc = fnTok.loc;
+    e->name = fn;
+    unsigned depth = 1;
+    for (const Arg &a : args)
+      depth = std::max(depth, 1 + depthOf.lookup(a.value.get()));
+    e->args = std::move(args);
+    depthOf[e.get()] = depth;
+    return e;
+  }
+  if (args.size() != 1 || !args[0].keyword.empty()) {
+    error(args.size() > 1 ? args[1].value->loc : args.empty() ? openLoc : args[0].keywordLoc,
+          fmt::format("'{}' takes exactly one argument", fn));
     return nullptr;
   }
-  if (!expectCloser(Tok::RParen, openLoc, fmt::format("call to '{}'", fn).c_str(), true))
-    return nullptr;
+  ExprPtr arg = std::move(args[0].value);
   ExprPtr e;
   if (fn == "transpose") {
     e = makeNode(ExprKind::Transpose, fnTok.loc, std::move(arg), nullptr);
@@ -613,8 +811,8 @@ ExprPtr Parser::parseCall(const Token &fnTok) {
 
 } // namespace
 
-std::unique_ptr<Module> parseModule(llvm::StringRef buffer, DiagnosticEngine &diags) {
-  return Parser(buffer, diags).parseModule();
+std::unique_ptr<Module> parseModule(llvm::StringRef buffer, DiagnosticEngine &diags, bool requireKernel) {
+  return Parser(buffer, diags, requireKernel).parseModule();
 }
 
 } // namespace tessel::frontend

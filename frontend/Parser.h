@@ -25,7 +25,9 @@ constexpr unsigned kMaxExprDepth = 200;
 
 /// Parses `buffer` (which must live in diags.sourceMgr()). Returns the module
 /// even after errors (what could be parsed); check diags.hadError().
-std::unique_ptr<ast::Module> parseModule(llvm::StringRef buffer, DiagnosticEngine &diags);
+/// `requireKernel`: a file without a kernel is an error (not for the prelude).
+std::unique_ptr<ast::Module> parseModule(llvm::StringRef buffer, DiagnosticEngine &diags,
+                                         bool requireKernel = true);
 
 } // namespace tessel::frontend
 

@@ -140,6 +140,11 @@ private:
                      notAParameter(*factors.back(), "(the last factor of a product in the elementwise part)"));
       return mark(*factors.back(), ShardAxis::Cols);
     }
+    case ExprKind::Number:
+      return llvm::Error::success();
+    case ExprKind::Reduce:
+    case ExprKind::Call:
+      return error(e.opLoc, "a reduction on the split dimension is not supported yet");
     case ExprKind::Transpose:
       break;
     }
@@ -161,9 +166,21 @@ void retype(Expr &e, const std::map<std::string, ast::TensorType> &env) {
   case ExprKind::MatMul:
     e.type = {e.lhs->type.dtype, e.lhs->type.rows, e.rhs->type.cols};
     break;
-  case ExprKind::Binary:
+  case ExprKind::Binary: {
+    // Broadcasting (a number is 1 x 1): the larger of each dimension.
+    const ast::TensorType &l = e.lhs->type, &r = e.rhs->type;
+    e.type = {e.lhs->kind == ExprKind::Number ? r.dtype : l.dtype, std::max(l.rows, r.rows),
+              std::max(l.cols, r.cols)};
+    break;
+  }
   case ExprKind::Unary:
     e.type = e.lhs->type;
+    break;
+  case ExprKind::Reduce:
+    e.type = {e.lhs->type.dtype, e.lhs->type.rows, 1};
+    break;
+  case ExprKind::Number:
+  case ExprKind::Call:
     break;
   case ExprKind::Transpose:
     e.type = {e.lhs->type.dtype, e.lhs->type.cols, e.lhs->type.rows};

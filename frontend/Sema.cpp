@@ -20,9 +20,13 @@ namespace tessel::frontend {
 static int precedence(const Expr &e) {
   switch (e.kind) {
   case ExprKind::Binary:
-    return e.binOp == BinaryOp::Add ? 1 : 2;
+    if (isComparison(e.binOp))
+      return 0;
+    return e.binOp == BinaryOp::Add || e.binOp == BinaryOp::Sub ? 1 : 2;
   case ExprKind::MatMul:
     return 3;
+  case ExprKind::Number:
+    return e.number < 0 ? 2 : 4;
   default:
     return 4;
   }
@@ -53,6 +57,17 @@ static void render(const Expr &e, std::string &out, int minPrec) {
   case ExprKind::Transpose:
     render(*e.lhs, out, 4);
     out += ".T";
+    break;
+  case ExprKind::Number:
+    out += fmt::format("{}", e.number);
+    break;
+  case ExprKind::Reduce:
+    out += fmt::format("{}(", reduceOpName(e.reduceOp));
+    render(*e.lhs, out, 0);
+    out += ", axis=1)";
+    break;
+  case ExprKind::Call:
+    out += e.name + "(...)";
     break;
   }
   if (parens)
@@ -98,10 +113,14 @@ private:
   bool resolveType(DType dtype, const DimExpr &rows, const DimExpr &cols, TensorType &out);
   void checkKernel(Kernel &k);
   bool checkExpr(Expr &e);
+  bool checkNode(Expr &e);
   /// Checks both operands of a binary node and that their element types agree.
   bool checkOperands(Expr &e, llvm::StringRef op);
   bool checkMatMul(Expr &e);
   bool checkBinary(Expr &e);
+  /// After an error in an expression an inlined function made: a note at
+  /// the call (once per statement).
+  void noteCall(llvm::SMLoc callLoc, const std::string &callee);
 
   Module &module;
   DiagnosticEngine &diags;
@@ -113,7 +132,15 @@ private:
   llvm::StringMap<Binding> scope;
   std::vector<std::string> scopeNames;         // in definition order, for suggestions
   llvm::StringMap<llvm::SMLoc> laterAssigns;   // assignments not reached yet
+  bool notedCall = false;                      // per statement: noteCall said it
 };
+
+void Sema::noteCall(llvm::SMLoc callLoc, const std::string &callee) {
+  if (notedCall || !callLoc.isValid())
+    return;
+  notedCall = true;
+  note(callLoc, fmt::format("in the call to '{}' here", callee));
+}
 
 void Sema::error(llvm::SMLoc loc, const std::string &msg) {
   if (stopped())
@@ -276,7 +303,17 @@ void Sema::checkKernel(Kernel &k) {
       return;
     if (!s.isReturn())
       laterAssigns.erase(s.name);
+    notedCall = false;
+    unsigned errorsBefore = diags.errorCount();
     bool ok = checkExpr(*s.value);
+    if (diags.errorCount() > errorsBefore)
+      noteCall(s.callLoc, s.callee);
+    if (ok && s.value->kind == ExprKind::Number) {
+      error(s.value->loc, fmt::format("a number is not a value of the kernel: numbers are operands of "
+                                      "'+', '-', '*', '/' and comparisons ('X * {}')",
+                                      s.value->number));
+      continue;
+    }
     if (s.isReturn()) {
       if (ok && resultOk && s.value->type != k.resultType)
         error(s.value->loc,
@@ -309,6 +346,14 @@ void Sema::checkKernel(Kernel &k) {
 }
 
 bool Sema::checkExpr(Expr &e) {
+  unsigned before = diags.errorCount();
+  bool ok = checkNode(e);
+  if (diags.errorCount() > before)
+    noteCall(e.callLoc, e.callee);
+  return ok;
+}
+
+bool Sema::checkNode(Expr &e) {
   switch (e.kind) {
   case ExprKind::Ref: {
     auto it = scope.find(e.name);
@@ -340,6 +385,12 @@ bool Sema::checkExpr(Expr &e) {
   case ExprKind::Unary:
     if (!checkExpr(*e.lhs))
       return false;
+    if (e.lhs->kind == ExprKind::Number) {
+      error(e.lhs->loc, fmt::format("'{}' of a number: functions apply to tensors (write the value "
+                                    "itself)",
+                                    actFnName(e.unaryFn).str()));
+      return false;
+    }
     e.type = e.lhs->type;
     return true;
   case ExprKind::Transpose:
@@ -348,6 +399,20 @@ bool Sema::checkExpr(Expr &e) {
     e.type = e.lhs->type;
     std::swap(e.type.rows, e.type.cols);
     return true;
+  case ExprKind::Number:
+    return true; // typed by the operator it is an operand of
+  case ExprKind::Reduce:
+    if (!checkExpr(*e.lhs))
+      return false;
+    if (e.lhs->kind == ExprKind::Number) {
+      error(e.lhs->loc, fmt::format("'{}' reduces a tensor, not a number", reduceOpName(e.reduceOp)));
+      return false;
+    }
+    e.type = TensorType{e.lhs->type.dtype, e.lhs->type.rows, 1};
+    return true;
+  case ExprKind::Call:
+    error(e.loc, fmt::format("call to '{}' was not resolved", e.name));
+    return false;
   }
   return false;
 }
@@ -357,6 +422,11 @@ bool Sema::checkOperands(Expr &e, llvm::StringRef op) {
   bool okR = checkExpr(*e.rhs);
   if (!okL || !okR)
     return false;
+  // A number takes the element type of the tensor it meets.
+  if (e.lhs->kind == ExprKind::Number)
+    e.lhs->type = TensorType{e.rhs->type.dtype, 1, 1};
+  if (e.rhs->kind == ExprKind::Number)
+    e.rhs->type = TensorType{e.lhs->type.dtype, 1, 1};
   const TensorType &l = e.lhs->type, &r = e.rhs->type;
   if (l.dtype == r.dtype)
     return true;
@@ -369,6 +439,11 @@ bool Sema::checkOperands(Expr &e, llvm::StringRef op) {
 bool Sema::checkMatMul(Expr &e) {
   if (!checkOperands(e, "@"))
     return false;
+  for (const Expr *o : {e.lhs.get(), e.rhs.get()})
+    if (o->kind == ExprKind::Number) {
+      error(o->loc, "an operand of '@' is a number: '@' multiplies matrices; use '*' to scale");
+      return false;
+    }
   const TensorType &l = e.lhs->type, &r = e.rhs->type;
   std::string ln = exprText(*e.lhs), rn = exprText(*e.rhs);
   if (l.cols != r.rows) {
@@ -385,22 +460,46 @@ bool Sema::checkMatMul(Expr &e) {
   return true;
 }
 
+// Broadcasting: each dimension of the two operands is equal, or 1 in one of
+// them (a column [M, 1] against [M, N], a row vector [1, N] against
+// [M, N]); a number applies to every element.
 bool Sema::checkBinary(Expr &e) {
   const char *op = binaryOpName(e.binOp);
   if (!checkOperands(e, op))
     return false;
+  bool numL = e.lhs->kind == ExprKind::Number, numR = e.rhs->kind == ExprKind::Number;
+  if (numL && numR) {
+    error(e.opLoc, fmt::format("both operands of '{}' are numbers: write the result ({} {} {})", op,
+                               e.lhs->number, op, e.rhs->number));
+    return false;
+  }
+  if (numL || numR) {
+    e.type = numL ? e.rhs->type : e.lhs->type;
+    return true;
+  }
   const TensorType &l = e.lhs->type, &r = e.rhs->type;
-  std::string ln = exprText(*e.lhs), rn = exprText(*e.rhs);
-  if (l.rows != r.rows || l.cols != r.cols) {
+  auto broadcast = [](int64_t a, int64_t b) -> std::optional<int64_t> {
+    if (a == b || b == 1)
+      return a;
+    if (a == 1)
+      return b;
+    return std::nullopt;
+  };
+  std::optional<int64_t> rows = broadcast(l.rows, r.rows), cols = broadcast(l.cols, r.cols);
+  if (!rows || !cols) {
+    std::string ln = exprText(*e.lhs), rn = exprText(*e.rhs);
     std::string hint;
     if (l.rows == r.cols && l.cols == r.rows)
       hint = fmt::format("; did you mean '{}.T'?", precedence(*e.rhs) < 4 ? "(" + rn + ")" : rn);
-    error(e.opLoc, fmt::format("operands of elementwise '{}' have different shapes: {} is {}, {} is {} "
-                               "(there is no broadcasting){}",
+    else if (r.rows == 1 && r.cols == l.rows)
+      hint = fmt::format("; a row vector broadcasts over rows: did you mean '{}.T' (a column)?",
+                         precedence(*e.rhs) < 4 ? "(" + rn + ")" : rn);
+    error(e.opLoc, fmt::format("operands of elementwise '{}' have shapes that do not broadcast: {} is {}, "
+                               "{} is {} (each dimension must be equal, or 1 in one operand){}",
                                op, ln, formatShape(l), rn, formatShape(r), hint));
     return false;
   }
-  e.type = l;
+  e.type = TensorType{l.dtype, *rows, *cols};
   return true;
 }
 

@@ -21,6 +21,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -62,13 +63,27 @@ public:
       break;
     }
     case ast::ExprKind::Binary: {
-      auto l = visit(*e.lhs), r = visit(*e.rhs);
-      join(l.first, r.first);
-      join(l.second, r.second);
-      join(rows, l.first);
-      join(cols, l.second);
+      // A broadcast dimension (1 against the result's) and a number join
+      // nothing.
+      for (const ast::Expr *o : {e.lhs.get(), e.rhs.get()}) {
+        auto s = visit(*o);
+        if (o->kind == ast::ExprKind::Number)
+          continue;
+        if (o->type.rows == e.type.rows)
+          join(rows, s.first);
+        if (o->type.cols == e.type.cols)
+          join(cols, s.second);
+      }
       break;
     }
+    case ast::ExprKind::Reduce: {
+      auto o = visit(*e.lhs);
+      join(rows, o.first);
+      break;
+    }
+    case ast::ExprKind::Number:
+    case ast::ExprKind::Call:
+      break;
     case ast::ExprKind::Unary: {
       auto o = visit(*e.lhs);
       join(rows, o.first);
@@ -110,6 +125,7 @@ public:
   void join(unsigned a, unsigned b) { classes.unionSets(a, b); }
 
   /// Names every class: `rowsSlot` -> M, `colsSlot` -> N, others in order.
+  bool isNamed(unsigned slot) const { return names.count(find(slot)) != 0; }
   std::string label(unsigned slot) {
     unsigned root = find(slot);
     auto it = names.find(root);
@@ -190,6 +206,19 @@ private:
   /// projection's own (named after the dimension) when given, else `n`.
   int64_t columnBlockFor(const Dim &nDim);
   void lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c);
+  /// How an operand of an elementwise node meets the result's tiles.
+  enum class Operand { Full, Column, Row, Number };
+  static Operand operandKind(const ast::Expr &o, const ast::Expr &e);
+  /// An operand's tile at the elementwise loop's (m, n): its SBUF tile, its
+  /// [P, 1] column tile, or (a row vector) its rows broadcast over the
+  /// partitions in PSUM; `ones` is the [1, P] stationary of that broadcast.
+  Access operandTile(Operand kind, Value *src, Value *ones, Value *c, Value *m, Value *n, IndexExpr em,
+                     IndexExpr en, llvm::SMLoc loc);
+  void emitBinary(const ast::Expr &e, const Access &dst, Operand ka, const Access &ta, Operand kb,
+                  const Access &tb, llvm::SMLoc loc);
+  void lowerReduce(const ast::Expr &e, Value *a, Value *c);
+  /// Names the size-1 dimensions of broadcasts and reductions B, B2, ...
+  void nameUnitDimensions();
   void lowerTranspose(const ast::Expr &e, Value *a, Value *c);
   std::string labelOf(unsigned slot) { return labeler.label(slot); }
   int64_t roundToTile(int64_t v) const { return llvm::alignTo(v, rowTile); }
@@ -316,14 +345,31 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
   }
   case ast::ExprKind::Binary:
   case ast::ExprKind::Unary: {
-    Value *a = lower(*e.lhs, nullptr, nameHint(*e.lhs));
-    Value *b = e.kind == ast::ExprKind::Binary ? lower(*e.rhs, nullptr, nameHint(*e.rhs)) : nullptr;
+    // A number is an immediate of the instruction, not a tensor.
+    auto operand = [&](const ast::Expr *o) {
+      return o && o->kind != ast::ExprKind::Number ? lower(*o, nullptr, nameHint(*o)) : nullptr;
+    };
+    Value *a = operand(e.lhs.get());
+    Value *b = e.kind == ast::ExprKind::Binary ? operand(e.rhs.get()) : nullptr;
     if (failed)
       return nullptr;
     Value *c = dest ? dest : hbmTensor(e, hint);
     lowerElementwise(e, a, b, c);
     return c;
   }
+  case ast::ExprKind::Reduce: {
+    Value *a = lower(*e.lhs, nullptr, nameHint(*e.lhs));
+    if (failed)
+      return nullptr;
+    Value *c = dest ? dest : hbmTensor(e, hint);
+    lowerReduce(e, a, c);
+    return c;
+  }
+  case ast::ExprKind::Number:
+  case ast::ExprKind::Call:
+    diags.error(e.loc, "TileGen: a number or call where a tensor is expected");
+    failed = true;
+    return nullptr;
   case ast::ExprKind::Transpose: {
     Value *a = lower(*e.lhs, nullptr, nameHint(*e.lhs));
     if (failed)
@@ -651,32 +697,122 @@ void TileGen::storeRowTile(const RowStrip &r, IndexExpr col, Value *mi, Value *a
   store.src = access(ctile, {{0, em}, {0, r.en}});
 }
 
-// C = A op B (Binary), fn(A) (Unary) or a copy of A (Ref): partitions x moving tiles.
+TileGen::Operand TileGen::operandKind(const ast::Expr &o, const ast::Expr &e) {
+  if (o.kind == ast::ExprKind::Number)
+    return Operand::Number;
+  if (o.type.cols != e.type.cols)
+    return Operand::Column;
+  if (o.type.rows != e.type.rows)
+    return Operand::Row;
+  return Operand::Full;
+}
+
+Access TileGen::operandTile(Operand kind, Value *src, Value *ones, Value *c, Value *m, Value *n,
+                            IndexExpr em, IndexExpr en, llvm::SMLoc loc) {
+  const Dim &rowDim = c->type.dims[0], &colDim = c->type.dims[1];
+  const Dim &srcRows = src->type.dims[0], &srcCols = src->type.dims[1];
+  if (kind == Operand::Column) {
+    Value *t = alloc(src->name + "_col", MemSpace::SBUF, src->type.dtype, {{rowDim.label, rowTile}, {srcCols.label, 1}}, 2, loc);
+    auto &load = emit<DmaOp>(loc);
+    load.dst = access(t, {{0, em}, {0, 1}});
+    load.src = access(src, {{IndexExpr::var(m), em}, {0, 1}});
+    return access(t, {{0, em}, {0, 1}});
+  }
+  if (kind == Operand::Row) {
+    // ones[1, P]^T @ row[1, n] on the tensor engine: the row on every partition.
+    Value *t = alloc(src->name + "_row", MemSpace::SBUF, src->type.dtype, {{srcRows.label, 1}, {colDim.label, movingTile}}, 2, loc);
+    auto &load = emit<DmaOp>(loc);
+    load.dst = access(t, {{0, 1}, {0, en}});
+    load.src = access(src, {{0, 1}, {IndexExpr::var(n), en}});
+    Value *p = alloc(src->name + "_bcast", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
+    auto &mm = emit<MatmulOp>(loc);
+    mm.dst = access(p, {{0, em}, {0, en}});
+    mm.stationary = access(ones, {{0, 1}, {0, em}});
+    mm.moving = access(t, {{0, 1}, {0, en}});
+    return access(p, {{0, em}, {0, en}});
+  }
+  Value *t = alloc(src->name + "_tile", MemSpace::SBUF, src->type.dtype, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
+  auto &load = emit<DmaOp>(loc);
+  load.dst = access(t, {{0, em}, {0, en}});
+  load.src = access(src, {{IndexExpr::var(m), em}, {IndexExpr::var(n), en}});
+  return access(t, {{0, em}, {0, en}});
+}
+
+static AluOp aluOf(ast::BinaryOp op) {
+  switch (op) {
+  case ast::BinaryOp::Mul: return AluOp::Mul;
+  case ast::BinaryOp::Add: return AluOp::Add;
+  case ast::BinaryOp::Sub: return AluOp::Sub;
+  case ast::BinaryOp::Div: return AluOp::Divide;
+  case ast::BinaryOp::Lt: return AluOp::IsLt;
+  case ast::BinaryOp::Le: return AluOp::IsLe;
+  case ast::BinaryOp::Gt: return AluOp::IsGt;
+  case ast::BinaryOp::Ge: return AluOp::IsGe;
+  case ast::BinaryOp::Eq: return AluOp::IsEqual;
+  case ast::BinaryOp::Ne: return AluOp::NotEqual;
+  }
+  return AluOp::Add;
+}
+
+// Two tiles: tensor_tensor. A column or a number against a tile:
+// tensor_scalar (its scalar the [P, 1] tile or the immediate; `reverse` when
+// it is the left operand).
+void TileGen::emitBinary(const ast::Expr &e, const Access &dst, Operand ka, const Access &ta, Operand kb,
+                         const Access &tb, llvm::SMLoc loc) {
+  AluOp alu = aluOf(e.binOp);
+  auto isTile = [](Operand k) { return k == Operand::Full || k == Operand::Row; };
+  if (isTile(ka) && isTile(kb)) {
+    auto &tt = emit<TensorTensorOp>(loc);
+    tt.alu = alu;
+    tt.dst = dst;
+    tt.lhs = ta;
+    tt.rhs = tb;
+    return;
+  }
+  bool scalarLeft = !isTile(ka);
+  auto &ts = emit<TensorScalarOp>(loc);
+  ts.alu = alu;
+  ts.dst = dst;
+  ts.src = scalarLeft ? tb : ta;
+  ts.reverse = scalarLeft;
+  Operand scalarKind = scalarLeft ? ka : kb;
+  if (scalarKind == Operand::Number)
+    ts.scalar = scalarLeft ? e.lhs->number : e.rhs->number;
+  else
+    ts.scalarTile = scalarLeft ? ta : tb;
+}
+
+// C = A op B (Binary), fn(A) (Unary) or a copy of A (Ref): partitions x
+// moving tiles. An operand may broadcast (operandKind): a column [M, 1], a
+// row vector [1, N] or a number.
 void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c) {
   const int64_t M = e.type.rows, N = e.type.cols;
   const Dim &rowDim = c->type.dims[0], &colDim = c->type.dims[1];
   llvm::SMLoc loc = e.kind == ast::ExprKind::Ref ? e.loc : e.opLoc;
+  bool binary = e.kind == ast::ExprKind::Binary;
+  Operand ka = binary ? operandKind(*e.lhs, e) : Operand::Full;
+  Operand kb = binary ? operandKind(*e.rhs, e) : Operand::Number;
+  // A row vector's broadcast multiplies it by a [1, P] row of ones.
+  Value *ones = nullptr;
+  if (Value *row = ka == Operand::Row ? a : kb == Operand::Row ? b : nullptr) {
+    ones = alloc("ones", MemSpace::SBUF, row->type.dtype, {{row->type.dims[0].label, 1}, {rowDim.label, rowTile}}, 1, loc);
+    auto &fill = emit<MemsetOp>(loc);
+    fill.dst = access(ones, {{0, 1}, {0, rowTile}});
+    fill.value = 1.0;
+  }
   Value *m = openLoop("m", 0, M, rowTile, loc);
   IndexExpr em = extent(M, rowTile, IndexExpr::var(m));
   Value *n = openLoop("n", 0, N, movingTile, loc);
   IndexExpr en = extent(N, movingTile, IndexExpr::var(n));
-  auto loadTile = [&](Value *src) {
-    Value *t = alloc(src->name + "_tile", MemSpace::SBUF, src->type.dtype, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
-    auto &load = emit<DmaOp>(loc);
-    load.dst = access(t, {{0, em}, {0, en}});
-    load.src = access(src, {{IndexExpr::var(m), em}, {IndexExpr::var(n), en}});
-    return t;
-  };
-  Value *ta = loadTile(a);
-  Value *tb = b ? loadTile(b) : nullptr;
+  Access ta, tb;
+  if (ka != Operand::Number)
+    ta = operandTile(ka, a, ones, c, m, n, em, en, loc);
+  if (binary && kb != Operand::Number)
+    tb = operandTile(kb, b, ones, c, m, n, em, en, loc);
   Value *out = alloc(c->name + "_tile", MemSpace::SBUF, c->type.dtype, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
   Access dst = access(out, {{0, em}, {0, en}});
-  if (e.kind == ast::ExprKind::Binary) {
-    auto &tt = emit<TensorTensorOp>(loc);
-    tt.alu = e.binOp == ast::BinaryOp::Mul ? AluOp::Mul : AluOp::Add;
-    tt.dst = dst;
-    tt.lhs = access(ta, {{0, em}, {0, en}});
-    tt.rhs = access(tb, {{0, em}, {0, en}});
+  if (binary) {
+    emitBinary(e, dst, ka, ta, kb, tb, loc);
   } else {
     auto &act = emit<ActivationOp>(loc);
     act.fn = ActFn::Copy;
@@ -684,12 +820,71 @@ void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c)
       act.fn = e.unaryFn; // the DSL's functions are the registry's activations
     }
     act.dst = dst;
-    act.src = access(ta, {{0, em}, {0, en}});
+    act.src = ta;
   }
   auto &store = emit<DmaOp>(loc);
   store.dst = access(c, {{IndexExpr::var(m), em}, {IndexExpr::var(n), en}});
   store.src = access(out, {{0, em}, {0, en}});
   closeLoop();
+  closeLoop();
+}
+
+// C[M', 1] = the rows of A[M', N'] folded over their columns: per row tile,
+// each column tile's tensor_reduce [P, 1] is folded into an fp32 running
+// [P, 1] (started at the fold's identity), so the reduction covers the whole
+// row; `mean` scales it by 1 / N' as it is written out.
+void TileGen::lowerReduce(const ast::Expr &e, Value *a, Value *c) {
+  const int64_t M = e.lhs->type.rows, N = e.lhs->type.cols;
+  const Dim &rowDim = a->type.dims[0], &colDim = a->type.dims[1], &unit = c->type.dims[1];
+  llvm::SMLoc loc = e.opLoc;
+  AluOp fold = e.reduceOp == ast::ReduceOp::Max   ? AluOp::Max
+               : e.reduceOp == ast::ReduceOp::Min ? AluOp::Min
+                                                  : AluOp::Add;
+  double identity = fold == AluOp::Max   ? -double(std::numeric_limits<float>::max())
+                    : fold == AluOp::Min ? double(std::numeric_limits<float>::max())
+                                         : 0.0;
+  Value *m = openLoop("m", 0, M, rowTile, loc);
+  IndexExpr em = extent(M, rowTile, IndexExpr::var(m));
+  Value *acc = alloc("acc", MemSpace::SBUF, ir::DType::F32, {{rowDim.label, rowTile}, {unit.label, 1}}, 2, loc);
+  Access accTile = access(acc, {{0, em}, {0, 1}});
+  auto &init = emit<MemsetOp>(loc);
+  init.dst = accTile;
+  init.value = identity;
+  {
+    Value *n = openLoop("n", 0, N, movingTile, loc);
+    IndexExpr en = extent(N, movingTile, IndexExpr::var(n));
+    Value *t = alloc(a->name + "_tile", MemSpace::SBUF, a->type.dtype, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
+    auto &load = emit<DmaOp>(loc);
+    load.dst = access(t, {{0, em}, {0, en}});
+    load.src = access(a, {{IndexExpr::var(m), em}, {IndexExpr::var(n), en}});
+    Value *part = alloc("part", MemSpace::SBUF, ir::DType::F32, {{rowDim.label, rowTile}, {unit.label, 1}}, 2, loc);
+    auto &red = emit<TensorReduceOp>(loc);
+    red.alu = fold;
+    red.dst = access(part, {{0, em}, {0, 1}});
+    red.src = access(t, {{0, em}, {0, en}});
+    auto &into = emit<TensorTensorOp>(loc);
+    into.alu = fold;
+    into.dst = accTile;
+    into.lhs = accTile;
+    into.rhs = access(part, {{0, em}, {0, 1}});
+    closeLoop();
+  }
+  Value *out = alloc(c->name + "_tile", MemSpace::SBUF, c->type.dtype, {{rowDim.label, rowTile}, {unit.label, 1}}, 2, loc);
+  Access outTile = access(out, {{0, em}, {0, 1}});
+  if (e.reduceOp == ast::ReduceOp::Mean) {
+    auto &scale = emit<TensorScalarOp>(loc);
+    scale.alu = AluOp::Mul;
+    scale.dst = outTile;
+    scale.src = accTile;
+    scale.scalar = 1.0 / double(N);
+  } else {
+    auto &cp = emit<CopyOp>(loc);
+    cp.dst = outTile;
+    cp.src = accTile;
+  }
+  auto &store = emit<DmaOp>(loc);
+  store.dst = access(c, {{IndexExpr::var(m), em}, {0, 1}});
+  store.src = outTile;
   closeLoop();
 }
 
@@ -805,6 +1000,32 @@ bool TileGen::labelAllDimensions() {
   return true;
 }
 
+void TileGen::nameUnitDimensions() {
+  unsigned count = 0;
+  auto name = [&](unsigned slot, int64_t size) {
+    if (size == 1 && !labeler.isNamed(slot))
+      labeler.nameClass(slot, ++count == 1 ? "B" : "B" + std::to_string(count));
+  };
+  for (const ast::Param &p : ast.params) {
+    auto s = labeler.slotsOfName(p.name);
+    name(s.first, p.type.rows);
+    name(s.second, p.type.cols);
+  }
+  std::function<void(const ast::Expr &)> walk = [&](const ast::Expr &e) {
+    if (e.kind != ast::ExprKind::Number) {
+      auto s = labeler.slotsOf(e);
+      name(s.first, e.type.rows);
+      name(s.second, e.type.cols);
+    }
+    for (const ast::Expr *o : {e.lhs.get(), e.rhs.get()})
+      if (o)
+        walk(*o);
+  };
+  for (const ast::Stmt &st : ast.body)
+    if (!isAlias(st))
+      walk(*st.value);
+}
+
 std::unique_ptr<Kernel> TileGen::run() {
   if (!opts.geometry.isSet() || opts.firstBlockM <= 0 || opts.stripBudgetBytes <= 0) {
     diags.error(ast.loc, "TileGen needs the target's tile geometry, a first row strip and a "
@@ -823,6 +1044,7 @@ std::unique_ptr<Kernel> TileGen::run() {
   labeler.nameClass(rows, "M");
   if (labeler.find(cols) != labeler.find(rows))
     labeler.nameClass(cols, "N");
+  nameUnitDimensions();
 
   // 2. Signature and block parameters.
   kernel->name = ast.name;

@@ -125,7 +125,7 @@ llvm::Expected<ModelConfig> parseModelConfig(llvm::StringRef path, llvm::StringR
     return r.error("hidden_act", "missing field 'hidden_act' (the MLP's activation, e.g. \"silu\")");
   llvm::Optional<llvm::StringRef> actName = act->getAsString();
   std::optional<ActFn> fn = actName ? parseActFn(*actName) : std::nullopt;
-  if (!fn || !isDslFunction(*fn) || *fn == ActFn::Exp)
+  if (!fn || (*fn != ActFn::Silu && *fn != ActFn::Gelu && *fn != ActFn::Relu))
     return r.error("hidden_act", fmt::format("unknown activation {}: the gated MLP is written with "
                                              "silu, gelu or relu",
                                              llvm::formatv("{0}", *act).str()));
