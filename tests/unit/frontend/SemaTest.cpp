@@ -63,6 +63,56 @@ TEST(Sema, TransposeAndUnaryTypes) {
   EXPECT_EQ(c.module->kernels[0].resultType, (TensorType{DType::F32, 7, 5}));
 }
 
+TEST(Sema, BroadcastingColumnsRowsAndNumbers) {
+  Compiled c = compile("kernel k(X: bf16[6, 5], b: bf16[5], c: bf16[6, 1]) -> bf16[6, 5] {\n"
+                       "  s = sum(X, axis=1)\n  r = X + b\n  q = c * b\n  return X / s + r * 0.5 - q\n}\n");
+  ASSERT_TRUE(c.module) << c.diags;
+  const Kernel &k = c.module->kernels[0];
+  EXPECT_EQ(k.params[1].type, (TensorType{DType::BF16, 1, 5}));
+  EXPECT_EQ(k.body[0].value->type, (TensorType{DType::BF16, 6, 1}));
+  EXPECT_EQ(k.body[1].value->type, (TensorType{DType::BF16, 6, 5}));
+  EXPECT_EQ(k.body[2].value->type, (TensorType{DType::BF16, 6, 5})); // an outer broadcast
+  EXPECT_EQ(k.resultType, (TensorType{DType::BF16, 6, 5}));
+}
+
+TEST(Sema, ReductionOverRowsIsATransposedColumnReduction) {
+  Compiled c = compile("kernel k(X: f32[6, 5]) -> f32[1, 5] {\n  return max(X, axis=0)\n}\n");
+  ASSERT_TRUE(c.module) << c.diags;
+  const Expr &e = *c.module->kernels[0].returnStmt().value;
+  EXPECT_EQ(e.kind, ExprKind::Transpose);
+  EXPECT_EQ(e.lhs->kind, ExprKind::Reduce);
+  EXPECT_EQ(e.lhs->type, (TensorType{DType::F32, 5, 1}));
+}
+
+TEST(Sema, FunctionsAreInlinedWithFreshLocals) {
+  Compiled c = compile("fn twice(x, s=2) {\n  h = x * s\n  return h + h\n}\n"
+                       "kernel k(X: bf16[4, 4]) -> bf16[4, 4] {\n  h = X\n  return twice(h @ X) + twice(X, s=3)\n}\n");
+  ASSERT_TRUE(c.module) << c.diags;
+  const Kernel &k = c.module->kernels[0];
+  std::vector<std::string> names;
+  for (const Stmt &s : k.body)
+    names.push_back(s.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"h", "twice_x_1", "twice_h_1", "twice_h_2", ""}));
+  EXPECT_DOUBLE_EQ(k.body[3].value->rhs->number, 3.0);
+}
+
+TEST(SemaErrors, ReductionAxisAndArguments) {
+  auto diagsOf = [](const std::string &expr) {
+    return compile("kernel k(X: bf16[4, 8]) -> bf16[4, 1] {\n  return " + expr + "\n}\n").diags;
+  };
+  EXPECT_NE(diagsOf("sum(X, axis=2)").find("t.tsl:2:22: error: axis 2 is out of range"), std::string::npos);
+  EXPECT_NE(diagsOf("sum(X)").find("t.tsl:2:10: error: 'sum' needs an axis"), std::string::npos);
+  EXPECT_NE(diagsOf("sum(X, axis=0.5)").find("error: the axis of 'sum' must be an integer"), std::string::npos);
+  EXPECT_NE(diagsOf("sum(X, dim=1)").find("error: 'sum' has no argument 'dim'"), std::string::npos);
+}
+
+TEST(SemaErrors, ErrorInsideAPreludeFunctionNotesTheCall) {
+  Compiled c = compile("kernel k(X: bf16[4, 8], g: bf16[4]) -> bf16[4, 8] {\n  return rmsnorm(X, g)\n}\n");
+  EXPECT_NE(c.diags.find("<prelude>:"), std::string::npos) << c.diags;
+  EXPECT_NE(c.diags.find("do not broadcast"), std::string::npos) << c.diags;
+  EXPECT_NE(c.diags.find("t.tsl:2:10: note: in the call to 'rmsnorm' here"), std::string::npos) << c.diags;
+}
+
 TEST(Sema, TransposedOutput) {
   Compiled c = compile("const M = 256\nkernel k(X: bf16[M, 128], U: bf16[128, 64], V: bf16[64, 512]) -> bf16[512, M] {\n"
                        "  return (X @ U @ V).T\n}\n");
@@ -136,8 +186,8 @@ TEST(SemaErrors, InnerDimensionsNameSubexpressionsAndSuggestTranspose) {
 
 TEST(SemaErrors, ElementwiseShapeMismatch) {
   Compiled c = compile("kernel k(X: bf16[4, 8], Y: bf16[4, 9]) -> bf16[4, 8] {\n  return X + Y\n}\n");
-  EXPECT_NE(c.diags.find("t.tsl:2:12: error: operands of elementwise '+' have different shapes: X is [4 x 8], "
-                         "Y is [4 x 9]"),
+  EXPECT_NE(c.diags.find("t.tsl:2:12: error: operands of elementwise '+' have shapes that do not broadcast: "
+                         "X is [4 x 8], Y is [4 x 9]"),
             std::string::npos)
       << c.diags;
 }
