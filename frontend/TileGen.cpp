@@ -358,7 +358,13 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
     return c;
   }
   case ast::ExprKind::Reduce: {
-    Value *a = lower(*e.lhs, nullptr, nameHint(*e.lhs));
+    // sum(f(x)): the scalar engine sums f's results as it computes them
+    // (activation accumulate); f(x) is never stored.
+    const ast::Expr *arg = e.lhs.get();
+    if (e.reduceOp != ast::ReduceOp::Max && e.reduceOp != ast::ReduceOp::Min &&
+        arg->kind == ast::ExprKind::Unary)
+      arg = arg->lhs.get();
+    Value *a = lower(*arg, nullptr, nameHint(*arg));
     if (failed)
       return nullptr;
     Value *c = dest ? dest : hbmTensor(e, hint);
@@ -832,9 +838,13 @@ void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c)
 // C[M', 1] = the rows of A[M', N'] folded over their columns: per row tile,
 // each column tile's tensor_reduce [P, 1] is folded into an fp32 running
 // [P, 1] (started at the fold's identity), so the reduction covers the whole
-// row; `mean` scales it by 1 / N' as it is written out.
+// row; `mean` scales it by 1 / N' as it is written out. A sum of a function
+// f(x) (A is then x) takes each tile's partial sum from f's activation
+// (its accumulate output) instead of a tensor_reduce.
 void TileGen::lowerReduce(const ast::Expr &e, Value *a, Value *c) {
   const int64_t M = e.lhs->type.rows, N = e.lhs->type.cols;
+  const bool fused = e.reduceOp != ast::ReduceOp::Max && e.reduceOp != ast::ReduceOp::Min &&
+                     e.lhs->kind == ast::ExprKind::Unary;
   const Dim &rowDim = a->type.dims[0], &colDim = a->type.dims[1], &unit = c->type.dims[1];
   llvm::SMLoc loc = e.opLoc;
   AluOp fold = e.reduceOp == ast::ReduceOp::Max   ? AluOp::Max
@@ -858,10 +868,19 @@ void TileGen::lowerReduce(const ast::Expr &e, Value *a, Value *c) {
     load.dst = access(t, {{0, em}, {0, en}});
     load.src = access(a, {{IndexExpr::var(m), em}, {IndexExpr::var(n), en}});
     Value *part = alloc("part", MemSpace::SBUF, ir::DType::F32, {{rowDim.label, rowTile}, {unit.label, 1}}, 2, loc);
-    auto &red = emit<TensorReduceOp>(loc);
-    red.alu = fold;
-    red.dst = access(part, {{0, em}, {0, 1}});
-    red.src = access(t, {{0, em}, {0, en}});
+    if (fused) {
+      Value *f = alloc("f_tile", MemSpace::SBUF, a->type.dtype, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
+      auto &act = emit<ActivationOp>(loc);
+      act.fn = e.lhs->unaryFn;
+      act.dst = access(f, {{0, em}, {0, en}});
+      act.src = access(t, {{0, em}, {0, en}});
+      act.accumulator = access(part, {{0, em}, {0, 1}});
+    } else {
+      auto &red = emit<TensorReduceOp>(loc);
+      red.alu = fold;
+      red.dst = access(part, {{0, em}, {0, 1}});
+      red.src = access(t, {{0, em}, {0, en}});
+    }
     auto &into = emit<TensorTensorOp>(loc);
     into.alu = fold;
     into.dst = accTile;
