@@ -78,6 +78,42 @@ TEST(Reference, UnaryFunctions) {
   expectNear(y, mat(1, 4, want));
 }
 
+TEST(Reference, ReductionsAlongColumnsAndRows) {
+  Program p("kernel k(A: f32[2, 3]) -> f32[2, 1] {\n"
+            "  return sum(A, axis=1) + max(A, axis=1) * 10 + min(A, axis=-1) * 100 + mean(A, axis=1) * 1000\n}\n");
+  ASSERT_TRUE(p.module);
+  HostTensor y = run(p, {{"A", mat(2, 3, {1, -2, 4, 0.5, 3, 1})}});
+  expectNear(y, mat(2, 1, {3 + 40 - 200 + 1000, 4.5f + 30 + 50 + 1500}), 1e-3f);
+  Program q("kernel k(A: f32[2, 3]) -> f32[1, 3] {\n  return sum(A, axis=0)\n}\n");
+  ASSERT_TRUE(q.module);
+  expectNear(run(q, {{"A", mat(2, 3, {1, -2, 4, 0.5, 3, 1})}}), mat(1, 3, {1.5f, 1, 5}));
+}
+
+TEST(Reference, BroadcastsColumnsRowsAndNumbers) {
+  Program p("kernel k(A: f32[2, 3], c: f32[2, 1], b: f32[3]) -> f32[2, 3] {\n"
+            "  return (A - c) / b + 1 - 0.5 * A\n}\n");
+  ASSERT_TRUE(p.module);
+  HostTensor y = run(p, {{"A", mat(2, 3, {1, 2, 3, 4, 5, 6})}, {"c", mat(2, 1, {1, 2})}, {"b", mat(1, 3, {1, 2, 4})}});
+  std::vector<float> want;
+  float A[2][3] = {{1, 2, 3}, {4, 5, 6}}, c[2] = {1, 2}, b[3] = {1, 2, 4};
+  for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < 3; ++j)
+      want.push_back((A[r][j] - c[r]) / b[j] + 1 - 0.5f * A[r][j]);
+  expectNear(y, mat(2, 3, want));
+}
+
+TEST(Reference, ComparisonsAndTheSoftmaxOfThePrelude) {
+  Program p("kernel k(A: f32[1, 3], B: f32[1, 3]) -> f32[1, 3] {\n"
+            "  return (A < B) + (A >= B) * 2 + where(A == B, A, B) * 4\n}\n");
+  ASSERT_TRUE(p.module);
+  expectNear(run(p, {{"A", mat(1, 3, {1, 2, 3})}, {"B", mat(1, 3, {2, 2, 1})}}), mat(1, 3, {1 + 8, 2 + 8, 2 + 4}));
+  Program s("kernel k(A: f32[1, 3]) -> f32[1, 3] {\n  return softmax(A, axis=1)\n}\n");
+  ASSERT_TRUE(s.module);
+  double z = std::exp(-2.0) + std::exp(-1.0) + 1.0;
+  expectNear(run(s, {{"A", mat(1, 3, {1, 2, 3})}}),
+             mat(1, 3, {float(std::exp(-2.0) / z), float(std::exp(-1.0) / z), float(1.0 / z)}));
+}
+
 TEST(Reference, TransposeBothSpellings) {
   Program p("kernel k(A: f32[2, 3]) -> f32[3, 2] {\n  return transpose(A).T.T\n}\n");
   HostTensor y = run(p, {{"A", mat(2, 3, {1, 2, 3, 4, 5, 6})}});
