@@ -14,6 +14,11 @@
 //   silu, ...  applyActFn: the formula in support/Activations.def, the same
 //              definition the simulator's scalar engine evaluates
 //   e.T        transpose
+//   - / < ...  elementwise in fp64 with numpy broadcasting of [m, 1], [1, n]
+//              and numbers; comparisons give 1 or 0 (an estimate of 1/8
+//              where the operands' errors may flip them)
+//   sum, ...   rows folded in fp64 (sum/mean: errors as a root sum of
+//              squares; max/min: the row's largest error)
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_COMPILER_REFERENCE_H
