@@ -147,6 +147,8 @@ public:
     }
     case ExprKind::Call:
       return fail("reference: a call was not inlined");
+    case ExprKind::Causal:
+      return evalCausal(e);
     case ExprKind::Transpose: {
       auto a = eval(*e.lhs);
       if (!a)
@@ -261,6 +263,25 @@ private:
         double xi = x.at(ix), yi = y.at(iy);
         out->data[i] = float(apply(e.binOp, xi, yi));
         out->error[i] = float(binaryError(e.binOp, xi, yi, errorAt(x, ix), errorAt(y, iy)));
+      }
+    addStoreRounding(*out);
+    return Value(out);
+  }
+
+  // x[i, j] where j <= i + offset, else the fill (exact: no error).
+  llvm::Expected<Value> evalCausal(const Expr &e) {
+    auto a = eval(*e.lhs);
+    if (!a)
+      return a.takeError();
+    const HostTensor &x = **a;
+    int64_t rows = x.shape[0], cols = x.shape[1];
+    auto out = std::make_shared<HostTensor>(zeros(rows, cols));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        size_t i = size_t(r * cols + c);
+        bool keep = c <= r + e.offset;
+        out->data[i] = keep ? x.at(i) : float(e.number);
+        out->error[i] = keep ? float(errorAt(x, i)) : 0.0f;
       }
     addStoreRounding(*out);
     return Value(out);

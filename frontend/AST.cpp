@@ -55,6 +55,7 @@ const char *exprKindName(ExprKind k) {
   case ExprKind::Number: return "Number";
   case ExprKind::Reduce: return "Reduce";
   case ExprKind::Call: return "Call";
+  case ExprKind::Causal: return "Causal";
   }
   return "?";
 }
@@ -72,6 +73,7 @@ std::unique_ptr<Expr> Expr::clone() const {
   e->unaryFn = unaryFn;
   e->reduceOp = reduceOp;
   e->number = number;
+  e->offset = offset;
   for (const Arg &a : args)
     e->args.push_back(Arg{a.keyword, a.keywordLoc, a.value ? a.value->clone() : nullptr});
   e->callLoc = callLoc;

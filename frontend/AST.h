@@ -56,7 +56,7 @@ std::string formatType(const TensorType &t);
 /// byte counts of any value fit comfortably in int64.
 constexpr int64_t kMaxDim = int64_t(1) << 24;
 
-enum class ExprKind { Ref, MatMul, Binary, Unary, Transpose, Number, Reduce, Call };
+enum class ExprKind { Ref, MatMul, Binary, Unary, Transpose, Number, Reduce, Call, Causal };
 /// The elementwise binary operators: arithmetic, then the comparisons (1.0 where
 /// true, 0.0 where false: a mask to multiply by).
 enum class BinaryOp { Mul, Add, Sub, Div, Lt, Le, Gt, Ge, Eq, Ne };
@@ -97,6 +97,9 @@ struct Expr {
   // Number: the value of a literal (`0.125`, `1e-6`, `2`); typed as a 1 x 1
   // value of the other operand's dtype, applied to every element.
   double number = 0;
+  // Causal (`causal(x, offset=0, fill=-1e9)`): x[i, j] where j <= i + offset,
+  // `number` (the fill) elsewhere: a causal mask from indices, no mask tensor.
+  int64_t offset = 0;
   // Call (before inlining, frontend/Inline.cpp): the arguments.
   std::vector<Arg> args;
   // Set on the nodes an inlined function body produced: the call (in the

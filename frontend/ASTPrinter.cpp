@@ -73,6 +73,9 @@ private:
     case ExprKind::Reduce:
       head += fmt::format(" {} axis=1", reduceOpName(e.reduceOp));
       break;
+    case ExprKind::Causal:
+      head += fmt::format(" offset={} fill={}", e.offset, e.number);
+      break;
     default:
       break;
     }

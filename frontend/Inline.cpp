@@ -21,6 +21,9 @@ const std::vector<std::string> &reductionNames() {
   return names;
 }
 
+/// The default fill of `causal`: exp of it (after any shift) is 0.
+constexpr double kCausalFill = -1e9;
+
 namespace {
 
 using ExprPtr = std::unique_ptr<Expr>;
@@ -71,6 +74,7 @@ private:
   /// to `out`. False after an error.
   bool expand(ExprPtr &e, std::vector<Stmt> &out);
   bool expandReduction(ExprPtr &e, ReduceOp op);
+  bool expandCausal(ExprPtr &e);
   bool expandFunction(ExprPtr &e, const Function &fn, std::vector<Stmt> &out);
   /// Binds each parameter of `fn` to an argument of `call` (or its default).
   bool bindArguments(Expr &call, const Function &fn, std::vector<Expr *> &bound);
@@ -100,7 +104,7 @@ bool Inliner::run() {
 bool Inliner::collectFunctions() {
   bool ok = true;
   for (const Function &f : module.functions) {
-    bool builtin = reductionOf(f.name) || f.name == "transpose" ||
+    bool builtin = reductionOf(f.name) || f.name == "transpose" || f.name == "causal" ||
                    (parseActFn(f.name) && isDslFunction(*parseActFn(f.name)));
     if (builtin) {
       error(f.loc, fmt::format("function '{}' has the name of a built-in function", f.name));
@@ -195,6 +199,7 @@ void Inliner::unknownFunction(const Expr &call) {
   names.push_back("transpose");
   for (const std::string &r : reductionNames())
     names.push_back(r);
+  names.push_back("causal");
   for (const Function &f : module.functions)
     names.push_back(f.name);
   std::string guess = closestName(call.name, names);
@@ -214,6 +219,8 @@ bool Inliner::expand(ExprPtr &e, std::vector<Stmt> &out) {
     return ok;
   if (std::optional<ReduceOp> r = reductionOf(e->name))
     return expandReduction(e, *r);
+  if (e->name == "causal")
+    return expandCausal(e);
   auto it = functions.find(e->name);
   if (it == functions.end()) {
     unknownFunction(*e);
@@ -273,6 +280,60 @@ bool Inliner::expandReduction(ExprPtr &e, ReduceOp op) {
   ExprPtr reduce = wrap(ExprKind::Reduce, std::move(operand));
   reduce->reduceOp = op;
   e = rows ? wrap(ExprKind::Transpose, std::move(reduce)) : std::move(reduce);
+  return true;
+}
+
+// causal(x, offset=0, fill=-1e9): one value, then integer `offset` and
+// number `fill` (keywords or positions 2 and 3).
+bool Inliner::expandCausal(ExprPtr &e) {
+  Expr &call = *e;
+  const char *params[] = {"x", "offset", "fill"};
+  Expr *bound[3] = {nullptr, nullptr, nullptr};
+  size_t positional = 0;
+  for (Arg &a : call.args) {
+    size_t i = positional++;
+    if (!a.keyword.empty()) {
+      auto it = std::find(std::begin(params) + 1, std::end(params), a.keyword);
+      if (it == std::end(params)) {
+        error(a.keywordLoc, fmt::format("'causal' has no argument '{}'; it takes a value, 'offset=' and "
+                                        "'fill=': 'causal(x, offset=0, fill=-1e9)'",
+                                        a.keyword));
+        return false;
+      }
+      i = size_t(it - std::begin(params));
+    }
+    if (i >= 3 || bound[i]) {
+      error(a.keyword.empty() ? a.value->loc : a.keywordLoc,
+            "'causal' takes a value, 'offset=' and 'fill=': 'causal(x, offset=0, fill=-1e9)'");
+      return false;
+    }
+    bound[i] = a.value.get();
+  }
+  if (!bound[0]) {
+    error(call.loc, "'causal' needs a value: 'causal(x)' keeps x[i, j] where j <= i");
+    return false;
+  }
+  for (size_t i = 1; i < 3; ++i)
+    if (bound[i] && (bound[i]->kind != ExprKind::Number ||
+                     (i == 1 && bound[i]->number != std::floor(bound[i]->number)))) {
+      error(bound[i]->loc, fmt::format("the {} of 'causal' must be {}", params[i],
+                                       i == 1 ? "an integer" : "a number"));
+      return false;
+    }
+  if (bound[1] && std::fabs(bound[1]->number) > double(kMaxDim)) {
+    error(bound[1]->loc, fmt::format("the offset of 'causal' is out of range (at most {} either way)", kMaxDim));
+    return false;
+  }
+  auto n = std::make_unique<Expr>(ExprKind::Causal, call.loc);
+  n->opLoc = call.opLoc;
+  n->callLoc = call.callLoc;
+  n->callee = call.callee;
+  n->offset = bound[1] ? int64_t(bound[1]->number) : 0;
+  n->number = bound[2] ? bound[2]->number : kCausalFill;
+  for (Arg &a : call.args)
+    if (a.value.get() == bound[0])
+      n->lhs = std::move(a.value);
+  e = std::move(n);
   return true;
 }
 

@@ -144,7 +144,8 @@ private:
       return llvm::Error::success();
     case ExprKind::Reduce:
     case ExprKind::Call:
-      return error(e.opLoc, "a reduction on the split dimension is not supported yet");
+    case ExprKind::Causal:
+      return error(e.opLoc, "a reduction or a mask on the split dimension is not supported yet");
     case ExprKind::Transpose:
       break;
     }
@@ -174,6 +175,7 @@ void retype(Expr &e, const std::map<std::string, ast::TensorType> &env) {
     break;
   }
   case ExprKind::Unary:
+  case ExprKind::Causal:
     e.type = e.lhs->type;
     break;
   case ExprKind::Reduce:

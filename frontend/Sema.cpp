@@ -69,6 +69,11 @@ static void render(const Expr &e, std::string &out, int minPrec) {
   case ExprKind::Call:
     out += e.name + "(...)";
     break;
+  case ExprKind::Causal:
+    out += "causal(";
+    render(*e.lhs, out, 0);
+    out += ")";
+    break;
   }
   if (parens)
     out += ")";
@@ -413,6 +418,15 @@ bool Sema::checkNode(Expr &e) {
   case ExprKind::Call:
     error(e.loc, fmt::format("call to '{}' was not resolved", e.name));
     return false;
+  case ExprKind::Causal:
+    if (!checkExpr(*e.lhs))
+      return false;
+    if (e.lhs->kind == ExprKind::Number) {
+      error(e.lhs->loc, "'causal' masks a tensor, not a number");
+      return false;
+    }
+    e.type = e.lhs->type;
+    return true;
   }
   return false;
 }

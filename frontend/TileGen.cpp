@@ -84,7 +84,8 @@ public:
     case ast::ExprKind::Number:
     case ast::ExprKind::Call:
       break;
-    case ast::ExprKind::Unary: {
+    case ast::ExprKind::Unary:
+    case ast::ExprKind::Causal: {
       auto o = visit(*e.lhs);
       join(rows, o.first);
       join(cols, o.second);
@@ -344,7 +345,8 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
     return c;
   }
   case ast::ExprKind::Binary:
-  case ast::ExprKind::Unary: {
+  case ast::ExprKind::Unary:
+  case ast::ExprKind::Causal: {
     // A number is an immediate of the instruction, not a tensor.
     auto operand = [&](const ast::Expr *o) {
       return o && o->kind != ast::ExprKind::Number ? lower(*o, nullptr, nameHint(*o)) : nullptr;
@@ -819,6 +821,17 @@ void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c)
   Access dst = access(out, {{0, em}, {0, en}});
   if (binary) {
     emitBinary(e, dst, ka, ta, kb, tb, loc);
+  } else if (e.kind == ast::ExprKind::Causal) {
+    // Element [p, f] of the tile is row m + p, column n + f: kept where
+    // m + p - (n + f) + offset >= 0 (GpSimd's affine_select; no mask tensor).
+    auto &sel = emit<AffineSelectOp>(loc);
+    sel.cmp = AluOp::IsGe;
+    sel.dst = dst;
+    sel.src = ta;
+    sel.index.offset = IndexExpr::var(m) - IndexExpr::var(n) + IndexExpr(e.offset);
+    sel.index.partition = 1;
+    sel.index.free = -1;
+    sel.fill = e.number;
   } else {
     auto &act = emit<ActivationOp>(loc);
     act.fn = ActFn::Copy;

@@ -32,6 +32,8 @@ std::string structure(const Expr &e) {
     return std::string(reduceOpName(e.reduceOp)) + "(" + structure(*e.lhs) + ")";
   case ExprKind::Call:
     return e.name + "(...)";
+  case ExprKind::Causal:
+    return "causal(" + structure(*e.lhs) + ")";
   }
   return "?";
 }
@@ -185,7 +187,7 @@ TEST(ParserErrors, UnknownFunctionSuggestsClosest) {
   EXPECT_NE(c.diags.find("unknown function 'frobnicate'; the functions are 'silu', 'gelu', 'relu', 'exp', "),
             std::string::npos)
       << c.diags;
-  EXPECT_NE(c.diags.find("'transpose', 'sum', 'max', 'min', 'mean', 'neg', 'where', 'softmax', 'rmsnorm'"),
+  EXPECT_NE(c.diags.find("'transpose', 'sum', 'max', 'min', 'mean', 'causal', 'neg', 'where', 'softmax', 'rmsnorm'"),
             std::string::npos)
       << c.diags;
 }
