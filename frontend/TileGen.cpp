@@ -815,7 +815,10 @@ void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c)
   Access ta, tb;
   if (ka != Operand::Number)
     ta = operandTile(ka, a, ones, c, m, n, em, en, loc);
-  if (binary && kb != Operand::Number)
+  // x * x loads its tile once.
+  if (binary && kb == ka && b == a)
+    tb = ta;
+  else if (binary && kb != Operand::Number)
     tb = operandTile(kb, b, ones, c, m, n, em, en, loc);
   Value *out = alloc(c->name + "_tile", MemSpace::SBUF, c->type.dtype, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
   Access dst = access(out, {{0, em}, {0, en}});
