@@ -23,6 +23,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -104,6 +105,10 @@ private:
   bool parseConst(Module &m);
   bool parseKernel(Module &m);
   bool parseFunction(Module &m);
+  bool parseHead(const char *what, const char *keyword, std::string &name, llvm::SMLoc &loc, llvm::SMLoc &parenLoc);
+  bool parseParams(llvm::SMLoc parenLoc, const std::function<bool()> &one);
+  bool parseBraceBody(std::vector<Stmt> &body, const std::string &owner);
+  bool parseFnParam(Function &f);
   bool parseParam(Kernel &k);
   bool parseType(DType &dtype, DimExpr &rows, DimExpr &cols);
   bool parseDim(DimExpr &dim);
@@ -265,25 +270,31 @@ bool Parser::parseConst(Module &m) {
   return true;
 }
 
-bool Parser::parseKernel(Module &m) {
-  advance(); // 'kernel'
-  Kernel k;
-  k.loc = tok.loc;
+/// `NAME (` of a kernel or function (`what`) after its `keyword`: sets `name`
+/// and `loc`, and leaves the parser inside the parameter list.
+bool Parser::parseHead(const char *what, const char *keyword, std::string &name, llvm::SMLoc &loc, llvm::SMLoc &parenLoc) {
+  advance(); // 'kernel' or 'fn'
+  loc = tok.loc;
   if (!tok.is(Tok::Ident)) {
-    errorExpected("a kernel name after 'kernel'");
+    errorExpected(fmt::format("a {} name after '{}'", what, keyword));
     return false;
   }
-  k.name = tok.text.str();
+  name = tok.text.str();
   advance();
   if (!tok.is(Tok::LParen)) {
-    errorExpected(fmt::format("'(' to start the parameters of kernel '{}'", k.name));
+    errorExpected(fmt::format("'(' to start the parameters of {} '{}'", what, name));
     return false;
   }
-  llvm::SMLoc parenLoc = tok.loc;
+  parenLoc = tok.loc;
   ++nlSkip;
   advance();
+  return true;
+}
+
+/// The parameters up to and including ')', each parsed by `one`.
+bool Parser::parseParams(llvm::SMLoc parenLoc, const std::function<bool()> &one) {
   while (!tok.is(Tok::RParen) && !tok.is(Tok::Eof)) {
-    if (!parseParam(k))
+    if (!one())
       return false;
     if (tok.is(Tok::Comma)) {
       advance();
@@ -297,85 +308,71 @@ bool Parser::parseKernel(Module &m) {
       return false;
     }
   }
-  if (!expectCloser(Tok::RParen, parenLoc, "parameter list", true))
+  return expectCloser(Tok::RParen, parenLoc, "parameter list", true);
+}
+
+/// `{ BODY }` of `owner` ("kernel 'k'").
+bool Parser::parseBraceBody(std::vector<Stmt> &body, const std::string &owner) {
+  skipNewlines();
+  if (!tok.is(Tok::LBrace)) {
+    errorExpected(fmt::format("'{{' to start the body of {}", owner));
+    return false;
+  }
+  llvm::SMLoc braceLoc = tok.loc;
+  advance();
+  parseBody(body, owner, braceLoc);
+  return true;
+}
+
+bool Parser::parseKernel(Module &m) {
+  Kernel k;
+  llvm::SMLoc parenLoc;
+  if (!parseHead("kernel", "kernel", k.name, k.loc, parenLoc) || !parseParams(parenLoc, [&] { return parseParam(k); }))
     return false;
   skipNewlines();
   if (!expect(Tok::Arrow, fmt::format("and the result type after the parameters of kernel '{}'", k.name)))
     return false;
   skipNewlines();
-  if (!parseType(k.resultDType, k.resultRows, k.resultCols))
+  if (!parseType(k.resultDType, k.resultRows, k.resultCols) ||
+      !parseBraceBody(k.body, fmt::format("kernel '{}'", k.name)))
     return false;
-  skipNewlines();
-  if (!tok.is(Tok::LBrace)) {
-    errorExpected(fmt::format("'{{' to start the body of kernel '{}'", k.name));
-    return false;
-  }
-  llvm::SMLoc braceLoc = tok.loc;
-  advance();
-  parseBody(k.body, fmt::format("kernel '{}'", k.name), braceLoc);
   m.kernels.push_back(std::move(k));
   return true;
 }
 
 bool Parser::parseFunction(Module &m) {
-  advance(); // 'fn'
   Function f;
-  f.loc = tok.loc;
-  if (!tok.is(Tok::Ident)) {
-    errorExpected("a function name after 'fn'");
+  llvm::SMLoc parenLoc;
+  if (!parseHead("function", "fn", f.name, f.loc, parenLoc) || !parseParams(parenLoc, [&] { return parseFnParam(f); }) ||
+      !parseBraceBody(f.body, fmt::format("function '{}'", f.name)))
     return false;
-  }
-  f.name = tok.text.str();
-  advance();
-  if (!tok.is(Tok::LParen)) {
-    errorExpected(fmt::format("'(' to start the parameters of function '{}'", f.name));
-    return false;
-  }
-  llvm::SMLoc parenLoc = tok.loc;
-  ++nlSkip;
-  advance();
-  while (!tok.is(Tok::RParen) && !tok.is(Tok::Eof)) {
-    FnParam p;
-    p.loc = tok.loc;
-    if (!tok.is(Tok::Ident)) {
-      errorExpected("a parameter name");
-      return false;
-    }
-    p.name = tok.text.str();
-    advance();
-    if (tok.is(Tok::Assign)) { // a number parameter with its default
-      advance();
-      bool negative = tok.is(Tok::Minus);
-      if (negative)
-        advance();
-      if (!tok.is(Tok::Int) && !tok.is(Tok::Float)) {
-        errorExpected(fmt::format("a number as the default of parameter '{}'", p.name));
-        return false;
-      }
-      p.defaultValue = makeNumber(tok.loc, negative ? -tok.number : tok.number);
-      advance();
-    }
-    f.params.push_back(std::move(p));
-    if (tok.is(Tok::Comma)) {
-      advance();
-      continue;
-    }
-    if (!tok.is(Tok::RParen) && !tok.is(Tok::Eof)) {
-      errorExpected("',' or ')' after a parameter");
-      return false;
-    }
-  }
-  if (!expectCloser(Tok::RParen, parenLoc, "parameter list", true))
-    return false;
-  skipNewlines();
-  if (!tok.is(Tok::LBrace)) {
-    errorExpected(fmt::format("'{{' to start the body of function '{}'", f.name));
-    return false;
-  }
-  llvm::SMLoc braceLoc = tok.loc;
-  advance();
-  parseBody(f.body, fmt::format("function '{}'", f.name), braceLoc);
   m.functions.push_back(std::move(f));
+  return true;
+}
+
+/// `NAME` or `NAME = NUMBER` (a number parameter with its default).
+bool Parser::parseFnParam(Function &f) {
+  FnParam p;
+  p.loc = tok.loc;
+  if (!tok.is(Tok::Ident)) {
+    errorExpected("a parameter name");
+    return false;
+  }
+  p.name = tok.text.str();
+  advance();
+  if (tok.is(Tok::Assign)) {
+    advance();
+    bool negative = tok.is(Tok::Minus);
+    if (negative)
+      advance();
+    if (!tok.is(Tok::Int) && !tok.is(Tok::Float)) {
+      errorExpected(fmt::format("a number as the default of parameter '{}'", p.name));
+      return false;
+    }
+    p.defaultValue = makeNumber(tok.loc, negative ? -tok.number : tok.number);
+    advance();
+  }
+  f.params.push_back(std::move(p));
   return true;
 }
 
