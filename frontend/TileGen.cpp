@@ -208,7 +208,7 @@ private:
   int64_t columnBlockFor(const Dim &nDim);
   void lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c);
   /// How an operand of an elementwise node meets the result's tiles.
-  enum class Operand { Full, Column, Row, Number };
+  enum class Operand { Full, Column, Row, Number, Single };
   static Operand operandKind(const ast::Expr &o, const ast::Expr &e);
   /// An operand's tile at the elementwise loop's (m, n): its SBUF tile, its
   /// [P, 1] column tile, or (a row vector) its rows broadcast over the
@@ -709,7 +709,7 @@ TileGen::Operand TileGen::operandKind(const ast::Expr &o, const ast::Expr &e) {
   if (o.kind == ast::ExprKind::Number)
     return Operand::Number;
   if (o.type.cols != e.type.cols)
-    return Operand::Column;
+    return o.type.rows != e.type.rows ? Operand::Single : Operand::Column;
   if (o.type.rows != e.type.rows)
     return Operand::Row;
   return Operand::Full;
@@ -726,18 +726,23 @@ Access TileGen::operandTile(Operand kind, Value *src, Value *ones, Value *c, Val
     load.src = access(src, {{IndexExpr::var(m), em}, {0, 1}});
     return access(t, {{0, em}, {0, 1}});
   }
-  if (kind == Operand::Row) {
-    // ones[1, P]^T @ row[1, n] on the tensor engine: the row on every partition.
-    Value *t = alloc(src->name + "_row", MemSpace::SBUF, src->type.dtype, {{srcRows.label, 1}, {colDim.label, movingTile}}, 2, loc);
+  if (kind == Operand::Row || kind == Operand::Single) {
+    // ones[1, P]^T @ row[1, n] on the tensor engine: the row on every
+    // partition (a 1 x 1 tensor: a [P, 1] column of it, the scalar tile).
+    bool single = kind == Operand::Single;
+    const std::string &cols = single ? srcCols.label : colDim.label;
+    int64_t width = single ? 1 : movingTile;
+    IndexExpr ew = single ? IndexExpr(1) : en;
+    Value *t = alloc(src->name + "_row", MemSpace::SBUF, src->type.dtype, {{srcRows.label, 1}, {cols, width}}, 2, loc);
     auto &load = emit<DmaOp>(loc);
-    load.dst = access(t, {{0, 1}, {0, en}});
-    load.src = access(src, {{0, 1}, {IndexExpr::var(n), en}});
-    Value *p = alloc(src->name + "_bcast", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
+    load.dst = access(t, {{0, 1}, {0, ew}});
+    load.src = access(src, {{0, 1}, {single ? IndexExpr(0) : IndexExpr::var(n), ew}});
+    Value *p = alloc(src->name + "_bcast", MemSpace::PSUM, ir::DType::F32, {{rowDim.label, rowTile}, {cols, width}}, 2, loc);
     auto &mm = emit<MatmulOp>(loc);
-    mm.dst = access(p, {{0, em}, {0, en}});
+    mm.dst = access(p, {{0, em}, {0, ew}});
     mm.stationary = access(ones, {{0, 1}, {0, em}});
-    mm.moving = access(t, {{0, 1}, {0, en}});
-    return access(p, {{0, em}, {0, en}});
+    mm.moving = access(t, {{0, 1}, {0, ew}});
+    return access(p, {{0, em}, {0, ew}});
   }
   Value *t = alloc(src->name + "_tile", MemSpace::SBUF, src->type.dtype, {{rowDim.label, rowTile}, {colDim.label, movingTile}}, 2, loc);
   auto &load = emit<DmaOp>(loc);
@@ -768,7 +773,7 @@ static AluOp aluOf(ast::BinaryOp op) {
 void TileGen::emitBinary(const ast::Expr &e, const Access &dst, Operand ka, const Access &ta, Operand kb,
                          const Access &tb, llvm::SMLoc loc) {
   AluOp alu = aluOf(e.binOp);
-  auto isTile = [](Operand k) { return k == Operand::Full || k == Operand::Row; };
+  auto isTile = [](Operand k) { return k == Operand::Full || k == Operand::Row; }; // else [P, 1] or a number
   if (isTile(ka) && isTile(kb)) {
     auto &tt = emit<TensorTensorOp>(loc);
     tt.alu = alu;
@@ -802,7 +807,8 @@ void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c)
   Operand kb = binary ? operandKind(*e.rhs, e) : Operand::Number;
   // A row vector's broadcast multiplies it by a [1, P] row of ones.
   Value *ones = nullptr;
-  if (Value *row = ka == Operand::Row ? a : kb == Operand::Row ? b : nullptr) {
+  auto broadcastsRows = [](Operand k) { return k == Operand::Row || k == Operand::Single; };
+  if (Value *row = broadcastsRows(ka) ? a : broadcastsRows(kb) ? b : nullptr) {
     ones = alloc("ones", MemSpace::SBUF, row->type.dtype, {{row->type.dims[0].label, 1}, {rowDim.label, rowTile}}, 1, loc);
     auto &fill = emit<MemsetOp>(loc);
     fill.dst = access(ones, {{0, 1}, {0, rowTile}});
