@@ -249,14 +249,19 @@ def one_kernel(seed, index, max_flops):
             "detail": detail(b, b.m_axis),
             "M": m, "M_drawn": m_drawn, "tags": tags, "params": b.params, "x_m_axis": b.m_axis,
             "stmts": [(n, e.text) for n, e in stmts], "ret": out.text, "out_shape": out.shape,
-            "out_m_axis": out_m_axis, "flops": out.flops, "min_bytes": 2 * numel, "tuned": False}
+            "out_m_axis": out_m_axis, "flops": out.flops, "min_bytes": 2 * numel, "tuned": False,
+            "ranked": False}
 
 
-def generate(seed, count, tune, max_flops):
-    """The first `count` kernels of `seed`; `tune` of them (chosen by the seed) marked tuned."""
+def generate(seed, count, tune, max_flops, rank=0):
+    """The first `count` kernels of `seed`; `tune` of them (chosen by the seed) marked tuned, and
+    `rank` others (chosen by the seed) marked ranked."""
     kernels = [one_kernel(seed, i, max_flops) for i in range(count)]
     for i in random.Random(f"shape_sweep:{seed}:tune").sample(range(count), min(tune, count)):
         kernels[i]["tuned"] = True
+    rest = [k["index"] for k in kernels if not k["tuned"]]
+    for i in random.Random(f"shape_sweep:{seed}:rank").sample(rest, min(rank, len(rest))):
+        kernels[i]["ranked"] = True
     return kernels
 
 
