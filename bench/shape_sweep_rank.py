@@ -7,7 +7,8 @@ the two; the regret of trusting the model (the simulated latency of the configur
 fastest over the simulated best; where several tie at the lowest prediction, the slowest of them,
 since the model gives no reason to prefer one); and the pairs it orders wrongly by more than
 `slack` (predicted a < b while a simulates more than `slack` slower than b), or cannot tell apart
-(predicted equal, simulated more than `slack` apart).
+(predicted equal, simulated more than `slack` apart). Beside them: -O2 against the exhaustive best,
+and the kernels where -O2 misses it although the model's predicted best does not (the planner's miss).
 """
 import math
 import statistics
@@ -140,7 +141,7 @@ def planner_misses(good, slack, describe):
                  key=lambda x: x["tune"]["best_us"] / x["o2_us"])
     lines = [f"-O2 within {1 + slack:.2f}x of the exhaustive best on {len(sel) - len(far)} of {len(sel)} ranked "
              f"kernels; of the {len(far)} beyond, {len(own)} have the model's predicted-best configuration within "
-             f"{1 + slack:.2f}x of the best (the planner did not take the model's best):"]
+             f"{1 + slack:.2f}x of the best (the planner did not take the model's best)" + (":" if own else ".")]
     if own:
         lines += ["", "| kernel | -O2 us (planner's prediction) | model's best (model us; simulated us) | -O2 / best |",
                   "|---|---:|---|---:|"]
