@@ -29,7 +29,9 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <map>
 
 namespace cl = llvm::cl;
 
@@ -193,6 +195,28 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
   return true;
 }
 
+/// The DMA queues of a traced NKI kernel (docs/nki.md, "DMA queues"): one
+/// queue per stream, the transfers between one HBM tensor and the on-chip
+/// buffers in one direction, whatever statements issue them. Within a stream
+/// the transfers run in program order on their queue (DMA-OV: in order within
+/// a queue), each after the queue's issue time; distinct streams take the
+/// queues round-robin in the order they first appear, so they overlap. A
+/// stream is the same whether the kernel writes its tiles with a loop, a list
+/// or one statement per tile.
+void assignNkiDmaQueues(runtime::Program &program, const runtime::Target &target) {
+  std::map<std::pair<uint32_t, bool>, uint32_t> queueOf; // (HBM tensor, load) -> queue
+  const uint32_t queues = uint32_t(std::max<int64_t>(1, target.dma_queues));
+  for (runtime::Instr &in : program.instrs) {
+    if (in.op != runtime::Opcode::Dma || in.srcs.empty())
+      continue;
+    bool load = in.srcs.front().isTensor();
+    const runtime::Access &hbm = load ? in.srcs.front() : in.dst;
+    auto it = queueOf.try_emplace({hbm.id, load}, uint32_t(queueOf.size() % queues)).first;
+    in.queue = it->second;
+    in.queueSpan = 1;
+  }
+}
+
 } // namespace
 
 bool isNkiSource(llvm::StringRef path) { return path.endswith(".py"); }
@@ -203,15 +227,7 @@ llvm::Expected<runtime::Program> emitNkiProgram(ir::Kernel &kernel, const runtim
   if (!program)
     return program;
   program->slotReuse = runtime::SlotReuse::Whole;
-  // One queue per DMA statement: its transfers are triggered by one engine,
-  // and a queue is tied to its trigger engine (DMA-OV), in order; the
-  // statements take the queues round-robin in program order.
-  uint32_t next = 0;
-  for (runtime::Instr &in : program->instrs)
-    if (in.op == runtime::Opcode::Dma) {
-      in.queue = next++ % uint32_t(target.dma_queues);
-      in.queueSpan = 1;
-    }
+  assignNkiDmaQueues(*program, target);
   return program;
 }
 
