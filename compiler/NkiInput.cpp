@@ -195,14 +195,10 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
   return true;
 }
 
-/// The DMA queues of a traced NKI kernel (docs/nki.md, "DMA queues"): one
-/// queue per stream, the transfers between one HBM tensor and the on-chip
-/// buffers in one direction, whatever statements issue them. Within a stream
-/// the transfers run in program order on their queue (DMA-OV: in order within
-/// a queue), each after the queue's issue time; distinct streams take the
-/// queues round-robin in the order they first appear, so they overlap. A
-/// stream is the same whether the kernel writes its tiles with a loop, a list
-/// or one statement per tile.
+} // namespace
+
+bool isNkiSource(llvm::StringRef path) { return path.endswith(".py"); }
+
 void assignNkiDmaQueues(runtime::Program &program, const runtime::Target &target) {
   std::map<std::pair<uint32_t, bool>, uint32_t> queueOf; // (HBM tensor, load) -> queue
   const uint32_t queues = uint32_t(std::max<int64_t>(1, target.dma_queues));
@@ -216,10 +212,6 @@ void assignNkiDmaQueues(runtime::Program &program, const runtime::Target &target
     in.queueSpan = 1;
   }
 }
-
-} // namespace
-
-bool isNkiSource(llvm::StringRef path) { return path.endswith(".py"); }
 
 llvm::Expected<runtime::Program> emitNkiProgram(ir::Kernel &kernel, const runtime::Target &target,
                                                 const llvm::SourceMgr *sources) {

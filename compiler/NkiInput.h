@@ -54,10 +54,20 @@ std::string tracerPython();
 std::unique_ptr<ir::Kernel> traceNkiKernel(const NkiSource &src, const runtime::Target &target,
                                            llvm::SourceMgr &sm);
 
+/// The DMA queues of a traced NKI kernel (docs/nki.md, "DMA queues"): one
+/// queue per stream, the transfers between one HBM tensor and the on-chip
+/// buffers in one direction, whatever statements issue them. A stream's
+/// transfers run in program order on its queue (DMA-OV: in order within a
+/// queue), one per the queue's issue time; distinct streams take the queues
+/// round-robin in the order they first appear (wrapping past the target's
+/// dma_queues), so they overlap. A stream is the same whether the kernel
+/// writes its tiles with a loop, a list of tiles or one statement per tile.
+void assignNkiDmaQueues(runtime::Program &program, const runtime::Target &target);
+
 /// The simulator program of a traced kernel: emitProgram's, with the buffer
 /// reuse of NKI's allocator (runtime::SlotReuse::Whole): a slot's next
 /// occupant waits for every access to the previous one (docs/nki.md), and
-/// each DMA statement on one queue of its own (not rotating over several).
+/// the DMA queues of assignNkiDmaQueues (one per stream, not rotating).
 llvm::Expected<runtime::Program> emitNkiProgram(ir::Kernel &kernel, const runtime::Target &target,
                                                 const llvm::SourceMgr *sources = nullptr);
 
