@@ -24,23 +24,18 @@ Access buffer(uint32_t id) {
   return a;
 }
 
-Instr load(uint32_t hbm, uint32_t buf) {
+/// A DMA as the backend leaves it (rotating over four queues).
+Instr dma(Access dst, Access src) {
   Instr in;
   in.op = Opcode::Dma;
-  in.dst = buffer(buf);
-  in.srcs = {tensor(hbm)};
-  in.queueSpan = 4; // as the backend leaves it
-  return in;
-}
-
-Instr store(uint32_t hbm, uint32_t buf) {
-  Instr in;
-  in.op = Opcode::Dma;
-  in.dst = tensor(hbm);
-  in.srcs = {buffer(buf)};
+  in.dst = dst;
+  in.srcs = {src};
   in.queueSpan = 4;
   return in;
 }
+
+Instr load(uint32_t hbm, uint32_t buf) { return dma(buffer(buf), tensor(hbm)); }
+Instr store(uint32_t hbm, uint32_t buf) { return dma(tensor(hbm), buffer(buf)); }
 
 runtime::Target trn1() {
   llvm::Expected<runtime::Target> target = runtime::loadTarget("trn1");
