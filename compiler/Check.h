@@ -10,10 +10,11 @@
 
 namespace tessel::compiler {
 
-/// How --check decides, as the report says it ("method").
-constexpr const char *kCheckMethod =
-    "error bound: each element within 8x the reference's estimate of bf16 rounding at every "
-    "stored intermediate and fp32 accumulation (docs/tasm.md)";
+/// How --check decides for `kernel`, as the report says it ("method"): the
+/// rounding estimated is bf16's at every stored intermediate and fp32's in
+/// accumulation; of a kernel whose tensors are all fp32 it says so (the bf16
+/// estimate bounds its fp32 stores).
+std::string checkMethod(const ast::Kernel &kernel);
 
 /// Evaluates `kernel` with the plain reference on the simulator's inputs and
 /// compares with its output `outputName`: every element must lie within

@@ -197,7 +197,9 @@ bool checkAndWriteSum(const TensorParallelRun &run, std::vector<TensorData> whol
     // holds those roundings too.
     passed = checkAgainstReference(*run.wholeKernel, combined, run.outputName, checkObj, run.kBlock,
                                    runs.partialRounding);
-    checkObj["method"] = std::string(kCheckMethod) + ", and the rounding of each core's bf16 partial";
+    // Partials are rounded only when the result is stored in bf16 (runCores).
+    checkObj["method"] = checkMethod(*run.wholeKernel) +
+                         (result.dtype == DType::BF16 ? ", and the rounding of each core's bf16 partial" : "");
   }
   if (run.sim.outputDir.empty())
     return true;

@@ -14,6 +14,8 @@
 #include "ir/Printer.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -60,7 +62,9 @@ struct CompileCommandOptions {
   NkiOptions nki;
   SharedOptions shared{"tessel"};
   cl::opt<EmitKind> emit{
-      "emit", cl::desc("What to print (default: tir)"), cl::init(EmitKind::TIR),
+      "emit",
+      cl::desc("What to write (default: as -o's extension says, .tir, .tasm or .py (nki); else tir)"),
+      cl::init(EmitKind::TIR),
       cl::values(clEnumValN(EmitKind::AST, "ast", "the typed AST, with shapes and locations"),
                  clEnumValN(EmitKind::TIR, "tir", "the verified tile IR (round-trips through tessel opt)"),
                  clEnumValN(EmitKind::TASM, "tasm", "the simulator program (run it with tessel run)"),
@@ -78,11 +82,14 @@ struct CompileCommandOptions {
     shared.addOutput("Write the output to FILE ('-' for stdout)");
   }
 
-  bool isNki() const { return isNkiSource(input) || !nki.args.empty(); }
-  bool emitsNki() const { return emit == EmitKind::NKI || emit == EmitKind::NKI_BENCH; }
+  /// What is written: --emit, else -o's extension, else tile IR (validate).
+  EmitKind emitAs = EmitKind::TIR;
+  bool emitsNki() const { return emitAs == EmitKind::NKI || emitAs == EmitKind::NKI_BENCH; }
   /// The checks of the options alone, before the input is read. Returns
   /// false after reporting.
-  bool validate() const;
+  bool validate();
+  /// --emit against -o's extension; sets emitAs. False after reporting.
+  bool resolveEmit();
   /// The checks that depend on the input's kind.
   bool validateFor(ProgramKind kind) const;
 };
@@ -92,21 +99,68 @@ bool fail(const llvm::Twine &msg) {
   return false;
 }
 
-bool CompileCommandOptions::validate() const {
+/// The format an output file's extension names, if it names one.
+std::optional<EmitKind> emitOfExtension(llvm::StringRef path) {
+  llvm::StringRef ext = llvm::sys::path::extension(path);
+  if (ext == ".tir")
+    return EmitKind::TIR;
+  if (ext == ".tasm")
+    return EmitKind::TASM;
+  if (ext == ".py")
+    return EmitKind::NKI;
+  return std::nullopt;
+}
+
+const char *emitName(EmitKind kind) {
+  switch (kind) {
+  case EmitKind::AST: return "ast";
+  case EmitKind::TIR: return "tir";
+  case EmitKind::TASM: return "tasm";
+  case EmitKind::NKI: return "nki";
+  case EmitKind::NKI_BENCH: return "nki-bench";
+  }
+  return "";
+}
+
+/// What `kind` writes, in words.
+const char *emitWhat(EmitKind kind) {
+  switch (kind) {
+  case EmitKind::AST: return "the AST";
+  case EmitKind::TIR: return "tile IR";
+  case EmitKind::TASM: return "a .tasm program";
+  case EmitKind::NKI:
+  case EmitKind::NKI_BENCH: return "an NKI kernel (Python)";
+  }
+  return "";
+}
+
+bool CompileCommandOptions::resolveEmit() {
+  std::optional<EmitKind> named = emitOfExtension(shared.output());
+  emitAs = emit.getNumOccurrences() || !named ? emit.getValue() : *named;
+  if (!named || !emit.getNumOccurrences() || *named == emitAs ||
+      (*named == EmitKind::NKI && emitAs == EmitKind::NKI_BENCH))
+    return true;
+  return fail(llvm::formatv("-o {0} names {1} but --emit={2} writes {3}; drop --emit (the extension then "
+                            "decides) or rename the output",
+                            shared.output(), emitWhat(*named), emitName(emitAs), emitWhat(emitAs)));
+}
+
+bool CompileCommandOptions::validate() {
   if (input.empty())
     return fail("no input file (usage: tessel compile [options] FILE.tsl|FILE.tir; see tessel compile "
                 "--help)");
   std::vector<std::string> read{input, shared.targetFile()};
   if (pipeline.tuned)
     read.push_back(pipeline.tuneCache.empty() ? defaultTuneCachePath() : pipeline.tuneCache.getValue());
-  if (!shared.validate() || !rejectInputAsOutput("-o", shared.output(), read))
+  if (!shared.validate() || !rejectInputAsOutput("-o", shared.output(), read) ||
+      !rejectRepeatedDefines(source.defines) || !resolveEmit())
     return false;
-  if (isNki() && emitsNki())
-    return fail("--emit=nki: '" + input + "' is an NKI kernel already");
   return true;
 }
 
 bool CompileCommandOptions::validateFor(ProgramKind kind) const {
+  if (kind == ProgramKind::Nki && emitsNki())
+    return fail(llvm::formatv("--emit={0}: '{1}' is an NKI kernel already", emitName(emitAs), input));
   switch (kind) {
   case ProgramKind::Tasm:
     return fail("'" + input + "' is a .tasm program, which is compiled already (run it with tessel "
@@ -114,16 +168,16 @@ bool CompileCommandOptions::validateFor(ProgramKind kind) const {
   case ProgramKind::Tir:
     if (source.tp != 1)
       return fail("--tp splits a .tsl kernel; tile IR (.tir) is one core's kernel already");
-    if (emit == EmitKind::AST)
+    if (emitAs == EmitKind::AST)
       return fail("--emit=ast needs a .tsl source; tile IR has no AST");
     if (!source.defines.empty())
       return fail("-D applies to .tsl sources only (tile IR has its shapes bound)");
     return true;
   case ProgramKind::Tsl: {
     std::string flags = pipeline.compileFlagsGiven();
-    if (emit == EmitKind::AST && source.tp != 1)
+    if (emitAs == EmitKind::AST && source.tp != 1)
       flags += std::string(flags.empty() ? "" : ", ") + "--tp";
-    if (emit == EmitKind::AST && !flags.empty())
+    if (emitAs == EmitKind::AST && !flags.empty())
       return fail(flags + ": --emit=ast prints the source's AST, before any lowering or pass");
     return true;
   }
@@ -133,17 +187,25 @@ bool CompileCommandOptions::validateFor(ProgramKind kind) const {
   return true;
 }
 
+/// An NKI kernel traced and compiled (compiler/NkiInput.h); the exit status.
+int compileNki(const CompileCommandOptions &o, const LoadedProgram &in) {
+  return compileNkiKernel({in.path, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, {}, {}},
+                          o.shared.targetName(), o.emitAs == EmitKind::TASM, o.shared.output(),
+                          !o.source.defines.empty() || !o.pipeline.compileFlagsGiven().empty() ||
+                              o.emitAs == EmitKind::AST || o.source.tp != 1);
+}
+
 /// Prints the compiled `kernel` as --emit says: tile IR (after `tpNote`, the
 /// --tp split), its program, or NKI. False after reporting.
 bool emitKernel(const CompileCommandOptions &o, ir::Kernel &kernel, const runtime::Target &target,
                 const llvm::SourceMgr &sm, const std::string &tpNote, llvm::raw_ostream &os) {
   if (o.emitsNki()) {
     auto nkiText = backend::compileToNki(kernel, target, &sm, o.nkiApi, o.commandLine, tpNote,
-                                         o.emit == EmitKind::NKI_BENCH);
+                                         o.emitAs == EmitKind::NKI_BENCH);
     if (!nkiText)
       return fail(llvm::toString(nkiText.takeError()));
     os << *nkiText;
-  } else if (o.emit == EmitKind::TIR) {
+  } else if (o.emitAs == EmitKind::TIR) {
     os << tpNote;
     ir::printKernel(kernel, os);
   } else {
@@ -178,7 +240,7 @@ bool compileTsl(const CompileCommandOptions &o, LoadedProgram &in, llvm::raw_ost
   fe.sourceMgr.AddNewSourceBuffer(std::move(in.buffer), llvm::SMLoc());
   if (!runFrontend(fe, o.input, defines, o.source.kernel))
     return false;
-  if (o.emit == EmitKind::AST) {
+  if (o.emitAs == EmitKind::AST) {
     printAST(*fe.module, fe.sourceMgr, os);
     return true;
   }
@@ -213,16 +275,15 @@ int runCompileCommand(int argc, char **argv) {
     return status;
   if (!o.validate())
     return 1;
-  if (o.isNki())
-    return compileNkiKernel({o.input, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, {}, {}},
-                            o.shared.targetName(), o.emit == EmitKind::TASM, o.shared.output(),
-                            !o.source.defines.empty() || !o.pipeline.compileFlagsGiven().empty() ||
-                                o.emit == EmitKind::AST || o.source.tp != 1);
   llvm::Expected<LoadedProgram> in = loadProgram(o.input);
   if (!in)
     return fail(llvm::toString(in.takeError())), 1;
   if (!o.validateFor(in->kind))
     return 1;
+  if (in->kind == ProgramKind::Nki)
+    return compileNki(o, *in);
+  if (!o.nki.args.empty())
+    return fail("--arg applies to NKI kernels (.py) only"), 1;
   // The output is built in memory and written only on success, so a failed
   // compile leaves an existing -o file as it was.
   std::string text;

@@ -277,6 +277,32 @@ double energyKept(const factorize::Factors &factors, int64_t rank) {
   return total > 0 ? kept / total : 1;
 }
 
+/// Below this share of sum(sigma^2) kept, X @ U @ V is far from X @ W.
+constexpr double kLowEnergy = 0.9;
+
+/// What the user should know before using the factors: a rank that rounds
+/// away most of the compression asked for, or keeps little of W's energy.
+std::vector<std::string> factorizeWarnings(const FactorizeOptions &o, const Problem &p, const Result &r) {
+  std::vector<std::string> out;
+  const double asked = o.ratio, got = p.rank.achievedRatio;
+  if (got < asked / 2) {
+    // Rounded up past a whole tile: one tile fewer removes more.
+    const bool roundedUp = p.rank.rank > p.rank.exactRank && p.rank.rank > p.tile;
+    out.push_back(fmt::format("the rank rounds to {} (exact {:.1f}, {} tiles of {}): {:.1f}% of the parameters are "
+                              "removed, not the {:.1f}% asked for; {}",
+                              p.rank.rank, p.rank.exactRank, p.rank.rank / p.tile, p.tile, 100 * got, 100 * asked,
+                              roundedUp ? fmt::format("--threshold 1 rounds down to {}", p.rank.rank - p.tile)
+                                        : std::string("a smaller --tile comes closer")));
+  }
+  const double energy = energyKept(r.factors, p.rank.rank);
+  if (energy < kLowEnergy)
+    out.push_back(fmt::format("rank {} keeps {:.1f}% of sum(sigma^2){}, under {:.0f}%: X @ U @ V may be far from "
+                              "X @ W{}; a lower --ratio keeps more",
+                              p.rank.rank, 100 * energy, p.X ? " of the whitened L^T W" : "", 100 * kLowEnergy,
+                              r.xError ? fmt::format(" (here {:.3g} relative error)", *r.xError) : ""));
+  return out;
+}
+
 void printJSON(const FactorizeOptions &o, const Problem &p, const OutputPaths &paths, const Result &r) {
   const factorize::Matrix &W = p.W;
   llvm::json::Object report{
@@ -297,6 +323,10 @@ void printJSON(const FactorizeOptions &o, const Problem &p, const OutputPaths &p
       {"V", paths.V}};
   if (r.xError)
     report["activation_error"] = *r.xError;
+  llvm::json::Array warnings;
+  for (std::string &w : factorizeWarnings(o, p, r))
+    warnings.push_back(std::move(w));
+  report["warnings"] = std::move(warnings);
   if (o.emitKernel)
     report["kernel"] = paths.kernel;
   llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
@@ -316,7 +346,7 @@ void printText(const FactorizeOptions &o, const Problem &p, const OutputPaths &p
       rank * (W.rows + W.cols), 100 * energyKept(r.factors, rank), p.X ? " (of the whitened L^T W)" : "",
       r.wError);
   if (r.xError)
-    llvm::outs() << fmt::format("  on X:      ||X(W - UV)|| / ||XW|| = {:.4g} (whitened by {})\n", *r.xError,
+    llvm::outs() << fmt::format("  on X:      X @ U @ V against X @ W: ||X(W - UV)|| / ||XW|| = {:.4g} (whitened by {})\n", *r.xError,
                                 o.activations.getValue());
   llvm::outs() << fmt::format("  sigma:     {}\n  time:      {:.2f} s\n  wrote:     {}, {}{}\n",
                               o.sigma == factorize::SigmaPlacement::Split ? "sqrt split into U and V"
@@ -344,6 +374,8 @@ int runFactorizeCommand(int argc, char **argv) {
     printJSON(o, p, paths, r);
   else
     printText(o, p, paths, r);
+  for (const std::string &w : factorizeWarnings(o, p, r))
+    llvm::WithColor::warning(llvm::errs(), "tessel factorize") << w << "\n";
   return 0;
 }
 

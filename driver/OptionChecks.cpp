@@ -4,6 +4,7 @@
 #include "runtime/Target.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -26,6 +27,20 @@ llvm::Expected<uint64_t> parseCount(llvm::StringRef flag, llvm::StringRef text, 
     return count;
   std::string given = text.empty() ? flag.str() + " was given no value" : (flag + " " + text).str();
   return llvm::createStringError(llvm::inconvertibleErrorCode(), given + ": " + what);
+}
+
+bool rejectRepeatedDefines(llvm::ArrayRef<std::string> defines) {
+  llvm::StringMap<llvm::StringRef> seen;
+  for (llvm::StringRef d : defines) {
+    llvm::StringRef name = d.split('=').first;
+    auto [it, added] = seen.try_emplace(name, d);
+    if (added || name.empty())
+      continue;
+    llvm::WithColor::error(llvm::errs(), "tessel")
+        << "-D gives '" << name << "' twice (-D " << it->second << ", -D " << d << "); give it once\n";
+    return false;
+  }
+  return true;
 }
 
 /// Whether `path` exists and is not a regular file (a device such as

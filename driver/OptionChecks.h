@@ -27,6 +27,11 @@ bool rejectEmptyValue(const llvm::cl::opt<std::string> &opt);
 /// budget is a positive count of configurations to simulate, e.g. --budget 20").
 llvm::Expected<uint64_t> parseCount(llvm::StringRef flag, llvm::StringRef text, llvm::StringRef what);
 
+/// False (after reporting) when two -D flags set one name: which value wins
+/// would be a guess, as with a --block parameter given twice. `defines` are
+/// the -D values as typed ("M=8192"); malformed ones are left to the parser.
+bool rejectRepeatedDefines(llvm::ArrayRef<std::string> defines);
+
 /// False (after reporting) when `output`, the value of `flag`, is the same
 /// file as one of `inputs`: compared by file identity, so another spelling
 /// of the path or a link to it counts. '-' and files that do not exist yet

@@ -18,6 +18,7 @@
 #include "compiler/NkiInput.h"
 #include "driver/LoadProgram.h"
 #include "driver/OptionChecks.h"
+#include "driver/RunDescription.h"
 #include "compiler/RandomInputs.h"
 #include "compiler/TirInput.h"
 #include "tune/TuneCache.h"
@@ -28,6 +29,7 @@
 #include "runtime/Simulator.h"
 #include "runtime/Target.h"
 #include "runtime/TargetProvenance.h"
+#include "support/HostMemory.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -135,7 +137,7 @@ struct RunOptions {
   cl::opt<bool> check{"check",
                       cl::desc("Compare the outputs with a plain fp32 reference: for .tsl, of the "
                                "kernel's DSL semantics, failing when an element differs by more "
-                               "than 8x the reference's estimate of bf16 rounding (docs/tasm.md); "
+                               "than 8x the reference's estimate of its rounding (docs/tasm.md); "
                                "for NKI kernels (.py), the --reference function on the same inputs, "
                                "failing when the largest error exceeds 2% of the largest |reference| "
                                "(docs/nki.md). Without --reference, an NKI kernel's check only checks "
@@ -152,12 +154,13 @@ struct RunOptions {
       cl::desc("Feed input tensor NAME from FILE.npy (float32, rounded to bf16 for bf16 tensors; or float16; "
                "little-endian, C order). Repeatable. Inputs not given are seeded random"),
       cl::value_desc("NAME=FILE.npy"), cl::cat(toolCategory())};
-  cl::opt<uint64_t> seed{"seed",
-                         cl::desc("Seed of the random inputs: uniform in [-s, s) per (seed, tensor "
-                                  "name); of a .tsl kernel, s = sqrt(3 / fan-in) for weights (right "
-                                  "matmul operands), sqrt(3) for activations; else sqrt(3 / rows) "
-                                  "(default 0)"),
-                         cl::value_desc("N"), cl::init(0), cl::cat(toolCategory())};
+  // Text, so a bad value gets tessel's error (parseCount), not LLVM's.
+  cl::opt<std::string> seed{"seed",
+                            cl::desc("Seed of the random inputs: uniform in [-s, s) per (seed, tensor "
+                                     "name); of a .tsl kernel, s = sqrt(3 / fan-in) for weights (right "
+                                     "matmul operands), sqrt(3) for activations; else sqrt(3 / rows) "
+                                     "(default 0)"),
+                            cl::value_desc("N"), cl::init("0"), cl::cat(toolCategory())};
   cl::opt<std::string> outputDir{"output-dir",
                                  cl::desc("Write each output tensor as float32 DIR/<name>.npy (created if missing)"),
                                  cl::value_desc("DIR"), cl::cat(toolCategory())};
@@ -214,6 +217,8 @@ struct RunOptions {
 
   /// --input NAME=FILE, filled by validate().
   std::map<std::string, std::string> inputFiles;
+  /// --seed, filled by validate().
+  uint64_t seedValue = 0;
 
   RunOptions() {
     shared.addTarget("Default: the program's `target` line", "");
@@ -223,7 +228,6 @@ struct RunOptions {
                    "thread");
   }
 
-  bool isNki() const { return isNkiSource(input); }
   /// The checks of the options alone, before the program is read. Returns
   /// false after reporting.
   bool validate();
@@ -240,18 +244,18 @@ bool RunOptions::validate() {
   if (input.empty())
     return fail("no program given (usage: tessel run [options] FILE.tasm|FILE.tsl|FILE.tir; see "
                 "tessel run --help)");
-  if (!shared.validate() || !rejectEmptyValue(outputDir) || !rejectEmptyValue(tracePath))
+  if (!shared.validate() || !rejectEmptyValue(outputDir) || !rejectEmptyValue(tracePath) ||
+      !rejectRepeatedDefines(source.defines))
     return false;
+  llvm::Expected<uint64_t> seedCount =
+      parseCount("--seed", seed, "the seed is a non-negative integer, e.g. --seed 7");
+  if (!seedCount)
+    return fail(llvm::toString(seedCount.takeError()));
+  seedValue = *seedCount;
   if (timingOnly && (!inputs.empty() || outputDir.getNumOccurrences()))
     return fail(llvm::formatv("--timing-only skips the numerics, so {0} would have no effect; drop "
                               "one of them",
                               inputs.empty() ? "--output-dir" : "--input"));
-  if (!isNki() && !nki.args.empty())
-    return fail("--arg applies to NKI kernels (.py) only");
-  if (isNki() && source.tp != 1)
-    return fail("--tp splits a .tsl kernel; an NKI kernel (.py) runs as written, on one core");
-  if (isNki() && (!source.defines.empty() || !pipeline.compileFlagsGiven().empty()))
-    return fail("-D and compile flags do not apply to NKI kernels (.py): they run as written");
   for (const std::string &spec : inputs) {
     auto [name, file] = llvm::StringRef(spec).split('=');
     if (name.empty() || file.empty())
@@ -261,8 +265,6 @@ bool RunOptions::validate() {
   }
   if (check && timingOnly)
     return fail("--check needs the numerics; drop --timing-only");
-  if (!reference.empty() && !isNki())
-    return fail("--reference applies to NKI kernels (.py); a .tsl kernel's --check has its own reference");
   if (!reference.empty() && !check)
     return fail("--reference is the reference of --check; add --check");
   if (sensitivity && source.tp != 1)
@@ -273,6 +275,14 @@ bool RunOptions::validate() {
 }
 
 bool RunOptions::validateFor(ProgramKind kind) const {
+  if (kind != ProgramKind::Nki && !nki.args.empty())
+    return fail("--arg applies to NKI kernels (.py) only");
+  if (kind != ProgramKind::Nki && !reference.empty())
+    return fail("--reference applies to NKI kernels (.py); a .tsl kernel's --check has its own reference");
+  if (kind == ProgramKind::Nki && source.tp != 1)
+    return fail("--tp splits a .tsl kernel; an NKI kernel (.py) runs as written, on one core");
+  if (kind == ProgramKind::Nki && (!source.defines.empty() || !pipeline.compileFlagsGiven().empty()))
+    return fail("-D and compile flags do not apply to NKI kernels (.py): they run as written");
   if (kind == ProgramKind::Tsl || kind == ProgramKind::Nki)
     return true;
   llvm::StringRef ext = kindExtension(kind);
@@ -306,6 +316,12 @@ struct BuiltKernel {
   std::string outputName;
 
   int64_t kBlock() const { return kernel ? smallestContractionBlock(kernel->blockParams) : 0; }
+  /// The blocks the program was compiled with (none for NKI and .tasm).
+  const ir::BlockConfig *blocks(ProgramKind kind) const {
+    if (kind == ProgramKind::Tsl && kernel)
+      return &kernel->blockParams;
+    return kind == ProgramKind::Tir && tir.kernel ? &tir.kernel->blockParams : nullptr;
+  }
 };
 
 bool loadTargetOrReport(const RunOptions &o, Target &t) {
@@ -340,7 +356,7 @@ bool compileTsl(const RunOptions &o, LoadedProgram &in, BuiltKernel &b) {
 bool buildKernel(const RunOptions &o, LoadedProgram &in, BuiltKernel &b) {
   switch (in.kind) {
   case ProgramKind::Nki:
-    b.nki = NkiSource{o.input, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, o.inputFiles, o.reference};
+    b.nki = NkiSource{in.path, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, o.inputFiles, o.reference};
     return loadTargetOrReport(o, b.target) && (b.kernel = traceNkiKernel(b.nki, b.target, b.nkiSources));
   case ProgramKind::Tsl:
     if (!compileTsl(o, in, b))
@@ -411,11 +427,12 @@ bool checkFiles(const RunOptions &o, const Program &prog) {
 }
 
 /// The simulation's settings; false after reporting.
-bool settle(const RunOptions &o, const Program &prog, const BuiltKernel &b, RunSettings &s) {
+bool settle(const RunOptions &o, ProgramKind kind, const Program &prog, const BuiltKernel &b, RunSettings &s) {
   if (!runTarget(o, prog, s.target) || !checkFiles(o, prog))
     return false;
+  s.sim.run = describeRun(o.input, o.pipeline, kind, b.blocks(kind));
   s.sim.inputFiles = o.inputFiles;
-  s.sim.seed = o.seed;
+  s.sim.seed = o.seedValue;
   // Weights are fan-in scaled by the kernel as written (under --tp, not
   // one core's shard: the whole inputs are drawn, then sliced).
   if (b.fe.kernel)
@@ -441,8 +458,44 @@ bool settle(const RunOptions &o, const Program &prog, const BuiltKernel &b, RunS
   return true;
 }
 
+/// The bytes a functional --tp run holds at least: the whole inputs (float32,
+/// drawn before they are sliced), one core's slices of them, that core's
+/// simulation, the first core's inputs and outputs kept for the report, and
+/// the summed result with its rounding bound (float32 each).
+uint64_t shardedMemoryBytes(const Program &core, const ast::Kernel &whole, const SimOptions &sim) {
+  uint64_t bytes = 0;
+  for (const ast::Param &p : whole.params)
+    bytes += uint64_t(p.type.rows) * uint64_t(p.type.cols) * sizeof(float);
+  bytes += uint64_t(whole.resultType.rows) * uint64_t(whole.resultType.cols) * 2 * sizeof(float);
+  for (const runtime::TensorDecl &t : core.tensors)
+    if (t.role == runtime::TensorRole::Input || t.role == runtime::TensorRole::Output)
+      bytes += uint64_t(t.numElements()) * sizeof(float) * (t.role == runtime::TensorRole::Input ? 2 : 1);
+  return bytes + functionalMemoryBytes(core, sim);
+}
+
+/// A functional --tp run that cannot fit is refused before it allocates
+/// (the simulator checks one core's program only; the whole inputs come first).
+bool checkShardedMemory(const RunOptions &o, const Program &core, const BuiltKernel &b, const SimOptions &sim) {
+  if (sim.timingOnly)
+    return true;
+  llvm::Expected<std::optional<MemoryLimit>> limit = hostMemoryLimit();
+  if (!limit)
+    return fail(llvm::toString(limit.takeError()));
+  const uint64_t need = shardedMemoryBytes(core, *b.whole.kernel, sim);
+  if (!*limit || need <= (*limit)->bytes)
+    return true;
+  return fail(llvm::formatv("{0}: a functional run of this kernel over {1} cores holds at least {2} (the whole "
+                            "inputs in float32, one core's shard and its simulation, the summed result), more "
+                            "than the {3} of {4}; use --timing-only (no values are held), a smaller shape, or "
+                            "set TESSEL_MEMORY_LIMIT (e.g. 64G) to try anyway",
+                            o.input, o.source.tp, formatBytes(double(need)), (*limit)->source,
+                            formatBytes(double((*limit)->bytes))));
+}
+
 /// --tp: the shards run on their cores and an AllReduce combines them.
 int runSharded(const RunOptions &o, const Program &prog, const BuiltKernel &b, const RunSettings &s) {
+  if (!checkShardedMemory(o, prog, b, s.sim))
+    return 1;
   TensorParallelRun run;
   run.coreProgram = &prog;
   run.wholeKernel = b.whole.kernel;
@@ -504,7 +557,7 @@ int runRunCommand(int argc, char **argv) {
     return 0;
   }
   RunSettings s;
-  if (!settle(o, *prog, b, s))
+  if (!settle(o, in->kind, *prog, b, s))
     return 1;
   if (o.source.tp != 1)
     return runSharded(o, *prog, b, s);

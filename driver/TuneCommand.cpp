@@ -387,6 +387,8 @@ bool TuneOptions::validate() {
                         : ""));
   if (input.empty())
     return error("no input file (usage: tessel tune [options] FILE.tsl; see tessel tune --help)");
+  if (!rejectRepeatedDefines(source.defines))
+    return false;
   if (budget.getNumOccurrences()) {
     llvm::Expected<uint64_t> count = parseCount(
         "--budget", budget, "the budget is a positive count of configurations to simulate, e.g. --budget 20");

@@ -149,6 +149,12 @@ json::Object reportToJSON(const Report &r) {
       {"sim_seconds", r.simSeconds},
       {"warnings", std::move(warnings)},
   };
+  if (!r.run.source.empty())
+    o["source"] = r.run.source;
+  if (!r.run.pipeline.empty())
+    o["pipeline"] = r.run.pipeline;
+  if (!r.run.blocks.empty())
+    o["blocks"] = r.run.blocks;
   if (r.fastForwardedInstructions)
     o["fast_forwarded_instructions"] = int64_t(r.fastForwardedInstructions);
   if (r.sensitivity)
@@ -188,12 +194,35 @@ static void printSensitivity(const SensitivityReport &s, raw_ostream &os) {
     os << "    at 0 (a relative step cannot move them): " << join(s.zero, ", ") << "\n";
 }
 
+/// What the latency is, in words that need no docs (runtime/Launch.h).
+static std::string latencyMeaning(const Report &r) {
+  const double launchUs = r.launchOverheadNs / 1000.0;
+  if (r.latencyPredicts == "benchmark")
+    return formatv("one iteration of a benchmark loop, as nki.benchmark times it (includes {0:f3} us of "
+                   "launch overhead per iteration)",
+                   launchUs);
+  if (launchUs == 0)
+    return "one execution on the device, as a profile's total_time (no launch overhead added)";
+  return formatv("one execution on the device, as a profile's total_time (includes {0:f3} us of launch "
+                 "overhead)",
+                 launchUs);
+}
+
+/// The header: what ran (kernel, target, mode, source, pipeline, blocks).
+static void printRunHeader(const Report &r, raw_ostream &os) {
+  os << formatv("kernel {0} on {1} ({2})\n", r.kernel, r.target, r.functional ? "functional" : "timing only");
+  const std::pair<const char *, const std::string *> lines[] = {
+      {"source", &r.run.source}, {"pipeline", &r.run.pipeline}, {"blocks", &r.run.blocks}};
+  for (const auto &[label, value] : lines)
+    if (!value->empty())
+      os << formatv("  {0,-26} {1}\n", label, *value);
+}
+
 void printReportText(const Report &r, raw_ostream &os) {
   double lat = r.latencyNs;
-  os << formatv("kernel {0} on {1} ({2})\n", r.kernel, r.target, r.functional ? "functional" : "timing only");
+  printRunHeader(r, os);
   os << formatv("  {0,-26} {1:f3} us\n", "latency", lat / 1000.0);
-  os << formatv("  {0,-26} {1} ({2:f3} us launch term)\n", "latency predicts", r.latencyPredicts,
-                r.launchOverheadNs / 1000.0);
+  os << formatv("  {0,-26} {1}\n", "latency is", latencyMeaning(r));
   os << formatv("  {0,-26} {1:f1} %  (of {2:f2} TFLOP/s bf16 peak)\n", "MFU", 100.0 * r.mfu,
                 r.peakFlopsPerSec / 1e12);
   os << formatv("  {0,-26} {1:f1} %\n", "tensor engine active", r.tensorEngineActivePct);

@@ -1,7 +1,8 @@
 //===- runtime/Report.h - Profile report of one simulated run ---*- C++ -*-===//
 //
 // The numbers the Neuron profiler would show, in its vocabulary where it has
-// one. JSON keys (a contract, docs/simulator.md): kernel, target, latency_us,
+// one. JSON keys (a contract, docs/simulator.md): kernel, target, source,
+// pipeline, blocks, latency_us,
 // latency_predicts, launch_overhead_us, mfu,
 // tensor_engine_active_pct, flops, transpose_flops, hbm_read_bytes,
 // hbm_write_bytes, spill_save_bytes, spill_reload_bytes, sbuf_peak_bytes,
@@ -92,8 +93,17 @@ struct SensitivityReport {
   double hostSeconds = 0;
 };
 
+/// What was run, as the driver knows it (the simulator sees only the
+/// program): the report names it so a number is never read without it.
+struct RunDescription {
+  std::string source;   ///< the file run, as given ("-" for stdin)
+  std::string pipeline; ///< "-O2", "-O0 (unoptimised; -O2 fuses)", "--passes=a,b", "as written (NKI kernel)"
+  std::string blocks;   ///< "m = 512, n = 512" (ir::BlockConfig::str); "" when the kernel has none
+};
+
 struct Report {
   std::string kernel, target;
+  RunDescription run; ///< empty when the driver gives none (then not printed)
   bool functional = true; ///< false under --timing-only
   double latencyNs = 0;           ///< device timeline + launchOverheadNs
   std::string latencyPredicts = "device"; ///< "device" or "benchmark" (runtime/Launch.h)

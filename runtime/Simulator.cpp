@@ -121,6 +121,13 @@ private:
       s += formatv("{0}%{1}={2}", i ? ", " : "", P.vars[activeVars[i]], vars[activeVars[i]]).str();
     return s + ")";
   }
+  /// Where a message about the whole program points: its .tasm file, else
+  /// the file the driver compiled it from (RunDescription::source).
+  std::string programPlace() const {
+    if (!P.fileName.empty() || O.run.source.empty())
+      return P.locString({});
+    return O.run.source == "-" ? std::string("<stdin>") : O.run.source;
+  }
   bool fail(const Twine &msg) {
     if (!errMsg.empty())
       return false;
@@ -132,7 +139,7 @@ private:
       errMsg = (where + ": error: `" + instrName(*cur) + "`: " + msg + iterationString()).str();
       errMsg += "\n    " + printInstruction(P, *cur);
     } else {
-      errMsg = (P.locString({}) + ": error: " + msg).str();
+      errMsg = (programPlace() + ": error: " + msg).str();
     }
     return false;
   }
@@ -640,6 +647,7 @@ void Machine::finishReport(SimResult &res, double simSeconds) {
   res.report.launchOverheadNs = launchNs;
   res.report.kernel = P.kernel;
   res.report.target = T.name;
+  res.report.run = O.run;
   res.report.functional = functional;
   res.report.simSeconds = simSeconds;
   res.report.fastForwardedInstructions = skippedInstrs;
@@ -660,7 +668,7 @@ Expected<SimResult> Machine::run() {
     return createStringError(inconvertibleErrorCode(),
                              "%s: error: the program would execute %llu dynamic instructions, more than the "
                              "limit of %llu; raise it with --max-instructions=N (0: no limit)",
-                             P.locString({}).c_str(), (unsigned long long)totalInstrs,
+                             programPlace().c_str(), (unsigned long long)totalInstrs,
                              (unsigned long long)O.maxInstructions);
   if (functional) {
     uint64_t elems = 0;
@@ -670,7 +678,7 @@ Expected<SimResult> Machine::run() {
       return createStringError(inconvertibleErrorCode(),
                                "%s: error: the HBM tensors hold %llu elements, more than the functional "
                                "simulator's limit of %llu; use --timing-only",
-                               P.locString({}).c_str(), (unsigned long long)elems,
+                               programPlace().c_str(), (unsigned long long)elems,
                                (unsigned long long)kMaxFunctionalElems);
     Expected<std::optional<MemoryLimit>> limit = hostMemoryLimit();
     if (!limit)
@@ -681,7 +689,7 @@ Expected<SimResult> Machine::run() {
                                "%s: error: a functional run of this program holds at least %s (the values of its "
                                "HBM tensors and buffers), more than the %s of %s; use --timing-only (no values "
                                "are held), a smaller shape, or set TESSEL_MEMORY_LIMIT (e.g. 64G) to try anyway",
-                               P.locString({}).c_str(), formatBytes(double(need)).c_str(),
+                               programPlace().c_str(), formatBytes(double(need)).c_str(),
                                (*limit)->source.c_str(), formatBytes(double((*limit)->bytes)).c_str());
   }
   vars.assign(P.vars.size(), 0);

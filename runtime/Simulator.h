@@ -74,6 +74,8 @@ struct SimOptions {
   /// the bf16 tensors of the result keep the simulator's own 2-byte storage
   /// (TensorData::bf16) instead of float32 copies of it (TensorData::data)
   bool bf16Results = false;
+  /// what the driver ran (the source, pipeline, blocks), copied to the report
+  RunDescription run;
 };
 
 /// A tensor's values, row-major: float32 in `data` (bf16 values for bf16

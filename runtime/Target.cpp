@@ -291,6 +291,18 @@ Error validateTarget(const Target &t, StringRef origin) {
   if (t.psum_banks * t.psum_bank_bytes > t.psum_bytes_per_partition)
     return fieldError(origin, formatv("psum_banks * psum_bank_bytes ({0}) exceeds psum_bytes_per_partition ({1})",
                                       t.psum_banks * t.psum_bank_bytes, t.psum_bytes_per_partition));
+  // A partition's PSUM is its banks: fewer banks than the capacity holds
+  // would leave bytes that no bank owns (ARCH-V2).
+  if (t.psum_banks * t.psum_bank_bytes < t.psum_bytes_per_partition) {
+    const bool whole = t.psum_bytes_per_partition % t.psum_bank_bytes == 0;
+    return fieldError(origin, formatv("psum_banks * psum_bank_bytes ({0}) is less than psum_bytes_per_partition ({1}): "
+                                      "a partition's PSUM is its banks, so give {2}psum_bytes_per_partition = {0}",
+                                      t.psum_banks * t.psum_bank_bytes, t.psum_bytes_per_partition,
+                                      whole ? formatv("psum_banks = {0} or ", t.psum_bytes_per_partition /
+                                                                                 t.psum_bank_bytes)
+                                                  .str()
+                                            : std::string()));
+  }
   if (t.matmul_max_moving * 4 > t.psum_bank_bytes)
     return fieldError(origin, formatv("matmul_max_moving ({0}) fp32 results do not fit one PSUM bank "
                                       "(psum_bank_bytes = {1})",

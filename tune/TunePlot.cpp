@@ -1,4 +1,5 @@
 #include "tune/TunePlot.h"
+#include "tune/PlotMarkers.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -50,6 +51,20 @@ std::string quoted(llvm::StringRef s) {
   for (char c : s)
     out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
+}
+
+/// The plot gnuplot wrote, its markers made plain shapes (tune/PlotMarkers.h).
+llvm::Error rewriteMarkers(llvm::StringRef svgPath) {
+  auto svg = llvm::MemoryBuffer::getFile(svgPath, /*IsText=*/true);
+  if (!svg)
+    return fail("--plot: cannot read back '" + svgPath + "': " + svg.getError().message());
+  std::string text = inlinePlotMarkers((*svg)->getBuffer());
+  std::error_code ec;
+  llvm::raw_fd_ostream os(svgPath, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return fail("--plot: cannot write '" + svgPath + "': " + ec.message());
+  os << text;
+  return llvm::Error::success();
 }
 
 } // namespace
@@ -168,7 +183,7 @@ llvm::Error writeLatencyPlot(const TuneReport &report, llvm::StringRef svgPath) 
     return fail("--plot: gnuplot failed (" + (execError.empty() ? "exit " + std::to_string(status)
                                                                 : execError) +
                 ")" + (log.empty() ? "" : ": " + log));
-  return llvm::Error::success();
+  return rewriteMarkers(svgPath);
 }
 
 } // namespace tessel::tune
