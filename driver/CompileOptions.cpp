@@ -14,6 +14,10 @@ bool resolveCompileOptions(compiler::Frontend &fe, const PipelineOptions &option
       !options.blockOverrides(out.blocks))
     return false;
   out.params.mlpForm = options.mlpForm;
+  // A leading select-blocks runs before TileGen (compiler/Compile.h): the
+  // pass manager numbers the passes after it, as --print-pipeline lists them.
+  if (!out.passes.empty() && out.passes.front() == "select-blocks")
+    out.instrumentation.takenBefore = {out.passes.front()};
   if (!options.tuned)
     return true;
   if (!rejectEmptyValue(options.tuneCache))

@@ -98,8 +98,16 @@ bool PassManager::run(ir::Kernel &kernel, PassContext &ctx) {
     dump(dumpBanner("At Start", "", kernel.name), kernel);
   if (!o.dumpDir.empty() && !writeDumpFile(0, "", kernel, ctx.diags))
     return false;
+  unsigned index = unsigned(o.takenBefore.size());
+  if (index) {
+    // The kernel the passes start from is the steps' result.
+    const std::string &last = o.takenBefore.back();
+    if (o.printIRAfterAll || o.printIRAfter.count(last))
+      dump(dumpBanner("After", last, kernel.name), kernel);
+    if (!o.dumpDir.empty() && !writeDumpFile(index, last, kernel, ctx.diags))
+      return false;
+  }
 
-  unsigned index = 0;
   for (const auto &pass : passes) {
     ++index;
     llvm::StringRef name = pass->name();

@@ -39,6 +39,12 @@ struct InstrumentationOptions {
   bool verifyEach = true;
   bool timePasses = false;
   bool stats = false;
+  /// Steps of the pipeline taken before the pass manager runs: a leading
+  /// select-blocks, the planner's step before TileGen. The passes are then
+  /// numbered after them, as --print-pipeline lists them, and the kernel they
+  /// start from is shown (--print-ir-after-all) and dumped as the last step's
+  /// result (01-select-blocks.tir, beside 00-input.tir).
+  std::vector<std::string> takenBefore;
 };
 
 /// What happened to one pass of the last run.
