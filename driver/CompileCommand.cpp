@@ -79,7 +79,8 @@ struct CompileCommandOptions {
 
   CompileCommandOptions() {
     shared.addTarget("Default: trn1");
-    shared.addOutput("Write the output to FILE ('-' for stdout)");
+    shared.addOutput("Write the output to FILE ('-' for stdout); a .tir, .tasm or .py FILE gets that "
+                     "format unless --emit says otherwise");
   }
 
   /// What is written: --emit, else -o's extension, else tile IR (validate).
