@@ -3,6 +3,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Casting.h"
 
+#include <algorithm>
+
 namespace tessel::passes {
 namespace {
 
@@ -91,6 +93,24 @@ std::vector<LiveRange> computeLiveRanges(Kernel &kernel, PhaseSharing phases) {
     }
   }
 
+  // Within a top-level loop's body (a row strip's phases), the first and the
+  // last phase touching each buffer.
+  llvm::DenseMap<const Value *, unsigned> firstPhaseUse, lastPhaseUse;
+  for (auto &top : kernel.body.ops)
+    if (auto *loop = llvm::dyn_cast<ForOp>(top.get()))
+      for (auto &phase : loop->body.ops)
+        walkOp(*phase, [&](Op &op) {
+          llvm::SmallVector<Access *, 4> accesses = op.reads();
+          for (Access *w : op.writes())
+            accesses.push_back(w);
+          for (Access *a : accesses)
+            if (a && a->base) {
+              auto [first, inserted] = firstPhaseUse.try_emplace(a->base, n.pos[phase.get()]);
+              first->second = std::min(first->second, n.pos[phase.get()]);
+              lastPhaseUse[a->base] = std::max(lastPhaseUse.lookup(a->base), n.end[phase.get()]);
+            }
+        });
+
   std::vector<LiveRange> ranges;
   for (auto [alloc, loop] : n.allocs) {
     if (!onChip(*alloc))
@@ -114,6 +134,15 @@ std::vector<LiveRange> computeLiveRanges(Kernel &kernel, PhaseSharing phases) {
       if (outer && n.parentOf.lookup(outer) && !outer->body.ops.empty() && r.space == MemSpace::SBUF) {
         r.start = n.pos[outer->body.ops.front().get()];
         r.end = n.end[outer];
+      } else if (!outer && r.space == MemSpace::SBUF) {
+        // A buffer of a row strip's body (a chain's intermediate strip)
+        // lives from the first phase that touches it to the last: the
+        // strips of a long chain then share SBUF as their live ranges allow
+        // (the simulator orders a reuse of the space by its address hazards).
+        r.start = n.pos[alloc];
+        if (auto first = firstPhaseUse.find(alloc->result); first != firstPhaseUse.end())
+          r.start = std::max(r.start, first->second);
+        r.end = std::max(r.start, lastPhaseUse.lookup(alloc->result));
       } else {
         r.start = n.pos[alloc];
         r.end = std::max(r.start, n.end[loop]);

@@ -12,6 +12,11 @@
 //    phases (a strip's K blocks, then its column blocks), each long, and
 //    sharing between them costs one wait per row strip while it lets a
 //    tall strip double-buffer its K block;
+//  - an SBUF alloc directly in a top-level loop's body (a row strip's
+//    strips: a chain's intermediates, X^T) lives from the first of the
+//    strip's phases that touches it to the last, not the whole body: a long
+//    chain's strips each live across two phases, and share SBUF as those
+//    ranges allow (a chain of 64 matmuls holds 4096-row strips, not 128);
 //  - with PhaseSharing::Prefetch, an SBUF tile of a phase (a loop in a
 //    top-level loop's body, and the loops inside it) also lives through the
 //    loop before that phase, so consecutive phases never share addresses;

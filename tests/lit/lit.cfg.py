@@ -21,8 +21,11 @@ config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1"
 config.environment["UBSAN_OPTIONS"] = "halt_on_error=1:abort_on_error=1:print_stacktrace=1"
 # CPU-time limits (tilegen/Inputs/cpu_limited.py) are for the release build;
 # the sanitizer build runs the same work 20-30x slower (ASan + UBSan, -O0).
+# A sweep of the same numeric check over many shapes says `UNSUPPORTED: sanitized`
+# when one shape of it under the sanitizers covers the code (CI's 90-minute limit).
 if getattr(config, "sanitized", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
     config.environment["TESSEL_CPU_LIMIT_SCALE"] = "4"
+    config.available_features.add("sanitized")
 config.substitutions.append(("%examples", os.path.join(config.tessel_src_dir, "examples")))
 # %python: a python3 with numpy (CMake's TESSEL_PYTHON); tests that need it say REQUIRES: numpy.
 if getattr(config, "python_numpy", ""):
