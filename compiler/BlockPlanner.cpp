@@ -235,11 +235,13 @@ const Candidate *Planner::fitStrip(const BuildRequest &request, const Candidate 
   return f && (!lastFit || f->us <= lastFit->us) ? f : c;
 }
 
-/// The strips 128, 256, ... in order, each as it fits; past the first that
-/// does not fit once one has, none is built (larger strips hold more).
+/// The strips 128, 256, ... in order, each as it fits; once one has fit,
+/// policy::kStripMissesBeforeStop in a row that do not fit end the search
+/// (larger strips hold more, unless TileGen K-blocks them).
 std::vector<const Candidate *> Planner::buildStrips() {
   std::vector<const Candidate *> strips;
   const Candidate *lastFit = nullptr;
+  int misses = 0;
   for (int64_t m : powerOfTwoTiles(shape.rows, INT64_MAX, tile)) {
     BuildRequest request = chosen;
     request.blocks.set(M, m);
@@ -249,10 +251,12 @@ std::vector<const Candidate *> Planner::buildStrips() {
     if (!c)
       continue;
     strips.push_back(c);
-    if (c->fits)
+    if (c->fits) {
       lastFit = c;
-    else if (lastFit)
+      misses = 0;
+    } else if (lastFit && ++misses == policy::kStripMissesBeforeStop) {
       break;
+    }
   }
   return strips;
 }

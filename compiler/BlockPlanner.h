@@ -16,9 +16,10 @@
 //     against its two-kernel form at a tall one). When no candidate clears the ridge, the
 //     largest that fits (the highest AI) is taken; when none fits, the one
 //     with the smallest SBUF peak (allocate then spills it). The SBUF peak
-//     grows with `m` (every strip buffer scales with it), so the search stops
-//     at the first candidate that does not fit once one has: the compile
-//     costs the same for any number of rows.
+//     grows with `m` (every strip buffer scales with it) except where a
+//     taller strip is K-blocked by TileGen, so the search stops after
+//     policy::kStripMissesBeforeStop candidates in a row that do not fit once
+//     one has: the compile costs the same for any number of rows.
 //     A strip that does not fit may fit at a narrower `n`, or K-blocked
 //     (`k`: the strip holds one K block, the intermediate accumulates in
 //     place, passes/StripAccumulate.cpp); the deepest K block that fits is

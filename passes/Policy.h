@@ -28,6 +28,13 @@ constexpr double kSbufHeadroom = 0.02;
 /// buffers.
 constexpr double kStripSbufShare = 0.5;
 
+/// The block planner builds row strips 128, 256, ... and stops after this
+/// many in a row do not fit SBUF once one has. A taller strip can take less
+/// SBUF than a shorter one: past TileGen's strip budget (kStripSbufShare) it
+/// K-blocks a contraction it held whole (a factorised Gemma-2-27B MLP on
+/// trn1 does not fit at m = 256 but does at m = 512, 2.7x faster than m = 128).
+constexpr int kStripMissesBeforeStop = 2;
+
 /// A K-blocked row strip adds each block's partial sums into its fp32 SBUF
 /// accumulator on the vector engine. TileGen K-blocks a given row strip
 /// whose strip does not fit only with K blocks deep enough that those adds
