@@ -43,7 +43,8 @@ void SharedOptions::addOutput(const char *help, const char *valueName, const cha
 void SharedOptions::addJobs(const char *help, const char *unit) {
   jobUnit = unit;
   jobs_.emplace("jobs", cl::desc(help), cl::value_desc("N"),
-                cl::init(llvm::hardware_concurrency().compute_thread_count()), cl::cat(toolCategory()));
+                cl::init(std::to_string(llvm::hardware_concurrency().compute_thread_count())),
+                cl::cat(toolCategory()));
 }
 
 bool SharedOptions::validate() const {
@@ -54,13 +55,27 @@ bool SharedOptions::validate() const {
         << "-o was given an empty value; give " << output_->ValueStr << " or leave the option out\n";
     return false;
   }
-  if (!jobs_ || (*jobs_ != 0 && *jobs_ <= kMaxJobs))
+  if (!jobs_)
+    return true;
+  llvm::Expected<uint64_t> n =
+      parseCount("--jobs", *jobs_, llvm::formatv("the number of {0}s to run at once, e.g. --jobs 4", jobUnit).str());
+  if (!n) {
+    llvm::WithColor::error(llvm::errs(), command) << llvm::toString(n.takeError()) << "\n";
+    return false;
+  }
+  if (*n != 0 && *n <= kMaxJobs)
     return true;
   llvm::WithColor::error(llvm::errs(), command)
-      << (*jobs_ == 0 ? llvm::formatv("--jobs 0: at least one {0} is needed", jobUnit).str()
-                      : llvm::formatv("--jobs {0}: at most {1} {2}s", unsigned(*jobs_), kMaxJobs, jobUnit).str())
+      << (*n == 0 ? llvm::formatv("--jobs 0: at least one {0} is needed", jobUnit).str()
+                  : llvm::formatv("--jobs {0}: at most {1} {2}s", *n, kMaxJobs, jobUnit).str())
       << "\n";
   return false;
+}
+
+unsigned SharedOptions::jobs() const {
+  unsigned n = 1;
+  llvm::StringRef(*jobs_).getAsInteger(10, n);
+  return n;
 }
 
 std::string SharedOptions::targetFile() const { return driver::targetFile(targetName()); }

@@ -61,7 +61,8 @@ public:
   llvm::Expected<runtime::Target> loadTarget(llvm::StringRef fallback = "trn1") const;
   const std::string &output() const { return output_->getValue(); }
   bool outputGiven() const { return output_ && output_->getNumOccurrences(); }
-  unsigned jobs() const { return jobs_->getValue(); }
+  /// --jobs as a number (validate() checked it).
+  unsigned jobs() const;
 
   /// --jobs beyond this is a mistake, not a machine: each job is a thread.
   static constexpr unsigned kMaxJobs = 1024;
@@ -71,7 +72,9 @@ private:
   const char *jobUnit = "job";
   std::string targetHelp;
   std::optional<llvm::cl::opt<std::string>> target, output_;
-  std::optional<llvm::cl::opt<unsigned>> jobs_;
+  /// Read as text so a negative or non-numeric value gets parseCount's
+  /// message, not LLVM's.
+  std::optional<llvm::cl::opt<std::string>> jobs_;
 };
 
 /// Options of commands that read .tsl source: -k, -D.
