@@ -37,8 +37,12 @@ bool acrossOverflowEdge(float finite, float inf) {
 }
 
 std::string position(const std::vector<int64_t> &shape, size_t index) {
-  int64_t cols = shape.size() == 2 ? shape[1] : 1;
-  return llvm::formatv("[{0}, {1}]", int64_t(index) / cols, int64_t(index) % cols);
+  int64_t cols = shape.size() >= 2 ? shape.back() : 1, i = int64_t(index);
+  if (shape.size() == 3) {
+    int64_t perHead = shape[1] * cols;
+    return llvm::formatv("[{0}, {1}, {2}]", i / perHead, i % perHead / cols, i % cols);
+  }
+  return llvm::formatv("[{0}, {1}]", i / cols, i % cols);
 }
 
 bool failWith(llvm::json::Object &check, const std::string &why) {

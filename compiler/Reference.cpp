@@ -342,47 +342,113 @@ private:
   }
 };
 
+
+/// Evaluates one head of `kernel` (or the kernel, when nothing has heads):
+/// `inputs` are the parameters' 2-D slices for it.
+llvm::Expected<HostTensor> evaluateHead(const Kernel &kernel, const std::map<std::string, HostTensor> &inputs,
+                                        int64_t kBlock) {
+  Evaluator ev;
+  ev.kBlock = kBlock;
+  for (const Param &p : kernel.params)
+    // Non-owning: the caller's inputs outlive the evaluation, and weights are big.
+    ev.env[p.name] = Value(&inputs.at(p.name), [](const HostTensor *) {});
+  for (const Stmt &s : kernel.body) {
+    auto v = ev.eval(*s.value);
+    if (!v)
+      return v.takeError();
+    if (s.isReturn())
+      return **v;
+    ev.env[s.name] = *v;
+  }
+  return fail("reference: unreachable");
+}
+
+/// Head `head` of a parameter's input: its rows of the head's slice, read in
+/// place (the whole input when the parameter has no heads).
+HostTensor headOf(const HostTensor &t, const TensorType &type, int64_t head) {
+  llvm::ArrayRef<float> f32 = t.f32.empty() ? llvm::ArrayRef<float>(t.data) : t.f32;
+  if (type.heads == 0)
+    return HostTensor{t.shape, {}, {}, t.bf16.empty() ? f32 : llvm::ArrayRef<float>(), t.bf16};
+  size_t n = size_t(type.rows * type.cols), at = size_t(head) * n;
+  HostTensor h;
+  h.shape = {type.rows, type.cols};
+  if (!t.bf16.empty())
+    h.bf16 = t.bf16.slice(at, n);
+  else
+    h.f32 = f32.slice(at, n);
+  return h;
+}
+
+/// Appends a head's result (values and error estimates) to `out`.
+void appendHead(const HostTensor &head, HostTensor &out) {
+  size_t n = !head.data.empty() ? head.data.size() : !head.bf16.empty() ? head.bf16.size() : head.f32.size();
+  for (size_t i = 0; i < n; ++i) {
+    out.data.push_back(head.at(i));
+    out.error.push_back(head.error.empty() ? 0.0f : head.error[i]);
+  }
+}
+
 } // namespace
 
+// A kernel with heads is evaluated head by head: head h of the result (H
+// heads) reads head h / (H / G) of a parameter of G heads (Sema: G divides H).
 llvm::Expected<std::map<std::string, HostTensor>>
 evaluateReference(const Kernel &kernel, const std::map<std::string, HostTensor> &inputs,
                   int64_t kBlock) {
-  Evaluator ev;
-  ev.kBlock = kBlock;
   for (const Param &p : kernel.params) {
     auto it = inputs.find(p.name);
     if (it == inputs.end())
       return fail(fmt::format("reference: no input for parameter '{}' of kernel '{}'", p.name, kernel.name));
     const HostTensor &t = it->second;
+    int64_t heads = std::max<int64_t>(p.type.heads, 1);
     std::vector<int64_t> want = {p.type.rows, p.type.cols};
-    if (t.shape != want)
+    if (p.type.heads > 0)
+      want.insert(want.begin(), p.type.heads);
+    // The simulator holds a tensor with heads as its heads' rows one after another.
+    std::vector<int64_t> flat = {heads * p.type.rows, p.type.cols};
+    if (t.shape != want && t.shape != flat)
       return fail(fmt::format("reference: input '{}' has shape {}, but the parameter is {}", p.name,
                               shapeText(t.shape), formatType(p.type)));
     size_t values = !t.bf16.empty() ? t.bf16.size() : !t.f32.empty() ? t.f32.size() : t.data.size();
-    if (values != size_t(p.type.rows * p.type.cols))
+    if (values != size_t(heads * p.type.rows * p.type.cols))
       return fail(fmt::format("reference: input '{}' has {} values, its shape {} needs {}", p.name, values,
-                              shapeText(t.shape), p.type.rows * p.type.cols));
-    // Non-owning: the caller's inputs outlive the evaluation, and weights are big.
-    ev.env[p.name] = Value(&t, [](const HostTensor *) {});
+                              shapeText(t.shape), heads * p.type.rows * p.type.cols));
   }
   for (const auto &[name, t] : inputs)
-    if (!ev.env.count(name))
+    if (!llvm::any_of(kernel.params, [&](const Param &p) { return p.name == name; }))
       return fail(fmt::format("reference: input '{}' is not a parameter of kernel '{}'", name, kernel.name));
   if (kernel.body.empty() || !kernel.body.back().isReturn())
     return fail(fmt::format("reference: kernel '{}' has no return statement", kernel.name));
 
-  for (const Stmt &s : kernel.body) {
-    auto v = ev.eval(*s.value);
+  const TensorType &result = kernel.resultType;
+  bool anyHeads = result.heads > 0 ||
+                  llvm::any_of(kernel.params, [](const Param &p) { return p.type.heads > 0; });
+  std::map<std::string, HostTensor> out;
+  if (!anyHeads) {
+    auto v = evaluateHead(kernel, inputs, kBlock);
     if (!v)
       return v.takeError();
-    if (s.isReturn()) {
-      std::map<std::string, HostTensor> out;
-      out[kReferenceResultKey] = **v;
-      return out;
-    }
-    ev.env[s.name] = *v;
+    out[kReferenceResultKey] = std::move(*v);
+    return out;
   }
-  return fail("reference: unreachable");
+  int64_t heads = std::max<int64_t>(result.heads, 1);
+  HostTensor all;
+  all.shape = {result.rows, result.cols};
+  if (result.heads > 0)
+    all.shape.insert(all.shape.begin(), result.heads);
+  for (int64_t h = 0; h < heads; ++h) {
+    std::map<std::string, HostTensor> slices;
+    for (const Param &p : kernel.params) {
+      int64_t g = p.type.heads > 0 ? h / (heads / p.type.heads) : 0;
+      slices[p.name] = headOf(inputs.at(p.name), p.type, g);
+    }
+    auto v = evaluateHead(kernel, slices, kBlock);
+    if (!v)
+      return v.takeError();
+    appendHead(*v, all);
+  }
+  out[kReferenceResultKey] = std::move(all);
+  return out;
 }
 
 } // namespace tessel::compiler

@@ -72,6 +72,8 @@ std::unique_ptr<Expr> Expr::clone() const {
   e->binOp = binOp;
   e->unaryFn = unaryFn;
   e->reduceOp = reduceOp;
+  e->axis = axis;
+  e->axisLoc = axisLoc;
   e->number = number;
   e->offset = offset;
   for (const Arg &a : args)
@@ -81,7 +83,20 @@ std::unique_ptr<Expr> Expr::clone() const {
   return e;
 }
 
-std::string formatShape(const TensorType &t) { return fmt::format("[{} x {}]", t.rows, t.cols); }
+std::unique_ptr<Expr> wrapExpr(ExprKind kind, const Expr &like, std::unique_ptr<Expr> inner) {
+  auto n = std::make_unique<Expr>(kind, like.loc);
+  n->opLoc = like.opLoc;
+  n->callLoc = like.callLoc;
+  n->callee = like.callee;
+  n->lhs = std::move(inner);
+  return n;
+}
+
+std::string formatShape(const TensorType &t) {
+  if (t.heads > 0)
+    return fmt::format("[{} x {} x {}]", t.heads, t.rows, t.cols);
+  return fmt::format("[{} x {}]", t.rows, t.cols);
+}
 
 std::string formatType(const TensorType &t) {
   return fmt::format("{}{}", dtypeName(t.dtype).str(), formatShape(t));

@@ -36,18 +36,21 @@ struct DimExpr {
   llvm::SMLoc loc;
 };
 
-/// The static type of a value: every value of the DSL is a 2-D matrix.
+/// The static type of a value: a 2-D matrix, or `heads` of them (`bf16[H,
+/// S, D]`: a leading batch/head dimension; 0 = none). Every operation applies
+/// per head; rows and cols are one head's.
 struct TensorType {
   DType dtype = DType::BF16;
   int64_t rows = 0, cols = 0;
+  int64_t heads = 0;
 
   bool operator==(const TensorType &o) const {
-    return dtype == o.dtype && rows == o.rows && cols == o.cols;
+    return dtype == o.dtype && rows == o.rows && cols == o.cols && heads == o.heads;
   }
   bool operator!=(const TensorType &o) const { return !(*this == o); }
 };
 
-/// `[4096 x 7168]`: the shape alone, as in "inner dimensions differ" errors.
+/// `[4096 x 7168]` (`[8 x 128 x 64]` with heads): the shape alone, as in "inner dimensions differ" errors.
 std::string formatShape(const TensorType &t);
 /// `bf16[4096 x 7168]`: dtype and shape, as printed by --emit=ast and errors.
 std::string formatType(const TensorType &t);
@@ -94,6 +97,10 @@ struct Expr {
   BinaryOp binOp = BinaryOp::Mul;
   ActFn unaryFn = ActFn::Silu;
   ReduceOp reduceOp = ReduceOp::Sum;
+  // Reduce: the axis as written when it depends on the rank (0, 1, 2, -3:
+  // Sema resolves it); -1 (the columns) otherwise.
+  int64_t axis = -1;
+  llvm::SMLoc axisLoc;
   // Number: the value of a literal (`0.125`, `1e-6`, `2`); typed as a 1 x 1
   // value of the other operand's dtype, applied to every element.
   double number = 0;
@@ -112,9 +119,13 @@ struct Expr {
   std::unique_ptr<Expr> clone() const;
 };
 
+/// A new node of `kind` over `inner`, at `like`'s locations (and call note).
+std::unique_ptr<Expr> wrapExpr(ExprKind kind, const Expr &like, std::unique_ptr<Expr> inner);
+
 struct Param {
   std::string name;
   DType dtype = DType::BF16;
+  std::optional<DimExpr> heads; // `bf16[H, S, D]`
   DimExpr rows, cols;
   TensorType type; // filled by Sema
   llvm::SMLoc loc;
@@ -135,6 +146,7 @@ struct Kernel {
   std::string name;
   std::vector<Param> params;
   DType resultDType = DType::BF16;
+  std::optional<DimExpr> resultHeads;
   DimExpr resultRows, resultCols;
   TensorType resultType; // filled by Sema
   std::vector<Stmt> body; // the last statement is the return

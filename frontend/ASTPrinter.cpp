@@ -71,7 +71,7 @@ private:
       head += fmt::format(" {}", e.number);
       break;
     case ExprKind::Reduce:
-      head += fmt::format(" {} axis=1", reduceOpName(e.reduceOp));
+      head += fmt::format(" {} axis={}", reduceOpName(e.reduceOp), e.type.heads > 0 ? 2 : 1);
       break;
     case ExprKind::Causal:
       head += fmt::format(" offset={} fill={}", e.offset, e.number);

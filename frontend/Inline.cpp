@@ -259,27 +259,23 @@ bool Inliner::expandReduction(ExprPtr &e, ReduceOp op) {
     error(a.loc, fmt::format("the axis of '{}' must be an integer (0 or 1, or -2 or -1)", fn));
     return false;
   }
-  if (a.number < -2 || a.number > 1) {
-    error(a.loc, fmt::format("axis {} is out of range: a value has two axes, 0 (rows) and 1 (columns), "
-                             "or -2 and -1 counting from the last",
+  if (a.number < -3 || a.number > 2) {
+    error(a.loc, fmt::format("axis {} is out of range: a value has at most three axes, 0 (heads), 1 "
+                             "(rows) and 2 (columns), or -3, -2 and -1 counting from the last",
                              a.number));
     return false;
   }
-  bool rows = a.number == 0 || a.number == -2;
-  auto wrap = [&](ExprKind kind, ExprPtr inner) {
-    auto n = std::make_unique<Expr>(kind, call.loc);
-    n->opLoc = call.opLoc;
-    n->callLoc = call.callLoc;
-    n->callee = call.callee;
-    n->lhs = std::move(inner);
-    return n;
-  };
+  // -1 and -2 are the columns and the rows of any value; what 0, 1, 2 and -3
+  // are depends on the operand's rank (Sema::resolveAxis).
+  bool rows = a.number == -2;
   // Over the rows: the columns of the transpose, transposed back.
   if (rows)
-    operand = wrap(ExprKind::Transpose, std::move(operand));
-  ExprPtr reduce = wrap(ExprKind::Reduce, std::move(operand));
+    operand = wrapExpr(ExprKind::Transpose, call, std::move(operand));
+  ExprPtr reduce = wrapExpr(ExprKind::Reduce, call, std::move(operand));
   reduce->reduceOp = op;
-  e = rows ? wrap(ExprKind::Transpose, std::move(reduce)) : std::move(reduce);
+  reduce->axis = rows ? -1 : int64_t(a.number);
+  reduce->axisLoc = a.loc;
+  e = rows ? wrapExpr(ExprKind::Transpose, call, std::move(reduce)) : std::move(reduce);
   return true;
 }
 

@@ -110,7 +110,7 @@ private:
   bool parseBraceBody(std::vector<Stmt> &body, const std::string &owner);
   bool parseFnParam(Function &f);
   bool parseParam(Kernel &k);
-  bool parseType(DType &dtype, DimExpr &rows, DimExpr &cols);
+  bool parseType(DType &dtype, std::optional<DimExpr> &heads, DimExpr &rows, DimExpr &cols);
   bool parseDim(DimExpr &dim);
   /// A body of statements up to its '}'; `owner` names it in messages
   /// ("kernel 'k'", "function 'f'").
@@ -333,7 +333,7 @@ bool Parser::parseKernel(Module &m) {
   if (!expect(Tok::Arrow, fmt::format("and the result type after the parameters of kernel '{}'", k.name)))
     return false;
   skipNewlines();
-  if (!parseType(k.resultDType, k.resultRows, k.resultCols) ||
+  if (!parseType(k.resultDType, k.resultHeads, k.resultRows, k.resultCols) ||
       !parseBraceBody(k.body, fmt::format("kernel '{}'", k.name)))
     return false;
   m.kernels.push_back(std::move(k));
@@ -387,13 +387,13 @@ bool Parser::parseParam(Kernel &k) {
   advance();
   if (!expect(Tok::Colon, fmt::format("and a type after parameter '{}'", p.name)))
     return false;
-  if (!parseType(p.dtype, p.rows, p.cols))
+  if (!parseType(p.dtype, p.heads, p.rows, p.cols))
     return false;
   k.params.push_back(std::move(p));
   return true;
 }
 
-bool Parser::parseType(DType &dtype, DimExpr &rows, DimExpr &cols) {
+bool Parser::parseType(DType &dtype, std::optional<DimExpr> &heads, DimExpr &rows, DimExpr &cols) {
   if (!tok.is(Tok::Ident)) {
     errorExpected("a type such as 'bf16[M, 128]'");
     return false;
@@ -434,8 +434,17 @@ bool Parser::parseType(DType &dtype, DimExpr &rows, DimExpr &cols) {
   if (!parseDim(cols))
     return false;
   if (tok.is(Tok::Comma)) {
-    error(tok.loc, "too many dimensions: every value is 2-D ('bf16[ROWS, COLS]') or a row vector "
-                   "('bf16[COLS]')");
+    // `bf16[H, S, D]`: a leading head dimension.
+    advance();
+    heads = rows;
+    rows = cols;
+    cols = DimExpr{};
+    if (!parseDim(cols))
+      return false;
+  }
+  if (tok.is(Tok::Comma)) {
+    error(tok.loc, "too many dimensions: a value is 2-D ('bf16[ROWS, COLS]'), a row vector "
+                   "('bf16[COLS]') or has a leading head dimension ('bf16[HEADS, ROWS, COLS]')");
     return false;
   }
   return expectCloser(Tok::RBracket, bracketLoc, "shape", true);

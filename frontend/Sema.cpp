@@ -64,7 +64,7 @@ static void render(const Expr &e, std::string &out, int minPrec) {
   case ExprKind::Reduce:
     out += fmt::format("{}(", reduceOpName(e.reduceOp));
     render(*e.lhs, out, 0);
-    out += ", axis=1)";
+    out += e.type.heads > 0 ? ", axis=2)" : ", axis=1)";
     break;
   case ExprKind::Call:
     out += e.name + "(...)";
@@ -115,7 +115,8 @@ private:
   void bindConsts();
   void applyDefines(const std::vector<Define> &defines);
   bool resolveDim(const DimExpr &dim, int64_t &out);
-  bool resolveType(DType dtype, const DimExpr &rows, const DimExpr &cols, TensorType &out);
+  bool resolveType(DType dtype, const std::optional<DimExpr> &heads, const DimExpr &rows,
+                   const DimExpr &cols, TensorType &out);
   void checkKernel(Kernel &k);
   bool checkExpr(Expr &e);
   bool checkNode(Expr &e);
@@ -123,6 +124,12 @@ private:
   bool checkOperands(Expr &e, llvm::StringRef op);
   bool checkMatMul(Expr &e);
   bool checkBinary(Expr &e);
+  bool checkReduce(Expr &e);
+  /// The heads of `e`'s result from its operands' (0 = none); false after
+  /// reporting operands whose head counts do not divide.
+  bool combineHeads(Expr &e, llvm::StringRef op);
+  /// Every value of a kernel has heads dividing those of its result.
+  void checkHeadsDivideResult(const Kernel &k);
   /// After an error in an expression an inlined function made: a note at
   /// the call (once per statement).
   void noteCall(llvm::SMLoc callLoc, const std::string &callee);
@@ -273,21 +280,24 @@ bool Sema::resolveDim(const DimExpr &dim, int64_t &out) {
   return true;
 }
 
-bool Sema::resolveType(DType dtype, const DimExpr &rows, const DimExpr &cols, TensorType &out) {
+bool Sema::resolveType(DType dtype, const std::optional<DimExpr> &heads, const DimExpr &rows,
+                       const DimExpr &cols, TensorType &out) {
   out.dtype = dtype;
+  bool okHeads = !heads || resolveDim(*heads, out.heads);
   bool okRows = resolveDim(rows, out.rows);
   bool okCols = resolveDim(cols, out.cols);
-  return okRows && okCols;
+  return okHeads && okRows && okCols;
 }
 
 void Sema::checkKernel(Kernel &k) {
   scope.clear();
   scopeNames.clear();
   laterAssigns.clear();
+  unsigned kernelErrors = diags.errorCount();
   for (Param &p : k.params) {
     Binding b;
     b.loc = p.loc;
-    b.ok = resolveType(p.dtype, p.rows, p.cols, p.type);
+    b.ok = resolveType(p.dtype, p.heads, p.rows, p.cols, p.type);
     b.type = p.type;
     auto [it, inserted] = scope.try_emplace(p.name, b);
     if (!inserted) {
@@ -297,7 +307,7 @@ void Sema::checkKernel(Kernel &k) {
     }
     scopeNames.push_back(p.name);
   }
-  bool resultOk = resolveType(k.resultDType, k.resultRows, k.resultCols, k.resultType);
+  bool resultOk = resolveType(k.resultDType, k.resultHeads, k.resultRows, k.resultCols, k.resultType);
 
   for (const Stmt &s : k.body)
     if (!s.isReturn())
@@ -325,6 +335,7 @@ void Sema::checkKernel(Kernel &k) {
               fmt::format("kernel '{}' returns {} but its declared result type is {}{}", k.name,
                           formatType(s.value->type), formatType(k.resultType),
                           s.value->type.dtype == k.resultType.dtype &&
+                                  s.value->type.heads == k.resultType.heads &&
                                   s.value->type.rows == k.resultType.cols &&
                                   s.value->type.cols == k.resultType.rows
                               ? fmt::format("; did you mean 'return {}.T'?",
@@ -347,6 +358,31 @@ void Sema::checkKernel(Kernel &k) {
     b.type = s.value->type;
     scope.try_emplace(s.name, b);
     scopeNames.push_back(s.name);
+  }
+  // After other errors the head counts may be off already: no cascade.
+  if (resultOk && diags.errorCount() == kernelErrors)
+    checkHeadsDivideResult(k);
+}
+
+// Per head h of the result (H heads), a value of G heads is its head
+// h / (H / G): the lowering and the reference evaluate the kernel head by
+// head, so every value's head count divides the result's.
+void Sema::checkHeadsDivideResult(const Kernel &k) {
+  int64_t result = k.resultType.heads;
+  for (const std::string &name : scopeNames) {
+    const Binding &b = scope.find(name)->second;
+    int64_t heads = b.type.heads;
+    if (!b.ok || heads == 0 || (result > 0 && result % heads == 0))
+      continue;
+    error(b.loc, result == 0
+                     ? fmt::format("'{}' has {} heads but kernel '{}' returns a value without heads: "
+                                   "values with heads are computed head by head, and there is no "
+                                   "reduction over heads",
+                                   name, heads, k.name)
+                     : fmt::format("'{}' has {} heads, which do not divide the {} heads kernel '{}' "
+                                   "returns",
+                                   name, heads, result, k.name));
+    return;
   }
 }
 
@@ -407,14 +443,7 @@ bool Sema::checkNode(Expr &e) {
   case ExprKind::Number:
     return true; // typed by the operator it is an operand of
   case ExprKind::Reduce:
-    if (!checkExpr(*e.lhs))
-      return false;
-    if (e.lhs->kind == ExprKind::Number) {
-      error(e.lhs->loc, fmt::format("'{}' reduces a tensor, not a number", reduceOpName(e.reduceOp)));
-      return false;
-    }
-    e.type = TensorType{e.lhs->type.dtype, e.lhs->type.rows, 1};
-    return true;
+    return checkReduce(e);
   case ExprKind::Call:
     error(e.loc, fmt::format("call to '{}' was not resolved", e.name));
     return false;
@@ -471,6 +500,61 @@ bool Sema::checkMatMul(Expr &e) {
     return false;
   }
   e.type = TensorType{l.dtype, l.rows, r.cols};
+  return combineHeads(e, "@");
+}
+
+// Operands with H and G heads (G dividing H) give H heads, head h using the
+// other operand's head h / (H / G): grouped-query attention's K and V of Hkv
+// heads serve groups of H / Hkv query heads; a value without heads (or with
+// one) serves every head.
+bool Sema::combineHeads(Expr &e, llvm::StringRef op) {
+  int64_t l = e.lhs->kind == ExprKind::Number ? 0 : e.lhs->type.heads;
+  int64_t r = e.rhs->kind == ExprKind::Number ? 0 : e.rhs->type.heads;
+  int64_t hi = std::max(l, r), lo = std::min(l, r);
+  if (lo > 0 && hi % lo != 0) {
+    error(e.opLoc, fmt::format("operands of '{}' have {} and {} heads, and {} does not divide {}: {} is "
+                               "{}, {} is {} (grouped heads: each head of the operand with fewer "
+                               "serves an equal group of the other's)",
+                               op.str(), l, r, lo, hi, exprText(*e.lhs), formatShape(e.lhs->type),
+                               exprText(*e.rhs), formatShape(e.rhs->type)));
+    return false;
+  }
+  e.type.heads = hi;
+  return true;
+}
+
+// The axis of a reduction, by the operand's rank: the last (columns), or the
+// one before it (rows: the columns of the transpose, transposed back).
+bool Sema::checkReduce(Expr &e) {
+  if (!checkExpr(*e.lhs))
+    return false;
+  if (e.lhs->kind == ExprKind::Number) {
+    error(e.lhs->loc, fmt::format("'{}' reduces a tensor, not a number", reduceOpName(e.reduceOp)));
+    return false;
+  }
+  int64_t rank = e.lhs->type.heads > 0 ? 3 : 2;
+  int64_t axis = e.axis < 0 ? e.axis + rank : e.axis;
+  if (axis < 0 || axis >= rank) {
+    error(e.axisLoc, fmt::format("axis {} is out of range: a value has two axes, 0 (rows) and 1 (columns), "
+                                 "or -2 and -1 counting from the last",
+                                 e.axis));
+    return false;
+  }
+  if (axis == 0 && rank == 3) {
+    error(e.axisLoc, fmt::format("'{}' over the heads (axis {}) is not supported: reductions run along "
+                                 "the rows (axis=1) or the columns (axis=2) of each head",
+                                 reduceOpName(e.reduceOp), e.axis));
+    return false;
+  }
+  if (axis == rank - 2) {
+    auto reduce = wrapExpr(ExprKind::Reduce, e, wrapExpr(ExprKind::Transpose, e, std::move(e.lhs)));
+    reduce->reduceOp = e.reduceOp;
+    e.kind = ExprKind::Transpose;
+    e.lhs = std::move(reduce);
+    return checkNode(e);
+  }
+  e.axis = -1;
+  e.type = TensorType{e.lhs->type.dtype, e.lhs->type.rows, 1, e.lhs->type.heads};
   return true;
 }
 
@@ -514,7 +598,7 @@ bool Sema::checkBinary(Expr &e) {
     return false;
   }
   e.type = TensorType{l.dtype, *rows, *cols};
-  return true;
+  return combineHeads(e, op);
 }
 
 } // namespace

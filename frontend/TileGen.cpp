@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/TileGen.h"
+#include "frontend/Heads.h"
 
 #include "ir/Builder.h"
 
@@ -233,6 +234,12 @@ private:
   /// (after a located error) when a local in two roles merges a tensor's rows
   /// and columns into one dimension.
   bool labelAllDimensions();
+  /// Step 3 of run(): the statements, head by head for a kernel with heads.
+  bool lowerStatements(Value *out);
+  /// Where head `h` of the result finds its rows in the tensors with heads.
+  std::map<const Value *, int64_t> headRowOffsets(int64_t h, int64_t heads, Value *out) const;
+  /// The heads of the parameter `arg` is (0: none, or not a parameter).
+  int64_t paramHeads(const Value *arg) const;
 
   const ast::Kernel &ast;
   const TileGenOptions &opts;
@@ -1118,17 +1125,8 @@ std::unique_ptr<Kernel> TileGen::run() {
   kernel->blockParams.set(ir::BlockConfig::kColumnBlock, std::min(wantedBlockCols, movingTile));
 
   // 3. Statements in order; the return writes the output argument.
-  cur = &kernel->body;
-  for (const ast::Stmt &s : ast.body) {
-    if (s.isReturn())
-      lower(*s.value, out, "out");
-    else if (isAlias(s))
-      tensors[s.name] = tensors.at(s.value->name); // its uses take their own views
-    else
-      tensors[s.name] = lower(*s.value, nullptr, s.name);
-    if (failed)
-      return nullptr;
-  }
+  if (!lowerStatements(out))
+    return nullptr;
   // The kernel's `m` is the smallest row strip of its matmul nests; a nest
   // with a larger one (its strip fit where another's was halved) says so.
   int64_t m = kernel->blockParams.lookup(ir::BlockConfig::kRowStrip);
@@ -1136,6 +1134,64 @@ std::unique_ptr<Kernel> TileGen::run() {
     if (loop->step != m)
       loop->block.set(ir::BlockConfig::kRowStrip, loop->step);
   return std::move(kernel);
+}
+
+/// Lowers the statements in order; with heads, once per head of the result,
+/// moving each head's accesses onto its rows (frontend/Heads.h).
+bool TileGen::lowerStatements(Value *out) {
+  const ast::Expr &root = *ast.returnStmt().value;
+  int64_t heads = std::max<int64_t>(root.type.heads, 1);
+  cur = &kernel->body;
+  for (int64_t h = 0; h < heads; ++h) {
+    size_t opsBefore = kernel->body.ops.size(), viewsBefore = views.size();
+    for (const ast::Stmt &s : ast.body) {
+      if (s.isReturn())
+        lower(*s.value, out, "out");
+      else if (isAlias(s))
+        tensors[s.name] = tensors.at(s.value->name); // its uses take their own views
+      else
+        tensors[s.name] = lower(*s.value, nullptr, s.name);
+      if (failed)
+        return false;
+    }
+    // Views open the body; this head's nests are the ops after them.
+    size_t added = kernel->body.ops.size() - opsBefore - (views.size() - viewsBefore);
+    llvm::MutableArrayRef<std::unique_ptr<Op>> nests(kernel->body.ops);
+    frontend::shiftHeadRows(nests.take_back(added), headRowOffsets(h, heads, out));
+  }
+  if (root.type.heads == 0 && llvm::none_of(ast.params, [](const ast::Param &p) { return p.type.heads > 0; }))
+    return true;
+  frontend::widenToHeads(*out, heads);
+  for (size_t i = 0; i < ast.params.size(); ++i)
+    if (int64_t g = ast.params[i].type.heads)
+      frontend::widenToHeads(*kernel->args[i], g);
+  for (auto &[key, view] : views)
+    if (int64_t g = paramHeads(key.first))
+      frontend::widenToHeads(*view, g);
+  return true;
+}
+
+std::map<const Value *, int64_t> TileGen::headRowOffsets(int64_t h, int64_t heads, Value *out) const {
+  std::map<const Value *, int64_t> offsets;
+  offsets[out] = h * ast.returnStmt().value->type.rows;
+  for (size_t i = 0; i < ast.params.size(); ++i) {
+    const ast::TensorType &t = ast.params[i].type;
+    if (t.heads > 0)
+      offsets[kernel->args[i]] = h / (heads / t.heads) * t.rows;
+  }
+  for (const auto &[key, view] : views) {
+    auto it = offsets.find(key.first);
+    if (it != offsets.end())
+      offsets[view] = it->second;
+  }
+  return offsets;
+}
+
+int64_t TileGen::paramHeads(const Value *arg) const {
+  for (size_t i = 0; i < ast.params.size(); ++i)
+    if (kernel->args[i] == arg)
+      return ast.params[i].type.heads;
+  return 0;
 }
 
 } // namespace

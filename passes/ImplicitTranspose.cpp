@@ -159,9 +159,19 @@ std::optional<MatmulColumnLoop> matchColumnLoop(DmaOp &store, llvm::ArrayRef<For
   ForOp *rowStrip = loops[loops.size() - 3];
   if (!rowStrip->lo.isConst() || !rowStrip->hi.isConst() || !inner->hi.isConst())
     return std::nullopt;
-  if (auto m = matchStreamedColumn(store, rowStrip, column, inner))
-    return m;
-  return matchHeldColumn(store, rowStrip, column, inner);
+  std::optional<MatmulColumnLoop> m = matchStreamedColumn(store, rowStrip, column, inner);
+  if (!m)
+    m = matchHeldColumn(store, rowStrip, column, inner);
+  // The rebuilt nest reads B from row 0 to its size: a nest reading a part
+  // of B's rows (one head's of a tensor with heads, frontend/Heads.h) is
+  // left alone.
+  if (m) {
+    const ForOp &k = *m->kLoop;
+    if (!k.lo.isConst() || !k.hi.isConst() ||
+        k.hi.constValue() - k.lo.constValue() != m->loadB->src.base->type.dims[0].size)
+      return std::nullopt;
+  }
+  return m;
 }
 
 class TransposedColumnBuilder {

@@ -210,11 +210,13 @@ TEST(ParserErrors, EmptyFileAndCommentsOnly) {
   EXPECT_EQ(c.errors, 1u);
 }
 
-TEST(ParserErrors, ShapesAreTwoDimensional) {
+TEST(ParserErrors, ShapesAreTwoDimensionalWithOptionalHeads) {
   Compiled c = compile("kernel k(A: bf16[8]) -> bf16[1, 8] {\n  return A\n}\n");
   EXPECT_EQ(c.errors, 0u) << c.diags; // a row vector
-  c = compile("kernel k(A: bf16[8, 8, 8]) -> bf16[8, 8] {\n  return A\n}\n");
-  EXPECT_NE(c.diags.find("t.tsl:1:22: error: too many dimensions"), std::string::npos) << c.diags;
+  c = compile("kernel k(A: bf16[2, 8, 4]) -> bf16[2, 8, 4] {\n  return A\n}\n");
+  EXPECT_EQ(c.errors, 0u) << c.diags; // two heads of [8, 4]
+  c = compile("kernel k(A: bf16[8, 8, 8, 8]) -> bf16[8, 8] {\n  return A\n}\n");
+  EXPECT_NE(c.diags.find("t.tsl:1:25: error: too many dimensions"), std::string::npos) << c.diags;
 }
 
 TEST(ParserErrors, UnknownDType) {

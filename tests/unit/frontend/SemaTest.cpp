@@ -84,6 +84,31 @@ TEST(Sema, ReductionOverRowsIsATransposedColumnReduction) {
   EXPECT_EQ(e.lhs->type, (TensorType{DType::F32, 5, 1}));
 }
 
+TEST(Sema, HeadsGroupOverMatmulAndElementwise) {
+  Compiled c = compile("kernel k(Q: bf16[8, 7, 64], K: bf16[2, 7, 64], W: bf16[64, 64]) -> bf16[8, 7, 64] {\n"
+                       "  s = softmax(causal(Q @ K.T * 0.125))\n  return s @ (K @ W)\n}\n");
+  ASSERT_TRUE(c.module) << c.diags;
+  const Kernel &k = c.module->kernels[0];
+  EXPECT_EQ(k.params[1].type, (TensorType{DType::BF16, 7, 64, 2}));
+  const Expr &ret = *k.returnStmt().value;
+  EXPECT_EQ(ret.type, (TensorType{DType::BF16, 7, 64, 8}));
+  EXPECT_EQ(ret.lhs->type, (TensorType{DType::BF16, 7, 7, 8}));  // s
+  EXPECT_EQ(ret.rhs->type, (TensorType{DType::BF16, 7, 64, 2})); // K @ W: a 2-D weight serves every head
+}
+
+TEST(Sema, AxesOfAValueWithHeads) {
+  auto typeOf = [](const std::string &expr, const std::string &result) {
+    Compiled c = compile("kernel k(X: f32[3, 6, 5]) -> f32" + result + " {\n  return " + expr + "\n}\n");
+    EXPECT_TRUE(c.module) << c.diags;
+    return c.module ? c.module->kernels[0].returnStmt().value->type : TensorType{};
+  };
+  EXPECT_EQ(typeOf("sum(X, axis=2)", "[3, 6, 1]"), (TensorType{DType::F32, 6, 1, 3}));
+  EXPECT_EQ(typeOf("sum(X, axis=-1)", "[3, 6, 1]"), (TensorType{DType::F32, 6, 1, 3}));
+  EXPECT_EQ(typeOf("max(X, axis=1)", "[3, 1, 5]"), (TensorType{DType::F32, 1, 5, 3}));
+  EXPECT_EQ(typeOf("max(X, axis=-2)", "[3, 1, 5]"), (TensorType{DType::F32, 1, 5, 3}));
+  EXPECT_EQ(typeOf("X.T", "[3, 5, 6]"), (TensorType{DType::F32, 5, 6, 3}));
+}
+
 TEST(Sema, FunctionsAreInlinedWithFreshLocals) {
   Compiled c = compile("fn twice(x, s=2) {\n  h = x * s\n  return h + h\n}\n"
                        "kernel k(X: bf16[4, 4]) -> bf16[4, 4] {\n  h = X\n  return twice(h @ X) + twice(X, s=3)\n}\n");
@@ -101,6 +126,7 @@ TEST(SemaErrors, ReductionAxisAndArguments) {
     return compile("kernel k(X: bf16[4, 8]) -> bf16[4, 1] {\n  return " + expr + "\n}\n").diags;
   };
   EXPECT_NE(diagsOf("sum(X, axis=2)").find("t.tsl:2:22: error: axis 2 is out of range"), std::string::npos);
+  EXPECT_NE(diagsOf("sum(X, axis=3)").find("t.tsl:2:22: error: axis 3 is out of range"), std::string::npos);
   EXPECT_NE(diagsOf("sum(X)").find("t.tsl:2:10: error: 'sum' needs an axis"), std::string::npos);
   EXPECT_NE(diagsOf("sum(X, axis=0.5)").find("error: the axis of 'sum' must be an integer"), std::string::npos);
   EXPECT_NE(diagsOf("sum(X, dim=1)").find("error: 'sum' has no argument 'dim'"), std::string::npos);
