@@ -195,6 +195,11 @@ void retype(Expr &e, const std::map<std::string, ast::TensorType> &env) {
 llvm::Expected<TensorParallelPlan> planTensorParallel(const ast::Kernel &kernel, int cores) {
   if (cores < 1)
     return error(kernel.loc, fmt::format("{} cores; give at least 1", cores));
+  for (const ast::Param &p : kernel.params)
+    if (p.type.heads > 0)
+      return error(p.loc, fmt::format("'{}' has heads: tensor parallelism of a kernel with heads is not "
+                                      "supported yet (split its heads over the cores instead)",
+                                      p.name));
   return Planner(kernel, cores).run();
 }
 

@@ -194,3 +194,16 @@ TEST(Reference, ErrorEstimateOfAStoredProductIsItsRounding) {
   double expected = std::sqrt(2.0) * product + u * 22;
   EXPECT_NEAR(out.error[0], expected, 1e-5);
 }
+
+// Head h of the result reads head h / (H / G) of an operand with G heads:
+// 4 heads of A against 2 of B pair A's heads 0, 1 with B's 0 and 2, 3 with
+// B's 1; a 2-D C serves every head. Inputs come as [H, S, D] or flattened.
+TEST(Reference, GroupedHeadsPerHead) {
+  Program p("kernel k(A: f32[4, 1, 2], B: f32[2, 2, 1], C: f32[1, 1]) -> f32[4, 1, 1] {\n"
+            "  return A @ B + C\n}\n");
+  HostTensor a{{4, 1, 2}, {1, 2, 3, 4, 5, 6, 7, 8}, {}};
+  HostTensor b = mat(4, 1, {1, 10, 100, 1000}); // the flattened [2 x 2 x 1]
+  HostTensor out = run(p, {{"A", a}, {"B", b}, {"C", mat(1, 1, {0.5f})}});
+  HostTensor want{{4, 1, 1}, {21.5f, 43.5f, 6500.5f, 8700.5f}, {}};
+  expectNear(out, want);
+}
