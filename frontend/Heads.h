@@ -16,6 +16,11 @@
 
 namespace tessel::frontend {
 
+/// The most heads TileGen lowers: each head gets its own nests, so the IR,
+/// and the -O2 passes' time over it, grow with the heads (a loop over the
+/// heads is not implemented yet).
+constexpr int64_t kMaxLoweredHeads = 128;
+
 /// Adds `rowOffsets[base]` to the first index of every access of `ops` (and
 /// of the loops among them) whose base has an entry.
 void shiftHeadRows(llvm::MutableArrayRef<std::unique_ptr<ir::Op>> ops,

@@ -1141,6 +1141,13 @@ std::unique_ptr<Kernel> TileGen::run() {
 bool TileGen::lowerStatements(Value *out) {
   const ast::Expr &root = *ast.returnStmt().value;
   int64_t heads = std::max<int64_t>(root.type.heads, 1);
+  if (heads > frontend::kMaxLoweredHeads) {
+    diags.error(ast.returnStmt().loc,
+                llvm::formatv("kernel '{0}' returns {1} heads; each head is lowered to its own nests "
+                              "(frontend/Heads.h), and at most {2} heads are",
+                              ast.name, heads, frontend::kMaxLoweredHeads));
+    return false;
+  }
   cur = &kernel->body;
   for (int64_t h = 0; h < heads; ++h) {
     size_t opsBefore = kernel->body.ops.size(), viewsBefore = views.size();
