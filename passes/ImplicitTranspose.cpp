@@ -515,8 +515,11 @@ bool transposeProducers(Kernel &kernel) {
     Value *c = alloc->result;
     HbmUses &u = uses[c];
     auto nestIt = transposeNests.find(c);
+    // The producers then write all of the destination from its row 0: not
+    // one head's rows of a tensor with heads (frontend/Heads.h).
     bool viaNest = nestIt != transposeNests.end() && nestIt->second.outer && u.otherReads == 1 &&
-                   u.transposedLoads.empty();
+                   u.transposedLoads.empty() &&
+                   nestIt->second.dest->type.dims[0].size == c->type.dims[1].size;
     if ((u.transposedLoads.empty() || u.otherReads) && !viaNest)
       continue;
     if (u.otherWrites || u.stores.empty())
