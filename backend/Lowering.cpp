@@ -497,7 +497,8 @@ private:
       dst = &m.dst;
       break;
     }
-    case OpKind::Alloc:
+    case OpKind::Alloc: // handled by lowerBlock, never reach here
+    case OpKind::View:
     case OpKind::For:
       break;
     }

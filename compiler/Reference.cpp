@@ -414,9 +414,11 @@ evaluateReference(const Kernel &kernel, const std::map<std::string, HostTensor> 
       return fail(fmt::format("reference: input '{}' has {} values, its shape {} needs {}", p.name, values,
                               shapeText(t.shape), heads * p.type.rows * p.type.cols));
   }
-  for (const auto &[name, t] : inputs)
+  for (const auto &input : inputs) {
+    const std::string &name = input.first;
     if (!llvm::any_of(kernel.params, [&](const Param &p) { return p.name == name; }))
       return fail(fmt::format("reference: input '{}' is not a parameter of kernel '{}'", name, kernel.name));
+  }
   if (kernel.body.empty() || !kernel.body.back().isReturn())
     return fail(fmt::format("reference: kernel '{}' has no return statement", kernel.name));
 
