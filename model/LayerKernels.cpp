@@ -3,6 +3,8 @@
 
 #include "fmt/format.h"
 
+#include <cmath>
+
 namespace tessel::model {
 namespace {
 
@@ -78,6 +80,44 @@ LayerKernel lmHeadKernel(const ModelConfig &c, int64_t m, int tp) {
              fmt::format("const M = {}\n\nkernel lm_head(X: bf16[M, {}], W: bf16[{}, {}]) -> bf16[M, {}] {{\n"
                          "  return X @ W\n}}\n",
                          m, c.hidden, c.hidden, cols, cols);
+  return k;
+}
+
+LayerKernel attentionKernel(const ModelConfig &c, int64_t queries, int64_t context, int64_t batch, int tp) {
+  const bool prefill = queries > 1;
+  LayerKernel k{"attention", fmt::format("attention_Q{}_C{}.tsl", queries, context), "", queries, false};
+  const int64_t group = c.heads / c.kvHeads, d = c.headDim;
+  k.repeats = c.kvHeads / tp * batch;
+  const std::string what =
+      fmt::format("attention of one group of {} query heads sharing a key/value head, {}; run {} times per layer "
+                  "(the {} groups of a core x batch {})",
+                  group, prefill ? "causal over the prompt" : "one token against the KV cache", k.repeats,
+                  c.kvHeads / tp, batch);
+  const std::string scaled = fmt::format("Q @ K.T * {}", 1.0 / std::sqrt(double(d)));
+  const std::string scores = prefill ? "causal(" + scaled + ")" : scaled;
+  k.source = header(c, what, k.fileName, tp, false) +
+             fmt::format("const M = {}\nconst C = {}\n\n"
+                         "kernel attention(Q: bf16[{}, M, {}], K: bf16[1, C, {}], V: bf16[1, C, {}]) -> "
+                         "bf16[{}, M, {}] {{\n  return softmax({}) @ V\n}}\n",
+                         queries, context, group, d, d, d, group, d, scores);
+  return k;
+}
+
+LayerKernel rmsnormKernel(const ModelConfig &c, int64_t m) {
+  LayerKernel k{"rmsnorm", fileName("rmsnorm", m), "", m, false};
+  k.source = header(c, "RMSNorm of the hidden state (every core holds it whole)", k.fileName, 1, false) +
+             fmt::format("const M = {}\n\nkernel rmsnorm_rows(X: bf16[M, {}], g: bf16[{}]) -> bf16[M, {}] {{\n"
+                         "  return rmsnorm(X, g, eps={})\n}}\n",
+                         m, c.hidden, c.hidden, c.hidden, c.rmsNormEps);
+  return k;
+}
+
+LayerKernel residualKernel(const ModelConfig &c, int64_t m) {
+  LayerKernel k{"residual", fileName("residual", m), "", m, false};
+  k.source = header(c, "the residual add (every core holds the hidden state whole)", k.fileName, 1, false) +
+             fmt::format("const M = {}\n\nkernel residual(X: bf16[M, {}], R: bf16[M, {}]) -> bf16[M, {}] {{\n"
+                         "  return X + R\n}}\n",
+                         m, c.hidden, c.hidden, c.hidden);
   return k;
 }
 

@@ -10,10 +10,17 @@
 //    whole and split by compiler/TensorParallel (--tp): row-parallel, so an
 //    AllReduce of [M, hidden] follows each;
 //  * lm_head: X @ Wlm, column-parallel over the vocabulary, one core's
-//    kernel, for the last position of each sequence only.
-// Not written (nothing in the DSL expresses them yet: issue 36): attention
-// (scores, softmax, PV), the RMS norms, rotary embeddings, residual adds,
-// the embedding gather.
+//    kernel, for the last position of each sequence only;
+//  * attention: softmax(Q K^T / sqrt(D)) @ V for one group of query heads
+//    sharing a key/value head (grouped-query attention), causal in prefill,
+//    one query row against the KV cache in decode. The heads split over the
+//    cores with their weights (the qkv columns), so no collective follows;
+//    one group of one sequence is simulated and run `repeats` times (the
+//    core's groups x the batch, back to back: their overlap is not counted);
+//  * rmsnorm and residual: RMSNorm(X) * g and X + R over [M, hidden], twice
+//    per layer each, replicated on every core (they follow the AllReduces).
+// Not written (nothing in the DSL expresses them yet): rotary embeddings,
+// Qwen3's per-head q/k norms, the embedding gather.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_MODEL_LAYERKERNELS_H
@@ -29,13 +36,16 @@
 namespace tessel::model {
 
 struct LayerKernel {
-  std::string role;     ///< "qkv", "o_proj", "mlp", "lm_head"
+  std::string role;     ///< "qkv", "o_proj", "mlp", "lm_head", "attention", "rmsnorm", "residual"
   std::string fileName; ///< e.g. "mlp_factorised_M640.tsl" (--emit-kernels)
   std::string source;   ///< the .tsl text
   int64_t m = 0;        ///< rows: batch x seq (prefill) or batch (decode, LM head)
   /// Split by compiler/TensorParallel and followed by an AllReduce of the
   /// whole [m, hidden] result; false: the source is one core's kernel already.
   bool rowParallel = false;
+  /// Runs per use on one core (attention: the core's KV-head groups x the
+  /// batch); each run is one simulation of `source`.
+  int64_t repeats = 1;
 };
 
 LayerKernel qkvKernel(const ModelConfig &c, int64_t m, int tp);
@@ -43,6 +53,11 @@ LayerKernel oProjKernel(const ModelConfig &c, int64_t m, int tp);
 /// Dense when `ranks` is empty, else each weight W ~ U V at its rank.
 LayerKernel mlpKernel(const ModelConfig &c, int64_t m, int tp, const std::optional<MlpRanks> &ranks);
 LayerKernel lmHeadKernel(const ModelConfig &c, int64_t m, int tp);
+/// One KV-head group's attention for one sequence: `queries` rows of Q (the
+/// prompt, causal, in prefill; 1 in decode) against `context` rows of K and V.
+LayerKernel attentionKernel(const ModelConfig &c, int64_t queries, int64_t context, int64_t batch, int tp);
+LayerKernel rmsnormKernel(const ModelConfig &c, int64_t m);
+LayerKernel residualKernel(const ModelConfig &c, int64_t m);
 
 } // namespace tessel::model
 

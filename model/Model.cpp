@@ -3,32 +3,40 @@
 
 #include "fmt/format.h"
 
+#include <array>
 #include <set>
 
 namespace tessel::model {
 namespace {
 
-/// One phase's kernels at `rows` rows (the LM head at one row per sequence).
+/// One phase's kernels: the layer's at the phase's rows, the final norm and
+/// the LM head at one row per sequence.
 struct PhaseSources {
-  LayerKernel qkv, oProj, mlp, lmHead;
+  LayerKernel qkv, oProj, mlp, lmHead, attention, rmsnorm, residual, finalNorm;
+  std::array<const LayerKernel *, 8> all() const {
+    return {&qkv, &oProj, &mlp, &lmHead, &attention, &rmsnorm, &residual, &finalNorm};
+  }
 };
 
-PhaseSources phaseSources(const ModelConfig &c, const ModelSettings &s, int64_t rows,
+PhaseSources phaseSources(const ModelConfig &c, const ModelSettings &s, bool prefill,
                           const std::optional<MlpRanks> &ranks) {
-  return {qkvKernel(c, rows, s.tp), oProjKernel(c, rows, s.tp), mlpKernel(c, rows, s.tp, ranks),
-          lmHeadKernel(c, s.decodeRows(), s.tp)};
+  const int64_t rows = prefill ? s.prefillRows() : s.decodeRows();
+  LayerKernel attention = prefill ? attentionKernel(c, s.seq, s.seq, s.batch, s.tp)
+                                  : attentionKernel(c, 1, s.decodeContext(), s.batch, s.tp);
+  return {qkvKernel(c, rows, s.tp),         oProjKernel(c, rows, s.tp),
+          mlpKernel(c, rows, s.tp, ranks),  lmHeadKernel(c, s.decodeRows(), s.tp),
+          std::move(attention),             rmsnormKernel(c, rows),
+          residualKernel(c, rows),          rmsnormKernel(c, s.decodeRows())};
 }
 
 } // namespace
 
 llvm::ArrayRef<NotModelled> notModelled() {
   static const NotModelled parts[] = {
-      {"attention", "not modelled (needs issue 36): the scores, softmax and PV over the context have no "
-                    "kernel in the DSL yet"},
-      {"norms", "not modelled (needs issue 36): the RMS norms (before attention, before the MLP, the "
-                "final one; Qwen3's q/k norms) have no kernel in the DSL yet"},
-      {"rotary_embedding", "not modelled (needs issue 36): no elementwise rotation in the DSL yet"},
-      {"residual_adds", "not modelled (needs issue 36): written with the norms"},
+      {"rotary_embedding", "not modelled: the rotation pairs a head's two halves, and the DSL has no column "
+                           "slices yet"},
+      {"qk_norms", "not modelled: Qwen3's RMSNorm of each query and key head (a per-head norm over "
+                   "head_dim; small next to attention)"},
       {"embedding_gather", "not modelled: the DSL has no gather"},
       {"logits_gather", "not modelled: the LM head's columns stay split over the cores (no all-gather "
                         "in the collective model)"},
@@ -40,14 +48,14 @@ std::vector<LayerKernel> modelKernels(const ModelConfig &c, const ModelSettings 
   std::vector<LayerKernel> out;
   std::set<std::string> seen;
   auto add = [&](const PhaseSources &p) {
-    for (const LayerKernel *k : {&p.qkv, &p.oProj, &p.mlp, &p.lmHead})
+    for (const LayerKernel *k : p.all())
       if (seen.insert(k->fileName).second)
         out.push_back(*k);
   };
-  for (int64_t rows : {s.prefillRows(), s.decodeRows()}) {
-    add(phaseSources(c, s, rows, std::nullopt));
+  for (bool prefill : {true, false}) {
+    add(phaseSources(c, s, prefill, std::nullopt));
     if (s.ranks)
-      add(phaseSources(c, s, rows, s.ranks));
+      add(phaseSources(c, s, prefill, s.ranks));
   }
   return out;
 }
@@ -82,9 +90,12 @@ llvm::Expected<ModelPrediction> predictModel(const ModelConfig &c, const ModelSe
         return t.timing;
     llvm_unreachable("every kernel of the phases is in modelKernels");
   };
-  auto phase = [&](int64_t rows, const std::optional<MlpRanks> &ranks) {
-    PhaseSources p = phaseSources(c, s, rows, ranks);
-    return composePhase({timing(p.qkv), timing(p.oProj), timing(p.mlp), timing(p.lmHead)}, rows, c.layers);
+  auto phase = [&](bool prefill, const std::optional<MlpRanks> &ranks) {
+    PhaseSources p = phaseSources(c, s, prefill, ranks);
+    PhaseKernels k{timing(p.qkv),       timing(p.oProj),   timing(p.mlp),      timing(p.lmHead),
+                   timing(p.attention), timing(p.rmsnorm), timing(p.residual), timing(p.finalNorm),
+                   p.attention.repeats};
+    return composePhase(k, prefill ? s.prefillRows() : s.decodeRows(), c.layers);
   };
   std::vector<std::optional<MlpRanks>> forms{std::nullopt};
   if (s.ranks)
@@ -93,8 +104,8 @@ llvm::Expected<ModelPrediction> predictModel(const ModelConfig &c, const ModelSe
     Variant v;
     v.name = ranks ? "factorised" : "dense";
     v.ranks = ranks;
-    v.prefill = phase(s.prefillRows(), ranks);
-    v.decode = phase(s.decodeRows(), ranks);
+    v.prefill = phase(true, ranks);
+    v.decode = phase(false, ranks);
     v.endToEndUs = v.prefill.totalUs + double(s.decodeTokens) * v.decode.totalUs;
     pred.variants.push_back(v);
   }

@@ -36,6 +36,10 @@ struct ModelSettings {
   std::string compile = "-O2";   ///< "-O2" or "--tuned"
   int64_t prefillRows() const { return batch * seq; }
   int64_t decodeRows() const { return batch; }
+  /// The KV cache a decode step attends over: the prompt and half the
+  /// generated tokens, the mean over the steps (a step's attention time
+  /// grows linearly with its context).
+  int64_t decodeContext() const { return seq + decodeTokens / 2; }
 };
 
 /// A part of the model no kernel stands for yet, and why.
@@ -43,7 +47,7 @@ struct NotModelled {
   const char *part;
   const char *reason;
 };
-/// Attention, norms and the rest of the layer no kernel stands for yet.
+/// The parts of the layer no kernel stands for yet.
 llvm::ArrayRef<NotModelled> notModelled();
 
 struct Variant {

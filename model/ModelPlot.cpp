@@ -17,9 +17,11 @@ struct Part {
 const Part kParts[] = {
     {"projections", "#4e79a7", [](const PhaseTime &p) { return double(p.layers) * p.projectionsUs; }},
     {"MLP", "#f28e2b", [](const PhaseTime &p) { return double(p.layers) * p.mlpUs; }},
+    {"attention", "#b07aa1", [](const PhaseTime &p) { return double(p.layers) * p.attentionUs; }},
+    {"norms, residuals", "#edc948", [](const PhaseTime &p) { return double(p.layers) * p.normsUs; }},
     {"collectives", "#e15759", [](const PhaseTime &p) { return double(p.layers) * p.collectivesUs; }},
     {"launch", "#76b7b2", [](const PhaseTime &p) { return double(p.layers) * p.launchUs; }},
-    {"LM head", "#59a14f", [](const PhaseTime &p) { return p.lmHeadUs; }},
+    {"final norm, LM head", "#59a14f", [](const PhaseTime &p) { return p.lmHeadUs; }},
 };
 
 constexpr int kPanelWidth = 300, kTop = 60, kBarsHeight = 240, kBarWidth = 70;
@@ -79,8 +81,8 @@ std::string predictionSvg(const ModelPrediction &p) {
                        2 * kPanelWidth + 10, y, part.color, 2 * kPanelWidth + 28, y + 10, part.name);
     y += 20;
   }
-  svg += fmt::format("<text x=\"10\" y=\"{}\" font-size=\"11\">Excludes attention and the norms: not modelled "
-                     "(needs issue 36).</text>\n</svg>\n",
+  svg += fmt::format("<text x=\"10\" y=\"{}\" font-size=\"11\">Excludes rotary embeddings, q/k norms and the "
+                     "embedding gather: not modelled.</text>\n</svg>\n",
                      height - 12);
   return svg;
 }

@@ -23,8 +23,8 @@ llvm::json::Object phaseJSON(const PhaseTime &p) {
                                        {"mlp_us", p.mlpUs},
                                        {"collectives_us", p.collectivesUs},
                                        {"launch_us", p.launchUs},
-                                       {"attention_us", nullptr},
-                                       {"norms_us", nullptr},
+                                       {"attention_us", p.attentionUs},
+                                       {"norms_us", p.normsUs},
                                        {"total_us", p.layerUs()}}},
       {"lm_head_us", p.lmHeadUs},
       {"total_us", p.totalUs},
@@ -126,10 +126,10 @@ void printPredictionText(const ModelPrediction &p, llvm::raw_ostream &os) {
     row("           mlp", [&](const Variant &v) { return (v.*which).mlpUs; }, true);
     row("           collectives", [&](const Variant &v) { return (v.*which).collectivesUs; });
     row("           launch", [&](const Variant &v) { return (v.*which).launchUs; });
-    os << fmt::format("  {:<28}not modelled (needs issue 36)\n", "           attention")
-       << fmt::format("  {:<28}not modelled (needs issue 36)\n", "           norms");
+    row("           attention", [&](const Variant &v) { return (v.*which).attentionUs; });
+    row("           norms, residuals", [&](const Variant &v) { return (v.*which).normsUs; });
     row("  layer (modelled parts)", [&](const Variant &v) { return (v.*which).layerUs(); }, true);
-    row(fmt::format("x {} layers + LM head", c.layers),
+    row(fmt::format("x {} layers + norm, LM head", c.layers),
         [&](const Variant &v) { return (v.*which).totalUs; }, true);
     os << fmt::format("  {:<28}", "MFU / MBU");
     for (const Variant &v : p.variants)
