@@ -91,9 +91,8 @@ std::optional<std::vector<TensorData>> wholeInputs(const TensorParallelRun &run)
 
 bool shardForTensorParallel(Frontend &fe, int cores, const runtime::Target &target,
                             frontend::TensorParallelPlan &plan) {
-  if (cores < 1 || cores > target.neuron_cores_per_chip)
-    return fail(fmt::format("--tp {}: target '{}' has {} NeuronCores per chip; give 1 to {}", cores,
-                            target.name, target.neuron_cores_per_chip, target.neuron_cores_per_chip));
+  if (llvm::Error e = runtime::checkCoreCount(target, cores))
+    return fail(llvm::toString(std::move(e)));
   ast::Kernel *kernel = nullptr;
   for (ast::Kernel &k : fe.module->kernels)
     if (&k == fe.kernel)
@@ -115,11 +114,13 @@ std::string describeTensorParallel(const frontend::TensorParallelPlan &plan, con
                                    const runtime::Target &target) {
   const int64_t bytes = kernel.resultType.rows * kernel.resultType.cols * dtypeBytes(kernel.resultType.dtype);
   const runtime::CollectiveCost c = runtime::ringAllReduce(target, plan.cores, bytes, dtypeBytes(kernel.resultType.dtype));
-  return fmt::format("// [tensor-parallel] {} NeuronCores of a {} chip ({} per chip), {} form\n"
+  const std::string where = c.chips > 1 ? fmt::format("{} {} chips", c.chips, target.name)
+                                         : fmt::format("a {} chip", target.name);
+  return fmt::format("// [tensor-parallel] {} NeuronCores of {} ({} per chip), {} form\n"
                      "// [tensor-parallel] split: {}\n"
                      "// [tensor-parallel] every core runs the kernel below on its shard; then a ring "
                      "AllReduce: {} steps of {} B, {:.1f} us (model)\n",
-                     plan.cores, target.name, target.neuron_cores_per_chip, plan.form,
+                     plan.cores, where, target.neuron_cores_per_chip, plan.form,
                      plan.describe(kernel), c.steps, c.chunkBytes, c.totalUs());
 }
 

@@ -88,9 +88,9 @@ struct SourceOptions {
 
   llvm::cl::opt<int> tp{
       "tp",
-      llvm::cl::desc("Tensor parallelism: split the kernel over N NeuronCores of one chip (up to "
-                     "the target's neuron_cores_per_chip) and combine them with an AllReduce "
-                     "(docs/tensor-parallel.md)"),
+      llvm::cl::desc("Tensor parallelism: split the kernel over N NeuronCores (up to the target's "
+                     "neuron_cores_per_chip, or whole chips up to chips_per_instance) and combine "
+                     "them with an AllReduce (docs/tensor-parallel.md)"),
       llvm::cl::value_desc("N"), llvm::cl::init(1), llvm::cl::cat(toolCategory())};
 
   /// Splits the -D flags into name/value pairs; reports a malformed one.

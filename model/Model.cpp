@@ -1,6 +1,8 @@
 //===- model/Model.cpp - A whole model's prefill and decode latency -------===//
 #include "model/Model.h"
 
+#include "runtime/Collective.h"
+
 #include "fmt/format.h"
 
 #include <array>
@@ -61,13 +63,7 @@ std::vector<LayerKernel> modelKernels(const ModelConfig &c, const ModelSettings 
 }
 
 llvm::Error checkSettings(const ModelSettings &s, const runtime::Target &target) {
-  if (s.tp > target.neuron_cores_per_chip)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   fmt::format("--tp {}: target '{}' has {} NeuronCores per chip; give 1 to {} "
-                                               "(collectives between chips are not modelled yet)",
-                                               s.tp, target.name, target.neuron_cores_per_chip,
-                                               target.neuron_cores_per_chip));
-  return llvm::Error::success();
+  return runtime::checkCoreCount(target, s.tp);
 }
 
 llvm::Expected<ModelPrediction> predictModel(const ModelConfig &c, const ModelSettings &s, KernelRunner &runner,

@@ -144,6 +144,10 @@ static Target makeTrn1() {
   t.dma_transpose_efficiency = 0.25;
   // §1.1: 2 x NeuronCore-v2 per Trainium chip [DOC].
   t.neuron_cores_per_chip = 2;
+  // §1.1: trn1.32xlarge holds 16 chips, linked by NeuronLink-v2 at 384 GB/s
+  // per chip [DOC].
+  t.chips_per_instance = 16;
+  t.chip_link_gbps = 384;
   // docs/measurements.md §5: tiny kernels measure 3 us in device mode, which one load
   // and one store (2 x 1.3 us fixed cost + their data) already account for:
   // no launch term is left on the device timeline [DERIVED].

@@ -72,7 +72,7 @@ TEST(TargetBase, AnUnknownBaseListsTheBuiltins) {
 TEST(TargetBase, WithoutABaseAMissingFieldSuggestsOne) {
   std::string e = errorOf(parseTargetJSON(R"({"name": "x", "pe_rows": 64, "pe_cols": 64})", "x.json"));
   EXPECT_EQ(e.rfind("x.json: missing field 'matmul_max_moving' (integer, elements: max moving free size N "
-                    "per matmul (one PSUM bank of fp32)) and 40 more (tensor_clock_ghz, ",
+                    "per matmul (one PSUM bank of fp32)) and 42 more (tensor_clock_ghz, ",
                     0),
             0u)
       << e;
