@@ -83,6 +83,49 @@ std::vector<size_t> Calibration::trainingSetWithout(size_t i) const {
   return rest;
 }
 
+std::vector<std::pair<size_t, size_t>> Calibration::repeatedRows() const {
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t j = 1; j < points.size(); ++j)
+    for (size_t i = 0; i < j; ++i)
+      if (points[i].m.measured == points[j].m.measured && sameProgram(points[i].m.kernel, points[j].m.kernel)) {
+        out.push_back({i, j});
+        break;
+      }
+  return out;
+}
+
+/// Whether two simulations of the same points differ in any quantity a
+/// measurement can give (relative 1e-9: fast-forward is deterministic).
+static bool differ(ArrayRef<Simulated> a, ArrayRef<Simulated> b) {
+  auto near = [](double x, double y) { return std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)); };
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (!near(a[k].latencyUs, b[k].latencyUs))
+      return true;
+    for (const auto &[engine, us] : a[k].busyUs)
+      if (!b[k].busyUs.count(engine) || !near(us, b[k].busyUs.at(engine)))
+        return true;
+  }
+  return false;
+}
+
+Expected<std::vector<bool>> Calibration::exercised(const Target &t, ArrayRef<FreeParam> params,
+                                                   ArrayRef<size_t> which) const {
+  std::vector<bool> out;
+  for (const FreeParam &p : params) {
+    Target lo = t, hi = t;
+    lo.*(p.member) = p.lo;
+    hi.*(p.member) = p.hi;
+    Expected<std::vector<Simulated>> a = simulate(lo, which);
+    if (!a)
+      return a.takeError();
+    Expected<std::vector<Simulated>> b = simulate(hi, which);
+    if (!b)
+      return b.takeError();
+    out.push_back(differ(*a, *b));
+  }
+  return out;
+}
+
 Expected<std::vector<Simulated>> Calibration::simulate(const Target &t, ArrayRef<size_t> which) const {
   std::vector<Simulated> out(which.size());
   std::vector<std::optional<std::string>> errors(which.size());

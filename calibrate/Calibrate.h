@@ -20,6 +20,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessel::calibrate {
@@ -74,6 +75,15 @@ public:
   /// file, kernel, defines, pipeline), whose measurements would tell the fit
   /// the left-out one's.
   std::vector<size_t> trainingSetWithout(size_t i) const;
+  /// Rows given twice: (earlier, later) for each later row that runs the
+  /// same program as an earlier one, measured the same way (device or
+  /// benchmark). Each weighs twice in the fit.
+  std::vector<std::pair<size_t, size_t>> repeatedRows() const;
+  /// For each of `params`: whether any of the points `which` depends on it,
+  /// i.e. some simulated quantity changes between the parameter's lower and
+  /// upper bound (the others as in `t`).
+  llvm::Expected<std::vector<bool>> exercised(const runtime::Target &t, llvm::ArrayRef<FreeParam> params,
+                                              llvm::ArrayRef<size_t> which) const;
 
   /// Simulates the points `which` (timing only, each with its measured kind).
   llvm::Expected<std::vector<Simulated>> simulate(const runtime::Target &t, llvm::ArrayRef<size_t> which) const;

@@ -134,6 +134,10 @@ struct CalibrateOptions {
                     cl::desc("Also predict each point from a fit to the others (default on; "
                              "--leave-one-out=false skips it)"),
                     cl::init(true), cl::cat(toolCategory())};
+  cl::opt<bool> strict{"strict",
+                       cl::desc("Make the warnings about the points errors: fewer measured quantities than "
+                                "free parameters, a row given twice, a parameter no point exercises"),
+                       cl::cat(toolCategory())};
   /// The parameters to fit, filled by validate().
   std::vector<FreeParam> params;
 
@@ -196,10 +200,74 @@ bool readPoints(const CalibrateOptions &o, const Target &start, std::vector<Cali
   return true;
 }
 
+/// A warning, or under --strict an error (false); kept for the JSON record.
+bool caution(const CalibrateOptions &o, const std::string &msg, llvm::json::Array &said) {
+  said.push_back(msg);
+  if (o.strict)
+    return fail(msg + " (an error under --strict)");
+  llvm::WithColor::warning(llvm::errs(), "tessel calibrate") << msg << "\n";
+  return true;
+}
+
+/// Rows given twice, and fewer measured quantities than free parameters.
+/// False after an error (--strict).
+bool checkPoints(const CalibrateOptions &o, const Calibration &calib, llvm::json::Array &said) {
+  std::vector<bool> repeat(calib.all().size(), false);
+  for (const auto &[first, again] : calib.repeatedRows()) {
+    repeat[again] = true;
+    const MeasuredPoint &m = calib.all()[again].m;
+    if (!caution(o,
+                 llvm::formatv("{0}: row given twice: it runs the same program as {1}, measured as {2}, so it "
+                               "weighs twice in the fit (leave-one-out leaves both out)",
+                               m.origin, calib.all()[first].m.origin, latencyKindName(m.measured)),
+                 said))
+      return false;
+  }
+  size_t quantities = 0, rows = 0;
+  for (size_t i = 0; i < calib.all().size(); ++i)
+    if (!repeat[i]) {
+      ++rows;
+      quantities += calib.all()[i].m.hasLatency() + calib.all()[i].m.busyUs.size();
+    }
+  if (quantities < o.params.size())
+    return caution(o,
+                   llvm::formatv("{0} measured quantities (the latencies and engine busy times of {1} distinct "
+                                 "points) for {2} free parameters: the fit cannot determine them all; give "
+                                 "more points or name fewer parameters with --params",
+                                 quantities, rows, o.params.size()),
+                   said);
+  return true;
+}
+
+/// A parameter no point exercises (no simulated quantity changes across its
+/// bounds) is left at its start value, with a warning: the points say
+/// nothing about it. False after an error (--strict) or a failed simulation.
+bool keepUnexercised(const CalibrateOptions &o, const Calibration &calib, const Target &start, FitResult &fit,
+                     llvm::json::Array &said) {
+  llvm::Expected<std::vector<bool>> used = calib.exercised(fit.target, o.params, calib.everyPoint());
+  if (!used)
+    return fail(llvm::toString(used.takeError()));
+  for (size_t j = 0; j < o.params.size(); ++j) {
+    const FreeParam &p = o.params[j];
+    if ((*used)[j])
+      continue;
+    double moved = fit.target.*(p.member), was = start.*(p.member);
+    fit.target.*(p.member) = was;
+    std::string by = moved == was ? "" : fmt::format(" (the fit had moved it to {:.6g})", moved);
+    if (!caution(o,
+                 fmt::format("no point exercises {} (no simulated latency or busy time changes over [{}, {}]): "
+                             "left at its start value {:.6g}{}",
+                             p.field, p.lo, p.hi, was, by),
+                 said))
+      return false;
+  }
+  return true;
+}
+
 /// Fits the parameters to every point and prints each point's error before
 /// and after. False after reporting.
 bool fitAll(const CalibrateOptions &o, Calibration &calib, const Target &start, FitResult &fit,
-            llvm::json::Object &record) {
+            llvm::json::Object &record, llvm::json::Array said) {
   std::vector<size_t> all = calib.everyPoint();
   std::vector<std::string> names;
   for (const FreeParam &p : o.params)
@@ -215,6 +283,8 @@ bool fitAll(const CalibrateOptions &o, Calibration &calib, const Target &start, 
   if (!fitted)
     return fail(llvm::toString(fitted.takeError()));
   fit = std::move(*fitted);
+  if (!keepUnexercised(o, calib, start, fit, said))
+    return false;
   llvm::Expected<std::vector<Simulated>> after = calib.simulate(fit.target, all);
   if (!after)
     return fail(llvm::toString(after.takeError()));
@@ -229,7 +299,8 @@ bool fitAll(const CalibrateOptions &o, Calibration &calib, const Target &start, 
       {"points", int64_t(all.size())},
       {"wmape_before", wBefore},
       {"wmape_after", wAfter},
-      {"inputs", llvm::json::Array(std::vector<std::string>(o.inputs.begin(), o.inputs.end()))}};
+      {"inputs", llvm::json::Array(std::vector<std::string>(o.inputs.begin(), o.inputs.end()))},
+      {"warnings", std::move(said)}};
   return true;
 }
 
@@ -317,7 +388,8 @@ int runCalibrateCommand(int argc, char **argv) {
   Calibration calib(std::move(points), o.shared.jobs());
   FitResult fit;
   llvm::json::Object record;
-  if (!fitAll(o, calib, *start, fit, record))
+  llvm::json::Array said;
+  if (!checkPoints(o, calib, said) || !fitAll(o, calib, *start, fit, record, std::move(said)))
     return 1;
   if (o.loo && calib.everyPoint().size() >= 2 && !leaveOneOut(o, calib, *start, record))
     return 1;
