@@ -17,6 +17,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -213,6 +214,29 @@ bool checkAndWriteSum(const TensorParallelRun &run, std::vector<TensorData> whol
   return true;
 }
 
+/// The share of the cores' FLOPs that repeat another core's work: what the
+/// split replicates (e.g. a matmul every core computes whole), from the
+/// cores' FLOPs against the kernel's on one core.
+double replicatedShare(const TensorParallelRun &run, const runtime::Report &core) {
+  const double all = double(core.flops) * run.plan.cores;
+  return all > 0 ? std::max(0.0, 1.0 - double(run.oneCoreFlops) / all) : 0.0;
+}
+
+/// The line that compares the run with the kernel as written on one core,
+/// and says so when splitting made it slower.
+std::string oneCoreComparison(const TensorParallelRun &run, const runtime::Report &core, double totalUs) {
+  const double share = replicatedShare(run, core);
+  if (totalUs <= run.oneCoreUs)
+    return fmt::format("  one core:   {:.2f} us (the kernel as written, same pipeline): {:.2f}x faster on {} "
+                       "cores; {:.1f}% of the cores' FLOPs are replicated\n",
+                       run.oneCoreUs, run.oneCoreUs / totalUs, run.plan.cores, 100 * share);
+  return fmt::format("  slower than one core: the kernel as written takes {:.2f} us on one core (same "
+                     "pipeline); these {} cores take {:.2f}x as long: {:.1f}% of their FLOPs are replicated "
+                     "(work every core repeats) and the AllReduce adds {:.2f} us\n",
+                     run.oneCoreUs, run.plan.cores, totalUs / run.oneCoreUs, 100 * share,
+                     totalUs - core.latencyNs * 1e-3);
+}
+
 /// The text report: the total first (one core's program plus the AllReduce),
 /// then how the kernel was split, then one core's own report.
 void printTensorParallelText(const TensorParallelRun &run, const runtime::Report &core,
@@ -229,6 +253,8 @@ void printTensorParallelText(const TensorParallelRun &run, const runtime::Report
                     "(transfers {:.2f}, adds {:.2f}), {:.1f}% of the total\n",
                     allReduce.steps, allReduce.chunkBytes, allReduce.totalUs(), allReduce.transferNs * 1e-3,
                     allReduce.reduceNs * 1e-3, totalUs > 0 ? 100 * allReduce.totalUs() / totalUs : 0.0);
+  if (run.oneCoreUs > 0)
+    os << oneCoreComparison(run, core, totalUs);
   os << fmt::format("\nper core (each of the {} runs this program on its shard):\n", cores);
   runtime::printReportText(core, os);
 }
@@ -249,7 +275,10 @@ llvm::json::Object tensorParallelJSON(const TensorParallelRun &run, const runtim
                           {"transfer_us", allReduce.transferNs * 1e-3},
                           {"reduce_us", allReduce.reduceNs * 1e-3},
                           {"us", allReduce.totalUs()}}},
-      {"allreduce_share", totalUs > 0 ? allReduce.totalUs() / totalUs : 0.0}};
+      {"allreduce_share", totalUs > 0 ? allReduce.totalUs() / totalUs : 0.0},
+      {"one_core_latency_us", run.oneCoreUs > 0 ? llvm::json::Value(run.oneCoreUs) : nullptr},
+      {"speedup_over_one_core", run.oneCoreUs > 0 ? llvm::json::Value(run.oneCoreUs / totalUs) : nullptr},
+      {"replicated_flops_share", run.oneCoreUs > 0 ? llvm::json::Value(replicatedShare(run, core)) : nullptr}};
 }
 
 } // namespace

@@ -52,6 +52,10 @@ struct TensorParallelRun {
   bool check = false;
   int64_t kBlock = 0; ///< the core kernel's smallest contraction block (--check; 0: none)
   std::string outputName;
+  /// The kernel as written on one core (same pipeline, its own blocks):
+  /// latency and FLOPs, when it could be built (else latency 0).
+  double oneCoreUs = 0;
+  uint64_t oneCoreFlops = 0;
 };
 
 /// Runs the cores and the AllReduce and writes the report. Returns the exit status.

@@ -196,6 +196,20 @@ int compileNki(const CompileCommandOptions &o, const LoadedProgram &in) {
                               o.emitAs == EmitKind::AST || o.source.tp != 1);
 }
 
+/// The --tp note as .tasm comments ('#'), saying the program is one core's:
+/// `tessel run` of it simulates that core alone, without the AllReduce.
+std::string tasmComment(llvm::StringRef tpNote) {
+  if (tpNote.empty())
+    return "";
+  std::string out;
+  llvm::SmallVector<llvm::StringRef, 4> lines;
+  tpNote.split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : lines)
+    out += "#" + line.drop_front(2).str() + "\n";
+  return out + "# [tensor-parallel] this is one core's program: `tessel run` of it times that core alone, "
+               "without the AllReduce; `tessel run` of the .tsl with the same --tp runs every core\n";
+}
+
 /// Prints the compiled `kernel` as --emit says: tile IR (after `tpNote`, the
 /// --tp split), its program, or NKI. False after reporting.
 bool emitKernel(const CompileCommandOptions &o, ir::Kernel &kernel, const runtime::Target &target,
@@ -213,6 +227,7 @@ bool emitKernel(const CompileCommandOptions &o, ir::Kernel &kernel, const runtim
     auto program = emitProgram(kernel, target, &sm);
     if (!program)
       return fail(llvm::toString(program.takeError()));
+    os << tasmComment(tpNote);
     runtime::printProgram(*program, os);
   }
   return true;

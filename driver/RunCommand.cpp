@@ -312,6 +312,9 @@ struct BuiltKernel {
   NkiSource nki;
   llvm::SourceMgr nkiSources;
   std::unique_ptr<ir::Kernel> kernel; ///< a compiled .tsl or traced .py
+  /// Under --tp: the kernel as written compiled for one core (same pipeline,
+  /// its own blocks), which the report compares with; null when it cannot be.
+  std::unique_ptr<ir::Kernel> oneCore;
   Target target;                      ///< the one it was compiled for
   std::string outputName;
 
@@ -349,6 +352,12 @@ bool compileTsl(const RunOptions &o, LoadedProgram &in, BuiltKernel &b) {
       !resolveCompileOptions(b.fe, o.pipeline, b.target, options))
     return false;
   b.kernel = compileKernel(b.fe, options, b.target);
+  if (b.kernel && o.source.tp != 1) {
+    CompileOptions whole;
+    whole.passes = options.passes;
+    whole.params = options.params;
+    b.oneCore = compileKernel(b.whole, whole, b.target);
+  }
   return b.kernel != nullptr;
 }
 
@@ -492,6 +501,26 @@ bool checkShardedMemory(const RunOptions &o, const Program &core, const BuiltKer
                             formatBytes(double((*limit)->bytes))));
 }
 
+/// The kernel as written on one core, timed, for the --tp report to compare
+/// with (left at 0 when it could not be built or run).
+void timeOneCore(const BuiltKernel &b, const RunSettings &s, TensorParallelRun &run) {
+  if (!b.oneCore)
+    return;
+  llvm::Expected<Program> prog = emitProgram(*b.oneCore, b.target, &b.whole.sourceMgr);
+  if (!prog)
+    return llvm::consumeError(prog.takeError());
+  SimOptions sim;
+  sim.timingOnly = true;
+  sim.fastForward = s.sim.fastForward;
+  sim.latency = s.sim.latency;
+  sim.threads = s.sim.threads;
+  llvm::Expected<runtime::SimResult> r = runtime::simulate(*prog, s.target, sim);
+  if (!r)
+    return llvm::consumeError(r.takeError());
+  run.oneCoreUs = r->report.latencyNs * 1e-3;
+  run.oneCoreFlops = r->report.flops;
+}
+
 /// --tp: the shards run on their cores and an AllReduce combines them.
 int runSharded(const RunOptions &o, const Program &prog, const BuiltKernel &b, const RunSettings &s) {
   if (!checkShardedMemory(o, prog, b, s.sim))
@@ -507,6 +536,7 @@ int runSharded(const RunOptions &o, const Program &prog, const BuiltKernel &b, c
   run.check = o.check;
   run.kBlock = b.kBlock();
   run.outputName = b.outputName;
+  timeOneCore(b, s, run);
   return runTensorParallel(run);
 }
 
