@@ -54,12 +54,9 @@ bool failWith(llvm::json::Object &check, const std::string &why) {
 } // namespace
 
 std::string checkMethod(const ast::Kernel &kernel) {
-  bool allF32 = kernel.resultType.dtype == DType::F32;
-  for (const ast::Param &p : kernel.params)
-    allF32 &= p.type.dtype == DType::F32;
-  if (allF32)
-    return "error bound: each element of this fp32 kernel within 8x the reference's estimate of rounding: "
-           "bf16's at every stored intermediate (which bounds fp32's) and fp32 accumulation (docs/tasm.md)";
+  if (allF32(kernel))
+    return "error bound: each element of this fp32 kernel within 8x the reference's estimate of fp32 rounding "
+           "(2^-24) at every stored intermediate and in accumulation (docs/tasm.md)";
   return "error bound: each element within 8x the reference's estimate of bf16 rounding at every stored "
          "intermediate and fp32 accumulation (docs/tasm.md)";
 }

@@ -12,8 +12,8 @@ namespace tessel::compiler {
 
 /// How --check decides for `kernel`, as the report says it ("method"): the
 /// rounding estimated is bf16's at every stored intermediate and fp32's in
-/// accumulation; of a kernel whose tensors are all fp32 it says so (the bf16
-/// estimate bounds its fp32 stores).
+/// accumulation; for a kernel whose tensors are all fp32, fp32's throughout
+/// (storeRoundoff, Reference.h).
 std::string checkMethod(const ast::Kernel &kernel);
 
 /// Evaluates `kernel` with the plain reference on the simulator's inputs and

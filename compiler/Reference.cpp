@@ -39,10 +39,11 @@ HostTensor zeros(int64_t rows, int64_t cols) {
 
 double errorAt(const HostTensor &t, size_t i) { return t.error.empty() ? 0.0 : double(t.error[i]); }
 
-/// Adds the rounding of storing each element in bf16 (ErrorModel).
-void addStoreRounding(HostTensor &t) {
+/// Adds the rounding of storing each element (`roundoff`: ErrorModel's
+/// bf16 or fp32 unit).
+void addStoreRounding(HostTensor &t, double roundoff) {
   for (size_t i = 0; i < t.data.size(); ++i)
-    t.error[i] = float(double(t.error[i]) + ErrorModel::kStoreRoundoff * std::fabs(double(t.data[i])));
+    t.error[i] = float(double(t.error[i]) + roundoff * std::fabs(double(t.data[i])));
 }
 
 /// What a product takes of each element of an operand.
@@ -90,7 +91,7 @@ void gemmOf(const HostTensor &x, Term fx, const HostTensor &y, Term fy, float *c
 /// The error estimate of C = X @ Y (ErrorModel): the operands' errors through
 /// the products, and the fp32 accumulation over k terms, as root sums of
 /// squares, then C's own rounding.
-void matmulError(const HostTensor &x, const HostTensor &y, HostTensor &c, int64_t kBlock) {
+void matmulError(const HostTensor &x, const HostTensor &y, HostTensor &c, int64_t kBlock, double storeRoundoff) {
   int64_t k = x.shape[1];
   std::vector<float> sum(c.data.size()), term(c.data.size());
   // Accumulation: each of the k additions rounds a partial sum no larger
@@ -101,7 +102,7 @@ void matmulError(const HostTensor &x, const HostTensor &y, HostTensor &c, int64_
   // blocks round B - 1 partial sums, the j-th typically sqrt(j / B) times
   // the products' root sum of squares, (B - 1) / 2 of it in squares.
   double blocks = kBlock > 0 && k > kBlock ? double((k + kBlock - 1) / kBlock) : 1;
-  double partial = ErrorModel::kStoreRoundoff * ErrorModel::kStoreRoundoff * (blocks - 1) / 2;
+  double partial = storeRoundoff * storeRoundoff * (blocks - 1) / 2;
   for (float &v : sum)
     v = float((accum * accum + partial) * double(v));
   if (!x.error.empty()) {
@@ -116,13 +117,14 @@ void matmulError(const HostTensor &x, const HostTensor &y, HostTensor &c, int64_
   }
   for (size_t i = 0; i < sum.size(); ++i)
     c.error[i] = std::sqrt(sum[i]);
-  addStoreRounding(c);
+  addStoreRounding(c, storeRoundoff);
 }
 
 class Evaluator {
 public:
   std::map<std::string, Value> env;
   int64_t kBlock = 0; ///< ReferenceOptions::kBlock
+  double storeRoundoff = ErrorModel::kStoreRoundoff; ///< storeRoundoff(kernel)
 
   llvm::Expected<Value> eval(const Expr &e) {
     switch (e.kind) {
@@ -192,7 +194,7 @@ private:
       return fail("reference: matrix too large for BLAS");
     auto out = std::make_shared<HostTensor>(zeros(m, n));
     gemmOf(x, Term::Value, y, Term::Value, out->data.data());
-    matmulError(x, y, *out, kBlock);
+    matmulError(x, y, *out, kBlock, storeRoundoff);
     return Value(out);
   }
 
@@ -264,7 +266,7 @@ private:
         out->data[i] = float(apply(e.binOp, xi, yi));
         out->error[i] = float(binaryError(e.binOp, xi, yi, errorAt(x, ix), errorAt(y, iy)));
       }
-    addStoreRounding(*out);
+    addStoreRounding(*out, storeRoundoff);
     return Value(out);
   }
 
@@ -283,7 +285,7 @@ private:
         out->data[i] = keep ? x.at(i) : float(e.number);
         out->error[i] = keep ? float(errorAt(x, i)) : 0.0f;
       }
-    addStoreRounding(*out);
+    addStoreRounding(*out, storeRoundoff);
     return Value(out);
   }
 
@@ -301,20 +303,26 @@ private:
       double acc = e.reduceOp == ReduceOp::Max   ? -HUGE_VAL
                    : e.reduceOp == ReduceOp::Min ? HUGE_VAL
                                                  : 0.0;
-      double sq = 0, largest = 0;
+      double sq = 0, largest = 0, values = 0;
       for (int64_t c = 0; c < cols; ++c) {
         size_t i = size_t(r * cols + c);
         double v = x.at(i), ev = errorAt(x, i);
         acc = e.reduceOp == ReduceOp::Max ? std::max(acc, v) : e.reduceOp == ReduceOp::Min ? std::min(acc, v) : acc + v;
         sq += ev * ev;
+        values += v * v;
         largest = std::max(largest, ev);
       }
       bool sum = e.reduceOp == ReduceOp::Sum || e.reduceOp == ReduceOp::Mean;
+      // A sum's fp32 accumulation, as a matmul's (matmulError): what bounds
+      // a cancelling sum once the stores round at fp32's unit.
+      double accum = ErrorModel::kAccumRoundoff * double(cols);
+      if (sum)
+        sq += accum * accum * values;
       double scale = e.reduceOp == ReduceOp::Mean ? 1.0 / double(cols) : 1.0;
       out->data[size_t(r)] = float(acc * scale);
       out->error[size_t(r)] = float((sum ? std::sqrt(sq) : largest) * scale);
     }
-    addStoreRounding(*out);
+    addStoreRounding(*out, storeRoundoff);
     return Value(out);
   }
 
@@ -337,7 +345,7 @@ private:
                                      std::fabs(applyActFn(e.unaryFn, v - ev) - fv)) /
                             kErrorBoundFactor);
     }
-    addStoreRounding(*out);
+    addStoreRounding(*out, storeRoundoff);
     return Value(out);
   }
 };
@@ -349,6 +357,7 @@ llvm::Expected<HostTensor> evaluateHead(const Kernel &kernel, const std::map<std
                                         int64_t kBlock) {
   Evaluator ev;
   ev.kBlock = kBlock;
+  ev.storeRoundoff = storeRoundoff(kernel);
   for (const Param &p : kernel.params)
     // Non-owning: the caller's inputs outlive the evaluation, and weights are big.
     ev.env[p.name] = Value(&inputs.at(p.name), [](const HostTensor *) {});
@@ -389,6 +398,17 @@ void appendHead(const HostTensor &head, HostTensor &out) {
 }
 
 } // namespace
+
+bool allF32(const Kernel &kernel) {
+  bool all = kernel.resultType.dtype == DType::F32;
+  for (const Param &p : kernel.params)
+    all &= p.type.dtype == DType::F32;
+  return all;
+}
+
+double storeRoundoff(const Kernel &kernel) {
+  return allF32(kernel) ? ErrorModel::kF32StoreRoundoff : ErrorModel::kStoreRoundoff;
+}
 
 // A kernel with heads is evaluated head by head: head h of the result (H
 // heads) reads head h / (H / G) of a parameter of G heads (Sema: G divides H).

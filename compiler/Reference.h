@@ -65,7 +65,15 @@ struct HostTensor {
 struct ErrorModel {
   static constexpr double kStoreRoundoff = 1.0 / 256; // bf16: 8 significant bits
   static constexpr double kAccumRoundoff = 1.0 / 16777216; // fp32: 24 bits
+  /// A kernel whose tensors are all fp32 stores its intermediates in fp32.
+  static constexpr double kF32StoreRoundoff = kAccumRoundoff;
 };
+
+/// Whether every tensor of `kernel` (its parameters and result) is fp32.
+bool allF32(const ast::Kernel &kernel);
+/// The unit roundoff of `kernel`'s stored intermediates: fp32's for an
+/// all-fp32 kernel (allF32), else bf16's.
+double storeRoundoff(const ast::Kernel &kernel);
 constexpr double kErrorBoundFactor = 8;
 
 /// The key of the kernel's return value in evaluateReference's result.

@@ -55,3 +55,50 @@ TEST(Check, ExtraErrorOfTheWrongSizeIsAnError) {
   ASSERT_TRUE(c.module);
   EXPECT_FALSE(c.check(0.015625f, {1.0f, 1.0f}));
 }
+
+namespace {
+
+/// The fp32 kernel X @ W over 64 products of 1 + j/64 (exact sum 96.5 * 64 / 64).
+struct Fp32Dot {
+  llvm::SourceMgr sm;
+  std::unique_ptr<ast::Module> module;
+  runtime::SimResult result;
+  double exact = 0;
+
+  Fp32Dot() {
+    sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
+                              "kernel k(X: f32[1, 64], W: f32[64, 1]) -> f32[1, 1] {\n  return X @ W\n}\n", "t.tsl"),
+                          llvm::SMLoc());
+    DiagnosticEngine diags(sm);
+    module = parseAndCheck(diags, {});
+    std::vector<float> x(64), w(64);
+    for (int j = 0; j < 64; ++j) {
+      x[size_t(j)] = 1.0f + float(j) / 64;
+      w[size_t(j)] = 1.0f / 3;
+      exact += double(x[size_t(j)]) * double(w[size_t(j)]);
+    }
+    result.inputs.push_back({"X", DType::F32, {1, 64}, x});
+    result.inputs.push_back({"W", DType::F32, {64, 1}, w});
+  }
+
+  bool check(double output) {
+    result.outputs = {{"out", DType::F32, {1, 1}, {float(output)}}};
+    llvm::json::Object report;
+    return checkAgainstReference(module->kernels.at(0), result, "out", report);
+  }
+};
+
+} // namespace
+
+// An fp32 kernel is held to fp32's rounding, not bf16's: a result off by a
+// bf16 step (what a kernel that stored an intermediate in bf16 gives) fails
+// (it passed under the bf16 bound); the exact one and one off by a few fp32
+// steps pass.
+TEST(Check, Fp32KernelIsHeldToFp32Rounding) {
+  Fp32Dot d;
+  ASSERT_TRUE(d.module);
+  EXPECT_TRUE(d.check(d.exact));
+  EXPECT_TRUE(d.check(d.exact * (1 + 4.0 / 16777216)));
+  EXPECT_FALSE(d.check(d.exact * (1 + 1.0 / 512)));
+  EXPECT_FALSE(d.check(d.exact * (1 - 1.0 / 256)));
+}
