@@ -424,7 +424,48 @@ struct TuneSubject {
   Frontend fe;
   TuneJob job;
   SpaceBounds bounds;
+  /// -O2's own choice when the pipeline plans the blocks (select-blocks):
+  /// the blocks it builds and their simulated latency (0: not known).
+  BlockConfig planned;
+  double plannedUs = 0;
 };
+
+/// What the pipeline's planner chooses for the kernel, simulated, so the
+/// space can hold it and the best be compared with it. Nothing when the
+/// pipeline does not plan (it starts without select-blocks) or the choice
+/// cannot be built or run (each configuration then says why).
+void planAsTheCompilerDoes(TuneSubject &s, const TuneOptions &o) {
+  if (s.job.passes.empty() || s.job.passes.front() != "select-blocks")
+    return;
+  CompiledConfig c = compileConfig(s.job, BlockConfig{});
+  if (!c.program)
+    return;
+  llvm::Expected<SimMeasure> m = simulateConfig(*c.program, s.job.target, /*fastForward=*/!o.exact);
+  if (!m)
+    return llvm::consumeError(m.takeError());
+  s.planned = c.blocks;
+  s.plannedUs = m->latencyUs;
+}
+
+/// The planner's choice as a configuration of the space: its values of the
+/// parameters the space enumerates (k and the projections' own column
+/// blocks only when --space names them); nullopt when --space leaves one
+/// of its values out.
+std::optional<BlockConfig> plannedConfig(const TuneSubject &s, const SpaceRestriction &restriction,
+                                         const std::vector<BlockConfig> &space) {
+  if (s.planned.empty() || space.empty())
+    return std::nullopt;
+  BlockConfig c;
+  for (const auto &[name, ignored] : space.front()) {
+    std::optional<int64_t> v = s.planned.get(name);
+    if (!v)
+      return std::nullopt;
+    if (auto it = restriction.find(name); it != restriction.end() && !llvm::is_contained(it->second, *v))
+      return std::nullopt;
+    c.set(name, *v);
+  }
+  return c;
+}
 
 bool prepareSubject(TuneSubject &s, const TuneOptions &o) {
   llvm::Expected<LoadedProgram> in = loadProgram(o.input);
@@ -474,6 +515,14 @@ bool prepareSpace(const TuneOptions &o, const TuneSubject &subject, std::vector<
   if (llvm::Error err = validateSpace(o.restriction, subject.bounds, job.target))
     return error(llvm::toString(std::move(err)));
   std::vector<BlockConfig> space = enumerateSpace(subject.bounds, o.restriction, job.target);
+  // -O2's own choice is a configuration of the space, or --tuned could lose
+  // to plain -O2 (e.g. a row strip over 4096 rows the planner takes).
+  if (std::optional<BlockConfig> planned = plannedConfig(subject, o.restriction, space);
+      planned && !llvm::is_contained(space, *planned)) {
+    llvm::errs() << llvm::formatv("note: -O2 chooses {0}, which the default space does not hold; it is tried too\n",
+                                  formatBlock(*planned));
+    space.push_back(*planned);
+  }
   mine = selectShard(space, o.shard);
   if (mine.empty())
     return error(llvm::formatv("empty search space: shard {0}/{1} of a space of {2} "
@@ -521,8 +570,8 @@ SearchState search(const TuneOptions &o, const TuneJob &job, const std::vector<B
 }
 
 /// Records the results, writes the report and the plot; the exit status.
-int finish(const TuneOptions &o, const SearchState &state, size_t evaluated, TuneCache *cache,
-           TuneReport &report) {
+int finish(const TuneOptions &o, const TuneSubject &subject, const SearchState &state, size_t evaluated,
+           TuneCache *cache, TuneReport &report) {
   report.interrupted = state.interrupted;
   report.rank();
   for (const std::string &w : state.warnings)
@@ -541,11 +590,26 @@ int finish(const TuneOptions &o, const SearchState &state, size_t evaluated, Tun
                         cache ? " and saved in '" + cache->filePath() + "'" : std::string()));
     return kInterruptedStatus;
   }
-  if (!bestResult(report.results))
+  const ConfigResult *best = bestResult(report.results);
+  if (!best)
     return fail(llvm::formatv("no configuration could be simulated: of the {0} configurations{1}, "
                               "the compiler rejected {2} and the simulator {3} (reasons above)",
                               evaluated, o.shard.isWhole() ? "" : " of this shard",
                               report.count(ConfigStatus::Illegal), report.count(ConfigStatus::Failed)));
+  // Never a best worse than plain -O2 without saying so (a budget, a shard
+  // or --space may leave -O2's own choice out).
+  if (subject.plannedUs > 0 && best->sim->latencyUs > subject.plannedUs * (1 + 1e-9)) {
+    bool leftOut = !o.restriction.empty() || o.budgetCount || !o.shard.isWhole();
+    std::string msg = llvm::formatv("plain -O2 (its own choice, {0}) simulates {1:f1} us, faster than the best "
+                                    "configuration tried here ({2}: {3:f1} us)",
+                                    formatBlock(subject.planned), subject.plannedUs, formatBlock(best->block),
+                                    best->sim->latencyUs);
+    // Where --space, --budget or --shard left it out, that is what was asked.
+    if (leftOut)
+      llvm::errs() << "note: " << msg << "; the --space, --budget or --shard given left it out\n";
+    else
+      warning(msg + "; compile without --tuned");
+  }
   return o.out.writePlot(report) ? 0 : 1;
 }
 
@@ -575,7 +639,10 @@ int runTuneCommand(int argc, char **argv) {
   TuneSubject subject;
   std::vector<BlockConfig> mine;
   TuneReport report;
-  if (!o.validate() || !prepareSubject(subject, o) || !prepareSpace(o, subject, mine, report))
+  if (!o.validate() || !prepareSubject(subject, o))
+    return 1;
+  planAsTheCompilerDoes(subject, o);
+  if (!prepareSpace(o, subject, mine, report))
     return 1;
   std::unique_ptr<TuneCache> cache;
   if (!o.out.noCache) {
@@ -585,7 +652,7 @@ int runTuneCommand(int argc, char **argv) {
     cache->load();
   }
   SearchState state = search(o, subject.job, mine, cache.get(), report);
-  return finish(o, state, mine.size(), cache.get(), report);
+  return finish(o, subject, state, mine.size(), cache.get(), report);
 }
 
 } // namespace tessel::driver

@@ -63,6 +63,7 @@ CompiledConfig compileConfig(const TuneJob &job, const BlockConfig &config) {
   out.model.sbufPeakBytes = m->cost.sbufPeakBytesPerPartition * job.target.sbuf_partitions;
   out.model.spillBytes = m->cost.spillSaveBytes + m->cost.spillReloadBytes;
   out.program = std::move(m->program);
+  out.blocks = m->blocks;
   return out;
 }
 

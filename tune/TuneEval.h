@@ -59,6 +59,7 @@ struct SimMeasure {
 /// reason the compiler rejected it (`program` empty).
 struct CompiledConfig {
   std::optional<runtime::Program> program;
+  BlockConfig blocks; ///< what it was built with (the planner's choices and TileGen's defaults filled in)
   ModelEstimate model;
   std::string error;
 };
