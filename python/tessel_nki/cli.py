@@ -18,7 +18,7 @@ import re
 import sys
 import traceback
 
-from . import emit, modules
+from . import emit, errors, modules
 from .affine import traced_min
 from .errors import NkiError
 from .progress import Progress
@@ -74,6 +74,7 @@ def load_module(path):
     if not os.path.exists(path):
         raise NkiError("cannot read '%s': no such file" % path, False)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    errors.given_path[0] = path
     spec = importlib.util.spec_from_file_location("tessel_nki_kernel", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -103,7 +104,7 @@ def _kernel_args(tr, fn, sig, args):
             if kind == "tensor":
                 dt, shape = v
                 v = tr.new_tensor(shape, dt, "hbm", p.name, role="input",
-                                  loc=(fn.__code__.co_filename, fn.__code__.co_firstlineno))
+                                  loc=(errors.display_path(fn.__code__.co_filename), fn.__code__.co_firstlineno))
             values.append((p.name, v))
         elif p.default is not inspect.Parameter.empty:
             values.append((p.name, p.default))

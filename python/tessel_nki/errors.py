@@ -7,6 +7,17 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _ENTRY_SCRIPT = os.path.join(os.path.dirname(_PKG_DIR), "nki_trace.py")
 # While the op of a lazily materialised tile is recorded, the line that created the tile.
 location_override = [None]
+# The kernel's path as the user gave it (cli.load_module): locations name it so, as tessel names a
+# .tsl file, where Python's code objects hold the absolute path of an imported file.
+given_path = [None]
+
+
+def display_path(fn):
+    """`fn` as the user named it: the given kernel path when it is that file, else unchanged."""
+    given = given_path[0]
+    if given and not fn.startswith("<") and os.path.abspath(fn) == os.path.abspath(given):
+        return given
+    return fn
 
 
 class NkiError(Exception):
@@ -30,7 +41,7 @@ def user_loc():
         fn = f.f_code.co_filename
         path = os.path.abspath(fn)
         if not path.startswith(_PKG_DIR + os.sep) and path != _ENTRY_SCRIPT and not fn.startswith("<"):
-            return (fn, f.f_lineno)
+            return (display_path(fn), f.f_lineno)
         f = f.f_back
     return None
 
