@@ -12,18 +12,22 @@ using namespace tessel::compiler;
 
 namespace {
 
-/// X @ W of two cancelling products: 1 * 200 + 1 * -199.984375 = 1/64.
-struct Cancelling {
+/// A kernel parsed and checked from `text`, and the simulator's result to compare.
+struct Parsed {
   llvm::SourceMgr sm;
   std::unique_ptr<ast::Module> module;
   runtime::SimResult result;
 
-  Cancelling() {
-    sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
-                              "kernel k(X: bf16[1, 2], W: bf16[2, 1]) -> bf16[1, 1] {\n  return X @ W\n}\n", "t.tsl"),
-                          llvm::SMLoc());
+  explicit Parsed(const char *text) {
+    sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "t.tsl"), llvm::SMLoc());
     DiagnosticEngine diags(sm);
     module = parseAndCheck(diags, {});
+  }
+};
+
+/// X @ W of two cancelling products: 1 * 200 + 1 * -199.984375 = 1/64.
+struct Cancelling : Parsed {
+  Cancelling() : Parsed("kernel k(X: bf16[1, 2], W: bf16[2, 1]) -> bf16[1, 1] {\n  return X @ W\n}\n") {
     result.inputs.push_back({"X", DType::BF16, {1, 2}, {1, 1}});
     result.inputs.push_back({"W", DType::BF16, {2, 1}, {200, -199.984375f}});
   }
@@ -58,19 +62,11 @@ TEST(Check, ExtraErrorOfTheWrongSizeIsAnError) {
 
 namespace {
 
-/// The fp32 kernel X @ W over 64 products of 1 + j/64 (exact sum 96.5 * 64 / 64).
-struct Fp32Dot {
-  llvm::SourceMgr sm;
-  std::unique_ptr<ast::Module> module;
-  runtime::SimResult result;
+/// The fp32 kernel X @ W over 64 products (1 + j/64) * 1/3.
+struct Fp32Dot : Parsed {
   double exact = 0;
 
-  Fp32Dot() {
-    sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
-                              "kernel k(X: f32[1, 64], W: f32[64, 1]) -> f32[1, 1] {\n  return X @ W\n}\n", "t.tsl"),
-                          llvm::SMLoc());
-    DiagnosticEngine diags(sm);
-    module = parseAndCheck(diags, {});
+  Fp32Dot() : Parsed("kernel k(X: f32[1, 64], W: f32[64, 1]) -> f32[1, 1] {\n  return X @ W\n}\n") {
     std::vector<float> x(64), w(64);
     for (int j = 0; j < 64; ++j) {
       x[size_t(j)] = 1.0f + float(j) / 64;
