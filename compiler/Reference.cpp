@@ -123,17 +123,27 @@ void matmulError(const HostTensor &x, const HostTensor &y, HostTensor &c, int64_
 class Evaluator {
 public:
   std::map<std::string, Value> env;
+  /// The values with heads, one per head.
+  std::map<std::string, std::vector<Value>> headEnv;
   int64_t kBlock = 0; ///< ReferenceOptions::kBlock
   double storeRoundoff = ErrorModel::kStoreRoundoff; ///< storeRoundoff(kernel)
+  /// While evaluating a value with heads: its head `head` of `heads`, which
+  /// reads head head / (heads / G) of a value of G heads.
+  int64_t head = 0, heads = 0;
 
   llvm::Expected<Value> eval(const Expr &e) {
     switch (e.kind) {
     case ExprKind::Ref: {
+      auto h = headEnv.find(e.name);
+      if (h != headEnv.end() && heads > 0)
+        return h->second[size_t(head / (heads / int64_t(h->second.size())))];
       auto it = env.find(e.name);
       if (it == env.end())
         return fail(fmt::format("reference: '{}' has no value (was the kernel type-checked?)", e.name));
       return it->second;
     }
+    case ExprKind::MergeHeads:
+      return evalMergeHeads(e);
     case ExprKind::MatMul:
       return evalMatMul(e);
     case ExprKind::Binary:
@@ -271,6 +281,47 @@ private:
   }
 
   // x[i, j] where j <= i + offset, else the fill (exact: no error).
+public:
+  /// Each head of `e` (in `count` of them), evaluated in turn.
+  llvm::Expected<std::vector<Value>> evalHeads(const Expr &e, int64_t count) {
+    int64_t savedHead = head, savedHeads = heads;
+    std::vector<Value> parts;
+    for (int64_t h = 0; h < count; ++h) {
+      head = h;
+      heads = count;
+      auto v = eval(e);
+      if (!v) {
+        head = savedHead;
+        heads = savedHeads;
+        return v.takeError();
+      }
+      parts.push_back(*v);
+    }
+    head = savedHead;
+    heads = savedHeads;
+    return parts;
+  }
+
+private:
+  /// merge_heads(x): head h of x in columns h * D .. h * D + D - 1.
+  llvm::Expected<Value> evalMergeHeads(const Expr &e) {
+    auto parts = evalHeads(*e.lhs, e.lhs->type.heads);
+    if (!parts)
+      return parts.takeError();
+    int64_t rows = e.type.rows, d = e.lhs->type.cols, cols = e.type.cols;
+    auto out = std::make_shared<HostTensor>(zeros(rows, cols));
+    for (size_t h = 0; h < parts->size(); ++h) {
+      const HostTensor &x = *(*parts)[h];
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < d; ++c) {
+          size_t to = size_t(r * cols + int64_t(h) * d + c), from = size_t(r * d + c);
+          out->data[to] = x.at(from);
+          out->error[to] = float(errorAt(x, from));
+        }
+    }
+    return Value(out);
+  }
+
   llvm::Expected<Value> evalCausal(const Expr &e) {
     auto a = eval(*e.lhs);
     if (!a)
@@ -351,27 +402,6 @@ private:
 };
 
 
-/// Evaluates one head of `kernel` (or the kernel, when nothing has heads):
-/// `inputs` are the parameters' 2-D slices for it.
-llvm::Expected<HostTensor> evaluateHead(const Kernel &kernel, const std::map<std::string, HostTensor> &inputs,
-                                        int64_t kBlock) {
-  Evaluator ev;
-  ev.kBlock = kBlock;
-  ev.storeRoundoff = storeRoundoff(kernel);
-  for (const Param &p : kernel.params)
-    // Non-owning: the caller's inputs outlive the evaluation, and weights are big.
-    ev.env[p.name] = Value(&inputs.at(p.name), [](const HostTensor *) {});
-  for (const Stmt &s : kernel.body) {
-    auto v = ev.eval(*s.value);
-    if (!v)
-      return v.takeError();
-    if (s.isReturn())
-      return **v;
-    ev.env[s.name] = *v;
-  }
-  return fail("reference: unreachable");
-}
-
 /// Head `head` of a parameter's input: its rows of the head's slice, read in
 /// place (the whole input when the parameter has no heads).
 HostTensor headOf(const HostTensor &t, const TensorType &type, int64_t head) {
@@ -397,6 +427,36 @@ void appendHead(const HostTensor &head, HostTensor &out) {
   }
 }
 
+/// Evaluates `kernel`'s statements in order, one with heads head by head;
+/// returns the result (its heads' rows one after another).
+llvm::Expected<HostTensor> evaluateKernel(const Kernel &kernel, Evaluator &ev) {
+  for (const Stmt &s : kernel.body) {
+    int64_t heads = s.value->type.heads;
+    if (heads == 0) {
+      auto v = ev.eval(*s.value);
+      if (!v)
+        return v.takeError();
+      if (s.isReturn())
+        return **v;
+      ev.env[s.name] = *v;
+      continue;
+    }
+    auto parts = ev.evalHeads(*s.value, heads);
+    if (!parts)
+      return parts.takeError();
+    if (!s.isReturn()) {
+      ev.headEnv[s.name] = std::move(*parts);
+      continue;
+    }
+    HostTensor all;
+    all.shape = {heads, s.value->type.rows, s.value->type.cols};
+    for (const Value &part : *parts)
+      appendHead(*part, all);
+    return all;
+  }
+  return fail("reference: unreachable");
+}
+
 } // namespace
 
 bool allF32(const Kernel &kernel) {
@@ -410,8 +470,8 @@ double storeRoundoff(const Kernel &kernel) {
   return allF32(kernel) ? ErrorModel::kF32StoreRoundoff : ErrorModel::kStoreRoundoff;
 }
 
-// A kernel with heads is evaluated head by head: head h of the result (H
-// heads) reads head h / (H / G) of a parameter of G heads (Sema: G divides H).
+// A value with heads is evaluated head by head: its head h (of H) reads head
+// h / (H / G) of a value of G heads (Sema: G divides H).
 llvm::Expected<std::map<std::string, HostTensor>>
 evaluateReference(const Kernel &kernel, const std::map<std::string, HostTensor> &inputs,
                   int64_t kBlock) {
@@ -442,34 +502,24 @@ evaluateReference(const Kernel &kernel, const std::map<std::string, HostTensor> 
   if (kernel.body.empty() || !kernel.body.back().isReturn())
     return fail(fmt::format("reference: kernel '{}' has no return statement", kernel.name));
 
-  const TensorType &result = kernel.resultType;
-  bool anyHeads = result.heads > 0 ||
-                  llvm::any_of(kernel.params, [](const Param &p) { return p.type.heads > 0; });
-  std::map<std::string, HostTensor> out;
-  if (!anyHeads) {
-    auto v = evaluateHead(kernel, inputs, kBlock);
-    if (!v)
-      return v.takeError();
-    out[kReferenceResultKey] = std::move(*v);
-    return out;
-  }
-  int64_t heads = std::max<int64_t>(result.heads, 1);
-  HostTensor all;
-  all.shape = {result.rows, result.cols};
-  if (result.heads > 0)
-    all.shape.insert(all.shape.begin(), result.heads);
-  for (int64_t h = 0; h < heads; ++h) {
-    std::map<std::string, HostTensor> slices;
-    for (const Param &p : kernel.params) {
-      int64_t g = p.type.heads > 0 ? h / (heads / p.type.heads) : 0;
-      slices[p.name] = headOf(inputs.at(p.name), p.type, g);
+  Evaluator ev;
+  ev.kBlock = kBlock;
+  ev.storeRoundoff = storeRoundoff(kernel);
+  for (const Param &p : kernel.params) {
+    const HostTensor &t = inputs.at(p.name);
+    if (p.type.heads == 0) {
+      // Non-owning: the caller's inputs outlive the evaluation, and weights are big.
+      ev.env[p.name] = Value(&t, [](const HostTensor *) {});
+      continue;
     }
-    auto v = evaluateHead(kernel, slices, kBlock);
-    if (!v)
-      return v.takeError();
-    appendHead(*v, all);
+    for (int64_t g = 0; g < p.type.heads; ++g)
+      ev.headEnv[p.name].push_back(std::make_shared<HostTensor>(headOf(t, p.type, g)));
   }
-  out[kReferenceResultKey] = std::move(all);
+  auto v = evaluateKernel(kernel, ev);
+  if (!v)
+    return v.takeError();
+  std::map<std::string, HostTensor> out;
+  out[kReferenceResultKey] = std::move(*v);
   return out;
 }
 

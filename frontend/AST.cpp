@@ -56,6 +56,7 @@ const char *exprKindName(ExprKind k) {
   case ExprKind::Reduce: return "Reduce";
   case ExprKind::Call: return "Call";
   case ExprKind::Causal: return "Causal";
+  case ExprKind::MergeHeads: return "MergeHeads";
   }
   return "?";
 }

@@ -59,7 +59,7 @@ std::string formatType(const TensorType &t);
 /// byte counts of any value fit comfortably in int64.
 constexpr int64_t kMaxDim = int64_t(1) << 24;
 
-enum class ExprKind { Ref, MatMul, Binary, Unary, Transpose, Number, Reduce, Call, Causal };
+enum class ExprKind { Ref, MatMul, Binary, Unary, Transpose, Number, Reduce, Call, Causal, MergeHeads };
 /// The elementwise binary operators: arithmetic, then the comparisons (1.0 where
 /// true, 0.0 where false: a mask to multiply by).
 enum class BinaryOp { Mul, Add, Sub, Div, Lt, Le, Gt, Ge, Eq, Ne };
@@ -92,7 +92,9 @@ struct Expr {
   // Ref: the name of a kernel parameter or of an earlier assignment.
   // Call: the name of the function called.
   std::string name;
-  // MatMul (lhs @ rhs), Binary (lhs op rhs): both operands. Unary/Transpose/Reduce: lhs only.
+  // MatMul (lhs @ rhs), Binary (lhs op rhs): both operands. Unary/Transpose/Reduce/Causal/MergeHeads:
+  // lhs only. MergeHeads (`merge_heads(x)`, x: [H, S, D]) is [S, H * D], head h in columns
+  // h * D .. h * D + D - 1.
   std::unique_ptr<Expr> lhs, rhs;
   BinaryOp binOp = BinaryOp::Mul;
   ActFn unaryFn = ActFn::Silu;

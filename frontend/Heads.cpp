@@ -5,26 +5,29 @@ namespace tessel::frontend {
 
 namespace {
 
-void shiftAccess(ir::Access &a, const std::map<const ir::Value *, int64_t> &rowOffsets) {
-  auto it = rowOffsets.find(a.base);
-  if (it == rowOffsets.end() || it->second == 0 || a.indices.empty())
+void shiftAccess(ir::Access &a, const std::map<const ir::Value *, HeadOffset> &offsets) {
+  auto it = offsets.find(a.base);
+  if (it == offsets.end())
     return;
-  a.indices[0].start = a.indices[0].start + ir::IndexExpr(it->second);
+  if (it->second.rows != 0 && !a.indices.empty())
+    a.indices[0].start = a.indices[0].start + ir::IndexExpr(it->second.rows);
+  if (it->second.cols != 0 && a.indices.size() > 1)
+    a.indices[1].start = a.indices[1].start + ir::IndexExpr(it->second.cols);
 }
 
 } // namespace
 
-void shiftHeadRows(llvm::MutableArrayRef<std::unique_ptr<ir::Op>> ops,
-                   const std::map<const ir::Value *, int64_t> &rowOffsets) {
+void shiftHeads(llvm::MutableArrayRef<std::unique_ptr<ir::Op>> ops,
+                const std::map<const ir::Value *, HeadOffset> &offsets) {
   for (std::unique_ptr<ir::Op> &op : ops) {
     if (auto *loop = llvm::dyn_cast<ir::ForOp>(op.get())) {
-      shiftHeadRows(loop->body.ops, rowOffsets);
+      shiftHeads(loop->body.ops, offsets);
       continue;
     }
     for (ir::Access *a : op->reads())
-      shiftAccess(*a, rowOffsets);
+      shiftAccess(*a, offsets);
     for (ir::Access *a : op->writes())
-      shiftAccess(*a, rowOffsets);
+      shiftAccess(*a, offsets);
   }
 }
 

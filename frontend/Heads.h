@@ -4,7 +4,8 @@
 // head's nests are the 2-D lowering, reading and writing one head's tensors
 // of [S, D]. A tensor with heads is one HBM tensor holding its heads' rows one
 // after another ([H * S, D], the bytes of row-major [H, S, D]); these helpers
-// move a head's accesses onto its rows and widen the tensors at the end.
+// move a head's accesses onto its rows (or, for merge_heads, onto its columns
+// of [S, H * D]) and widen the tensors at the end.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_FRONTEND_HEADS_H
@@ -21,10 +22,16 @@ namespace tessel::frontend {
 /// heads is not implemented yet).
 constexpr int64_t kMaxLoweredHeads = 128;
 
-/// Adds `rowOffsets[base]` to the first index of every access of `ops` (and
-/// of the loops among them) whose base has an entry.
-void shiftHeadRows(llvm::MutableArrayRef<std::unique_ptr<ir::Op>> ops,
-                   const std::map<const ir::Value *, int64_t> &rowOffsets);
+/// Where one head's accesses of a tensor go: its rows (a tensor with heads)
+/// or its columns (merge_heads's heads side by side) start this far in.
+struct HeadOffset {
+  int64_t rows = 0, cols = 0;
+};
+
+/// Adds `offsets[base]` to the first (rows) and second (columns) index of
+/// every access of `ops` (and of the loops among them) whose base has an entry.
+void shiftHeads(llvm::MutableArrayRef<std::unique_ptr<ir::Op>> ops,
+                const std::map<const ir::Value *, HeadOffset> &offsets);
 
 /// Widens a head's tensor to all `heads` of them: its first dimension (the
 /// rows) times `heads`.

@@ -104,7 +104,8 @@ bool Inliner::run() {
 bool Inliner::collectFunctions() {
   bool ok = true;
   for (const Function &f : module.functions) {
-    bool builtin = reductionOf(f.name) || f.name == "transpose" || f.name == "causal" ||
+    bool builtin = reductionOf(f.name) || f.name == "transpose" || f.name == "merge_heads" ||
+                   f.name == "causal" ||
                    (parseActFn(f.name) && isDslFunction(*parseActFn(f.name)));
     if (builtin) {
       error(f.loc, fmt::format("function '{}' has the name of a built-in function", f.name));
@@ -197,6 +198,7 @@ void Inliner::unknownFunction(const Expr &call) {
     if (isDslFunction(f))
       names.push_back(actFnName(f).str());
   names.push_back("transpose");
+  names.push_back("merge_heads");
   for (const std::string &r : reductionNames())
     names.push_back(r);
   names.push_back("causal");

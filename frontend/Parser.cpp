@@ -37,7 +37,7 @@ namespace {
 using ExprPtr = std::unique_ptr<Expr>;
 
 /// The functions callable as `fn(e)`: the DSL's activations (Activations.def),
-/// then `transpose`, which makes a Transpose node.
+/// then `transpose` and `merge_heads`, which make Transpose and MergeHeads nodes.
 const std::vector<std::string> &knownFunctions() {
   static const std::vector<std::string> fns = [] {
     std::vector<std::string> names;
@@ -45,6 +45,7 @@ const std::vector<std::string> &knownFunctions() {
       if (isDslFunction(f))
         names.push_back(actFnName(f).str());
     names.push_back("transpose");
+    names.push_back("merge_heads");
     return names;
   }();
   return fns;
@@ -805,6 +806,8 @@ ExprPtr Parser::parseCall(const Token &fnTok) {
   ExprPtr e;
   if (fn == "transpose") {
     e = makeNode(ExprKind::Transpose, fnTok.loc, std::move(arg), nullptr);
+  } else if (fn == "merge_heads") {
+    e = makeNode(ExprKind::MergeHeads, fnTok.loc, std::move(arg), nullptr);
   } else {
     e = makeNode(ExprKind::Unary, fnTok.loc, std::move(arg), nullptr);
     if (e)

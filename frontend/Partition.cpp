@@ -145,7 +145,8 @@ private:
     case ExprKind::Reduce:
     case ExprKind::Call:
     case ExprKind::Causal:
-      return error(e.opLoc, "a reduction or a mask on the split dimension is not supported yet");
+    case ExprKind::MergeHeads:
+      return error(e.opLoc, "a reduction, a mask or merged heads on the split dimension is not supported yet");
     case ExprKind::Transpose:
       break;
     }
@@ -180,6 +181,9 @@ void retype(Expr &e, const std::map<std::string, ast::TensorType> &env) {
     break;
   case ExprKind::Reduce:
     e.type = {e.lhs->type.dtype, e.lhs->type.rows, 1};
+    break;
+  case ExprKind::MergeHeads:
+    e.type = {e.lhs->type.dtype, e.lhs->type.rows, e.lhs->type.heads * e.lhs->type.cols};
     break;
   case ExprKind::Number:
   case ExprKind::Call:

@@ -74,6 +74,11 @@ static void render(const Expr &e, std::string &out, int minPrec) {
     render(*e.lhs, out, 0);
     out += ")";
     break;
+  case ExprKind::MergeHeads:
+    out += "merge_heads(";
+    render(*e.lhs, out, 0);
+    out += ")";
+    break;
   }
   if (parens)
     out += ")";
@@ -125,11 +130,15 @@ private:
   bool checkMatMul(Expr &e);
   bool checkBinary(Expr &e);
   bool checkReduce(Expr &e);
+  bool checkMergeHeads(Expr &e);
   /// The heads of `e`'s result from its operands' (0 = none); false after
   /// reporting operands whose head counts do not divide.
   bool combineHeads(Expr &e, llvm::StringRef op);
-  /// Every value of a kernel has heads dividing those of its result.
+  /// Every value of a kernel has heads dividing the kernel's heads (its
+  /// result's, or the most of any value when the result has none).
   void checkHeadsDivideResult(const Kernel &k);
+  /// No merge_heads inside a value with heads (each head would merge them all).
+  void checkMergeHeadsPlacement(const Expr &e, const Expr *withHeads);
   /// After an error in an expression an inlined function made: a note at
   /// the call (once per statement).
   void noteCall(llvm::SMLoc callLoc, const std::string &callee);
@@ -360,28 +369,78 @@ void Sema::checkKernel(Kernel &k) {
     scopeNames.push_back(s.name);
   }
   // After other errors the head counts may be off already: no cascade.
-  if (resultOk && diags.errorCount() == kernelErrors)
-    checkHeadsDivideResult(k);
+  if (resultOk && diags.errorCount() == kernelErrors) {
+    for (const Stmt &s : k.body)
+      checkMergeHeadsPlacement(*s.value, nullptr);
+    if (diags.errorCount() == kernelErrors)
+      checkHeadsDivideResult(k);
+  }
 }
 
-// Per head h of the result (H heads), a value of G heads is its head
-// h / (H / G): the lowering and the reference evaluate the kernel head by
-// head, so every value's head count divides the result's.
+void Sema::checkMergeHeadsPlacement(const Expr &e, const Expr *withHeads) {
+  if (e.kind == ExprKind::MergeHeads && withHeads) {
+    error(e.opLoc, fmt::format("'merge_heads' inside a value with heads ('{}' is {}): each head would "
+                               "merge all of them; assign the merged value to a name first",
+                               exprText(*withHeads), formatType(withHeads->type)));
+    return;
+  }
+  if (!withHeads && e.kind != ExprKind::Number && e.type.heads > 0)
+    withHeads = &e;
+  for (const Expr *o : {e.lhs.get(), e.rhs.get()})
+    if (o)
+      checkMergeHeadsPlacement(*o, withHeads);
+}
+
+// merge_heads(x), x: [H, S, D]: [S, H * D], head h in columns h * D ..
+// h * D + D - 1 (the heads side by side, as an output projection reads them).
+bool Sema::checkMergeHeads(Expr &e) {
+  if (!checkExpr(*e.lhs))
+    return false;
+  if (e.lhs->kind == ExprKind::Number) {
+    error(e.lhs->loc, "'merge_heads' merges the heads of a tensor, not a number");
+    return false;
+  }
+  const TensorType &x = e.lhs->type;
+  if (x.heads == 0) {
+    error(e.opLoc, fmt::format("'merge_heads' of {}, a value without heads: it lays the heads of "
+                               "[H x S x D] side by side as [S x H*D]",
+                               formatType(x)));
+    return false;
+  }
+  if (x.heads * x.cols > kMaxDim) {
+    error(e.opLoc, fmt::format("'merge_heads' of {} is {} columns wide, more than the limit of {}",
+                               formatType(x), x.heads * x.cols, kMaxDim));
+    return false;
+  }
+  e.type = TensorType{x.dtype, x.rows, x.heads * x.cols, 0};
+  return true;
+}
+
+// Per head h of the kernel (H heads: its result's, or the most of any of its
+// values when the result has none), a value of G heads is its head
+// h / (H / G): the lowering and the reference evaluate the statements with
+// heads head by head, so every value's head count divides H.
 void Sema::checkHeadsDivideResult(const Kernel &k) {
-  int64_t result = k.resultType.heads;
+  int64_t result = k.resultType.heads, most = result;
+  std::string mostName;
+  for (const std::string &name : scopeNames) {
+    const Binding &b = scope.find(name)->second;
+    if (result == 0 && b.ok && b.type.heads > most) {
+      most = b.type.heads;
+      mostName = name;
+    }
+  }
   for (const std::string &name : scopeNames) {
     const Binding &b = scope.find(name)->second;
     int64_t heads = b.type.heads;
-    if (!b.ok || heads == 0 || (result > 0 && result % heads == 0))
+    if (!b.ok || heads == 0 || most % heads == 0)
       continue;
-    error(b.loc, result == 0
-                     ? fmt::format("'{}' has {} heads but kernel '{}' returns a value without heads: "
-                                   "values with heads are computed head by head, and there is no "
-                                   "reduction over heads",
-                                   name, heads, k.name)
-                     : fmt::format("'{}' has {} heads, which do not divide the {} heads kernel '{}' "
-                                   "returns",
-                                   name, heads, result, k.name));
+    error(b.loc, result > 0 ? fmt::format("'{}' has {} heads, which do not divide the {} heads kernel '{}' "
+                                          "returns",
+                                          name, heads, result, k.name)
+                            : fmt::format("'{}' has {} heads, which do not divide the {} heads of '{}' (the "
+                                          "most of any value of kernel '{}', which is computed head by head)",
+                                          name, heads, most, mostName, k.name));
     return;
   }
 }
@@ -456,6 +515,8 @@ bool Sema::checkNode(Expr &e) {
     }
     e.type = e.lhs->type;
     return true;
+  case ExprKind::MergeHeads:
+    return checkMergeHeads(e);
   }
   return false;
 }

@@ -82,6 +82,14 @@ public:
       join(rows, o.first);
       break;
     }
+    case ast::ExprKind::MergeHeads: {
+      // Each head's nests store into the merged tensor's columns: its
+      // columns carry the label of a head's (H times as many of them).
+      auto o = visit(*e.lhs);
+      join(rows, o.first);
+      join(cols, o.second);
+      break;
+    }
     case ast::ExprKind::Number:
     case ast::ExprKind::Call:
       break;
@@ -222,6 +230,7 @@ private:
   /// Names the size-1 dimensions of broadcasts and reductions B, B2, ...
   void nameUnitDimensions();
   void lowerTranspose(const ast::Expr &e, Value *a, Value *c);
+  void lowerMergeHeads(const ast::Expr &e, Value *c);
   std::string labelOf(unsigned slot) { return labeler.label(slot); }
   int64_t roundToTile(int64_t v) const { return llvm::alignTo(v, rowTile); }
   TensorType hbmType(const ast::Expr &e);
@@ -234,10 +243,17 @@ private:
   /// (after a located error) when a local in two roles merges a tensor's rows
   /// and columns into one dimension.
   bool labelAllDimensions();
-  /// Step 3 of run(): the statements, head by head for a kernel with heads.
+  /// Step 3 of run(): the statements, those with heads head by head.
   bool lowerStatements(Value *out);
-  /// Where head `h` of the result finds its rows in the tensors with heads.
-  std::map<const Value *, int64_t> headRowOffsets(int64_t h, int64_t heads, Value *out) const;
+  /// Lowers statements [first, last), all with heads, head by head.
+  void lowerHeadRun(size_t first, size_t last);
+  void lowerStatement(const ast::Stmt &s);
+  /// The kernel's heads: its result's, else the most of any value's (0: none).
+  int64_t kernelHeads() const;
+  /// Makes the locals with heads name their tensors of kernel head `h`.
+  void selectHead(int64_t h);
+  /// Where kernel head `h` (of H) finds its rows in the tensors with heads.
+  std::map<const Value *, frontend::HeadOffset> headOffsets(int64_t h, int64_t H) const;
   /// The heads of the parameter `arg` is (0: none, or not a parameter).
   int64_t paramHeads(const Value *arg) const;
 
@@ -252,6 +268,9 @@ private:
   /// moving free size (one fp32 PSUM bank).
   const int64_t rowTile, movingTile;
   std::map<std::string, Value *> tensors; // params and lowered locals
+  /// The locals with heads: per kernel head h, the tensor of its head h / (H / G).
+  std::map<std::string, std::vector<Value *>> headTensors;
+  Value *outTensor = nullptr;
   std::map<std::pair<Value *, std::string>, Value *> views; // (input, labels) -> view
   std::vector<Block *> loopStack;
   /// The row strip and column block asked for (given, or the defaults).
@@ -393,8 +412,31 @@ Value *TileGen::lower(const ast::Expr &e, Value *dest, llvm::StringRef hint) {
     lowerTranspose(e, a, c);
     return c;
   }
+  case ast::ExprKind::MergeHeads: {
+    Value *c = dest ? dest : hbmTensor(e, hint);
+    lowerMergeHeads(e, c);
+    return failed ? nullptr : c;
+  }
   }
   return nullptr;
+}
+
+// merge_heads(x), x of G heads: each head g of x lowered into c (writing
+// its columns g * D ..), as a statement with heads lowers head g's: kernel
+// head h = g * (H / G) of the values with heads.
+void TileGen::lowerMergeHeads(const ast::Expr &e, Value *c) {
+  const int64_t G = e.lhs->type.heads, D = e.lhs->type.cols, H = kernelHeads();
+  for (int64_t g = 0; g < G && !failed; ++g) {
+    int64_t h = g * (H / G);
+    selectHead(h);
+    size_t opsBefore = kernel->body.ops.size(), viewsBefore = views.size();
+    lower(*e.lhs, c, "merged");
+    size_t added = kernel->body.ops.size() - opsBefore - (views.size() - viewsBefore);
+    std::map<const Value *, frontend::HeadOffset> offsets = headOffsets(h, H);
+    offsets[c].cols += g * D;
+    llvm::MutableArrayRef<std::unique_ptr<Op>> nests(kernel->body.ops);
+    frontend::shiftHeads(nests.take_back(added), offsets);
+  }
 }
 
 // C[M', N'] = A[M', K'] @ B[K', N'], blocked like AWS's NKI matmul tutorial:
@@ -1136,39 +1178,40 @@ std::unique_ptr<Kernel> TileGen::run() {
   return std::move(kernel);
 }
 
-/// Lowers the statements in order; with heads, once per head of the result,
-/// moving each head's accesses onto its rows (frontend/Heads.h).
+/// Lowers the statements in order: a run of statements with heads once per
+/// head of the kernel, moving each head's accesses onto its rows
+/// (frontend/Heads.h); a statement without heads once.
 bool TileGen::lowerStatements(Value *out) {
   const ast::Expr &root = *ast.returnStmt().value;
-  int64_t heads = std::max<int64_t>(root.type.heads, 1);
+  int64_t heads = kernelHeads();
   if (heads > frontend::kMaxLoweredHeads) {
     diags.error(ast.returnStmt().loc,
-                llvm::formatv("kernel '{0}' returns {1} heads; each head is lowered to its own nests "
-                              "(frontend/Heads.h), and at most {2} heads are",
-                              ast.name, heads, frontend::kMaxLoweredHeads));
+                llvm::formatv("kernel '{0}' {1} {2} heads; each head is lowered to its own nests "
+                              "(frontend/Heads.h), and at most {3} heads are",
+                              ast.name, root.type.heads > 0 ? "returns" : "computes", heads,
+                              frontend::kMaxLoweredHeads));
     return false;
   }
+  outTensor = out;
   cur = &kernel->body;
-  for (int64_t h = 0; h < heads; ++h) {
-    size_t opsBefore = kernel->body.ops.size(), viewsBefore = views.size();
-    for (const ast::Stmt &s : ast.body) {
-      if (s.isReturn())
-        lower(*s.value, out, "out");
-      else if (isAlias(s))
-        tensors[s.name] = tensors.at(s.value->name); // its uses take their own views
-      else
-        tensors[s.name] = lower(*s.value, nullptr, s.name);
-      if (failed)
-        return false;
+  auto hasHeads = [&](size_t i) { return ast.body[i].value->type.heads > 0; };
+  for (size_t i = 0; i < ast.body.size() && !failed;) {
+    if (!hasHeads(i)) {
+      lowerStatement(ast.body[i++]);
+      continue;
     }
-    // Views open the body; this head's nests are the ops after them.
-    size_t added = kernel->body.ops.size() - opsBefore - (views.size() - viewsBefore);
-    llvm::MutableArrayRef<std::unique_ptr<Op>> nests(kernel->body.ops);
-    frontend::shiftHeadRows(nests.take_back(added), headRowOffsets(h, heads, out));
+    size_t last = i;
+    while (last < ast.body.size() && hasHeads(last))
+      ++last;
+    lowerHeadRun(i, last);
+    i = last;
   }
-  if (root.type.heads == 0 && llvm::none_of(ast.params, [](const ast::Param &p) { return p.type.heads > 0; }))
+  if (failed)
+    return false;
+  if (heads == 0)
     return true;
-  frontend::widenToHeads(*out, heads);
+  if (root.type.heads > 0)
+    frontend::widenToHeads(*out, root.type.heads);
   for (size_t i = 0; i < ast.params.size(); ++i)
     if (int64_t g = ast.params[i].type.heads)
       frontend::widenToHeads(*kernel->args[i], g);
@@ -1178,13 +1221,61 @@ bool TileGen::lowerStatements(Value *out) {
   return true;
 }
 
-std::map<const Value *, int64_t> TileGen::headRowOffsets(int64_t h, int64_t heads, Value *out) const {
-  std::map<const Value *, int64_t> offsets;
-  offsets[out] = h * ast.returnStmt().value->type.rows;
+void TileGen::lowerStatement(const ast::Stmt &s) {
+  if (s.isReturn())
+    lower(*s.value, outTensor, "out");
+  else if (isAlias(s))
+    tensors[s.name] = tensors.at(s.value->name); // its uses take their own views
+  else
+    tensors[s.name] = lower(*s.value, nullptr, s.name);
+}
+
+void TileGen::lowerHeadRun(size_t first, size_t last) {
+  const int64_t H = kernelHeads();
+  for (int64_t h = 0; h < H && !failed; ++h) {
+    selectHead(h);
+    size_t opsBefore = kernel->body.ops.size(), viewsBefore = views.size();
+    for (size_t i = first; i < last && !failed; ++i) {
+      const ast::Stmt &s = ast.body[i];
+      lowerStatement(s);
+      if (!s.isReturn()) {
+        std::vector<Value *> &perHead = headTensors[s.name];
+        perHead.resize(size_t(H));
+        perHead[size_t(h)] = tensors[s.name];
+      }
+    }
+    // Views open the body; this head's nests are the ops after them.
+    size_t added = kernel->body.ops.size() - opsBefore - (views.size() - viewsBefore);
+    llvm::MutableArrayRef<std::unique_ptr<Op>> nests(kernel->body.ops);
+    frontend::shiftHeads(nests.take_back(added), headOffsets(h, H));
+  }
+}
+
+int64_t TileGen::kernelHeads() const {
+  int64_t heads = ast.returnStmt().value->type.heads;
+  if (heads > 0)
+    return heads;
+  for (const ast::Param &p : ast.params)
+    heads = std::max(heads, p.type.heads);
+  for (const ast::Stmt &s : ast.body)
+    heads = std::max(heads, s.value->type.heads);
+  return heads;
+}
+
+void TileGen::selectHead(int64_t h) {
+  for (const auto &[name, perHead] : headTensors)
+    tensors[name] = perHead[size_t(h)];
+}
+
+std::map<const Value *, frontend::HeadOffset> TileGen::headOffsets(int64_t h, int64_t H) const {
+  std::map<const Value *, frontend::HeadOffset> offsets;
+  const ast::Expr &root = *ast.returnStmt().value;
+  if (root.type.heads > 0)
+    offsets[outTensor].rows = h * root.type.rows;
   for (size_t i = 0; i < ast.params.size(); ++i) {
     const ast::TensorType &t = ast.params[i].type;
     if (t.heads > 0)
-      offsets[kernel->args[i]] = h / (heads / t.heads) * t.rows;
+      offsets[kernel->args[i]].rows = h / (H / t.heads) * t.rows;
   }
   for (const auto &[key, view] : views) {
     auto it = offsets.find(key.first);

@@ -171,6 +171,14 @@ std::optional<MatmulColumnLoop> matchColumnLoop(DmaOp &store, llvm::ArrayRef<For
         k.hi.constValue() - k.lo.constValue() != m->loadB->src.base->type.dims[0].size)
       return std::nullopt;
   }
+  // It writes C^T from row 0 to C's columns: a nest writing a part of C's
+  // columns (one head's of merge_heads, frontend/Heads.h) is left alone.
+  if (m) {
+    const ForOp &n = *m->column;
+    if (!n.lo.isConst() || !n.hi.isConst() || n.lo.constValue() != 0 ||
+        n.hi.constValue() != store.dst.base->type.dims[1].size)
+      return std::nullopt;
+  }
   return m;
 }
 

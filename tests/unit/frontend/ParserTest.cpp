@@ -34,6 +34,8 @@ std::string structure(const Expr &e) {
     return e.name + "(...)";
   case ExprKind::Causal:
     return "causal(" + structure(*e.lhs) + ")";
+  case ExprKind::MergeHeads:
+    return "merge_heads(" + structure(*e.lhs) + ")";
   }
   return "?";
 }
