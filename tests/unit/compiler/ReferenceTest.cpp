@@ -207,3 +207,19 @@ TEST(Reference, GroupedHeadsPerHead) {
   HostTensor want{{4, 1, 1}, {21.5f, 43.5f, 6500.5f, 8700.5f}, {}};
   expectNear(out, want);
 }
+
+// merge_heads lays head h of [H, S, D] in columns h * D .. h * D + D - 1 of
+// a result without heads; the statement without heads (W2 = W * 2) is
+// computed once, the one with heads (y) head by head, A's 2 heads serving
+// groups of 2 of B's 4 (head h reads A's head h / 2).
+TEST(Reference, MergeHeadsSideBySide) {
+  Program p("kernel k(A: f32[2, 1, 2], B: f32[4, 2, 1], W: f32[4, 1]) -> f32[1, 1] {\n"
+            "  W2 = W * 2\n"
+            "  y = A @ B\n"
+            "  return merge_heads(y) @ W2\n}\n");
+  HostTensor a{{2, 1, 2}, {1, 2, 3, 4}, {}};
+  HostTensor b{{4, 2, 1}, {1, 0, 0, 1, 1, 1, 2, 0}, {}};
+  // y's heads: [1, 2] @ [1, 0]^T = 1, [1, 2] @ [0, 1]^T = 2, [3, 4] @ [1, 1]^T = 7, [3, 4] @ [2, 0]^T = 6.
+  HostTensor out = run(p, {{"A", a}, {"B", b}, {"W", mat(4, 1, {1, 10, 100, 1000})}});
+  expectNear(out, mat(1, 1, {2 * (1 + 20 + 700 + 6000)}));
+}

@@ -189,7 +189,7 @@ TEST(ParserErrors, UnknownFunctionSuggestsClosest) {
   EXPECT_NE(c.diags.find("unknown function 'frobnicate'; the functions are 'silu', 'gelu', 'relu', 'exp', "),
             std::string::npos)
       << c.diags;
-  EXPECT_NE(c.diags.find("'transpose', 'sum', 'max', 'min', 'mean', 'causal', 'neg', 'where', 'softmax', 'rmsnorm'"),
+  EXPECT_NE(c.diags.find("'transpose', 'merge_heads', 'sum', 'max', 'min', 'mean', 'causal', 'neg', 'where', 'softmax', 'rmsnorm'"),
             std::string::npos)
       << c.diags;
 }
