@@ -48,7 +48,7 @@ Expected<runtime::Program> loadKernelProgram(const KernelSpec &spec, const runti
   // A .py kernel's "defines" are its argument specs (NAME=bf16[D0,D1], as
   // `tessel run --arg`), for the NKI tracer.
   if (ext == ".py") {
-    NkiSource src{spec.path, spec.kernel, {}, {}, {}};
+    NkiSource src{spec.path, spec.kernel, {}, {}, {}, {}};
     for (const Define &d : spec.defines)
       src.args.push_back(d.name + "=" + d.value);
     llvm::SourceMgr sm;

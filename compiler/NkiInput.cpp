@@ -145,6 +145,8 @@ bool runTracer(const NkiSource &src, const runtime::Target &target, llvm::ArrayR
   std::vector<std::string> args = {python, "-B", script, src.path, "--geometry", geometryArg(target)};
   if (!src.kernel.empty())
     args.insert(args.end(), {"-k", src.kernel});
+  if (!src.grid.empty())
+    args.insert(args.end(), {"--grid", src.grid});
   std::vector<std::string> specs;
   if (!completeArgs(src, specs))
     return false;

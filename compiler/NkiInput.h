@@ -41,6 +41,7 @@ struct NkiSource {
   std::vector<std::string> args;
   std::map<std::string, std::string> inputFiles;
   std::string reference;
+  std::string grid; ///< --grid G0,G1,...: the SPMD launch grid (empty: the file's, or none)
 };
 
 /// The python that runs the tracer: $TESSEL_PYTHON, else the configured one

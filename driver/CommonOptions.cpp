@@ -239,6 +239,10 @@ NkiOptions::NkiOptions()
                     "its --input file), or the value of another parameter: an int, float, tuple, None, "
                     "True/False or dtype (--arg eps=1e-5, --arg dims=(2,3), --arg dt=nl.float32). "
                     "Parameters not given keep their defaults. Repeatable"),
-           llvm::cl::value_desc("NAME=DTYPE[D0,D1,...]|NAME=VALUE"), llvm::cl::cat(toolCategory())) {}
+           llvm::cl::value_desc("NAME=DTYPE[D0,D1,...]|NAME=VALUE"), llvm::cl::cat(toolCategory())),
+      grid("grid",
+           llvm::cl::desc("NKI kernels (.py): the SPMD launch grid, e.g. --grid 2,2 for kernel[2, 2]: every "
+                          "program instance runs on the one NeuronCore, in row-major grid order (docs/nki.md)"),
+           llvm::cl::value_desc("G0,G1,..."), llvm::cl::cat(toolCategory())) {}
 
 } // namespace tessel::driver

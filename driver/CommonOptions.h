@@ -211,10 +211,11 @@ struct PipelineOptions {
   bool handleInfoFlags(int &status) const;
 };
 
-/// The --arg option of commands that read NKI kernels.
+/// The --arg and --grid options of commands that read NKI kernels.
 struct NkiOptions {
   NkiOptions();
   llvm::cl::list<std::string> args;
+  llvm::cl::opt<std::string> grid;
 };
 
 } // namespace tessel::driver

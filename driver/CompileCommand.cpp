@@ -190,7 +190,7 @@ bool CompileCommandOptions::validateFor(ProgramKind kind) const {
 
 /// An NKI kernel traced and compiled (compiler/NkiInput.h); the exit status.
 int compileNki(const CompileCommandOptions &o, const LoadedProgram &in) {
-  return compileNkiKernel({in.path, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, {}, {}},
+  return compileNkiKernel({in.path, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, {}, {}, o.nki.grid},
                           o.shared.targetName(), o.emitAs == EmitKind::TASM, o.shared.output(),
                           !o.source.defines.empty() || !o.pipeline.compileFlagsGiven().empty() ||
                               o.emitAs == EmitKind::AST || o.source.tp != 1);
@@ -300,6 +300,8 @@ int runCompileCommand(int argc, char **argv) {
     return compileNki(o, *in);
   if (!o.nki.args.empty())
     return fail("--arg applies to NKI kernels (.py) only"), 1;
+  if (!o.nki.grid.empty())
+    return fail("--grid applies to NKI kernels (.py) only"), 1;
   // The output is built in memory and written only on success, so a failed
   // compile leaves an existing -o file as it was.
   std::string text;

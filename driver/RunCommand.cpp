@@ -277,6 +277,8 @@ bool RunOptions::validate() {
 bool RunOptions::validateFor(ProgramKind kind) const {
   if (kind != ProgramKind::Nki && !nki.args.empty())
     return fail("--arg applies to NKI kernels (.py) only");
+  if (kind != ProgramKind::Nki && !nki.grid.empty())
+    return fail("--grid applies to NKI kernels (.py) only");
   if (kind != ProgramKind::Nki && !reference.empty())
     return fail("--reference applies to NKI kernels (.py); a .tsl kernel's --check has its own reference");
   if (kind == ProgramKind::Nki && source.tp != 1)
@@ -365,7 +367,8 @@ bool compileTsl(const RunOptions &o, LoadedProgram &in, BuiltKernel &b) {
 bool buildKernel(const RunOptions &o, LoadedProgram &in, BuiltKernel &b) {
   switch (in.kind) {
   case ProgramKind::Nki:
-    b.nki = NkiSource{in.path, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, o.inputFiles, o.reference};
+    b.nki = NkiSource{in.path, o.source.kernel, {o.nki.args.begin(), o.nki.args.end()}, o.inputFiles, o.reference,
+                     o.nki.grid};
     return loadTargetOrReport(o, b.target) && (b.kernel = traceNkiKernel(b.nki, b.target, b.nkiSources));
   case ProgramKind::Tsl:
     if (!compileTsl(o, in, b))

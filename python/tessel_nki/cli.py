@@ -9,7 +9,6 @@ Errors: `file:line: error: message` on stderr, exit status 1 -- also for the ker
 sys.exit and os._exit. Only the IR (or JSON) goes to stdout: the kernel's own writes to stdout go to stderr.
 """
 import argparse
-import builtins
 import importlib.util
 import inspect
 import json
@@ -19,7 +18,6 @@ import sys
 import traceback
 
 from . import emit, errors, modules
-from .affine import traced_min
 from .errors import NkiError
 from .progress import Progress
 from .tracer import BF16, F32, Tracer
@@ -82,10 +80,15 @@ def load_module(path):
 
 
 def select_kernel(mod, path, name):
+    """The nki.jit kernel -k names (or the file's only one), or with -k a function of the file that
+    launches one (`kernel[grid](...)`, as the tutorials' callers do)."""
     kernels = {k: v for k, v in vars(mod).items() if isinstance(v, modules.JitKernel)}
     if name:
+        f = vars(mod).get(name)
+        if name not in kernels and inspect.isfunction(f) and f.__module__ == mod.__name__:
+            return f
         if name not in kernels:
-            raise NkiError("no nki.jit kernel '%s' in %s (kernels: %s)"
+            raise NkiError("no nki.jit kernel or function '%s' in %s (kernels: %s)"
                            % (name, path, ", ".join(sorted(kernels)) or "none"), False)
         return kernels[name]
     if len(kernels) != 1:
@@ -115,8 +118,10 @@ def _kernel_args(tr, fn, sig, args):
     return values
 
 
-def trace(path, kernel_name, arg_specs, geometry, time_limit=0):
+def trace(path, kernel_name, arg_specs, geometry, time_limit=0, grid=""):
     """Runs the kernel under the tracer; returns (tracer, kernel name, outputs, [(parameter, value)])."""
+    from . import spmd
+    cli_grid = spmd.parse_grid(grid) if grid else ()
     modules.install()
     args = {}
     for spec in arg_specs:
@@ -126,27 +131,25 @@ def trace(path, kernel_name, arg_specs, geometry, time_limit=0):
         args[n] = (kind, v)
     mod = load_module(path)
     kernel = select_kernel(mod, path, kernel_name)
-    fn = kernel.fn
+    launcher = not isinstance(kernel, modules.JitKernel)
+    fn = kernel if launcher else kernel.fn
     sig = inspect.signature(fn)
     for n in args:
         if n not in sig.parameters:
             raise NkiError("kernel %s has no parameter '%s' (parameters: %s)"
                            % (kernel.__name__, n, ", ".join(sig.parameters)), False)
     tr = Tracer(geometry, Progress(path, time_limit))
+    tr.cli_grid = cli_grid
     with tr:
         values = _kernel_args(tr, fn, sig, args)
-        fn.__globals__["range"] = modules._language.traced_range
-        had_min = "min" in fn.__globals__
-        saved_min = fn.__globals__.get("min")
-        fn.__globals__["min"] = traced_min
-        try:
+        if launcher:
+            tr.launcher = fn
             result = fn(*[v for _, v in values])
-        finally:
-            fn.__globals__["range"] = builtins.range
-            if had_min:
-                fn.__globals__["min"] = saved_min
-            else:
-                del fn.__globals__["min"]
+            if not tr.launched:
+                raise NkiError("function '%s' launched no nki.jit kernel" % fn.__name__,
+                               (fn.__code__.co_filename, fn.__code__.co_firstlineno))
+        else:
+            result = spmd.run_kernel(tr, fn, cli_grid, [v for _, v in values], {})
         tr.flush()
         if tr.deferred_errors:
             raise tr.deferred_errors[0]
@@ -262,12 +265,13 @@ def main(argv=None):
     ap.add_argument("--tolerance", type=float, default=2e-2)
     ap.add_argument("--user-reference", default="")  # FILE.py:FUNC, a numpy function of the kernel's inputs
     ap.add_argument("--time-limit", type=int, default=0)  # seconds the driver gives the tracer (0: none)
+    ap.add_argument("--grid", default="")  # G0,G1,...: the SPMD launch grid
     opts = ap.parse_args(argv)
     out = _stdout_for_results()
     _catch_os_exit()
     try:
         geometry = parse_geometry(opts.geometry)
-        tr, name, outputs, values = trace(opts.kernel, opts.name, opts.arg, geometry, opts.time_limit)
+        tr, name, outputs, values = trace(opts.kernel, opts.name, opts.arg, geometry, opts.time_limit, opts.grid)
         if opts.reference and opts.user_reference:
             from . import userref
             text = json.dumps(userref.check(outputs, values, opts.reference, opts.user_reference,

@@ -4,6 +4,7 @@ import builtins
 from . import isa, isa_vector
 from .affine import Affine
 from .predicate import check_mask
+from .spmd import nc, num_programs, program_id, program_ndim, spmd_dim  # noqa: F401 (nl's SPMD API)
 from .errors import NkiError
 from .tracer import (BF16, F32, HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, UNSUPPORTED_DTYPES, IotaIndex, Lazy,
                      ParDim, Slice, Space, Tensor, Tracer, UnsupportedDType, View, as_dtype, current)

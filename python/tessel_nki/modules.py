@@ -9,6 +9,7 @@ import types
 from . import isa as _isa
 from . import isa_vector as _isa_vector
 from . import language as _language
+from . import spmd as _spmd
 from .errors import NkiError
 
 
@@ -22,8 +23,11 @@ class JitKernel:
         self.__wrapped__ = fn
 
     def __call__(self, *args, **kwargs):
-        raise NkiError("calling an nki.jit kernel from Python is not supported under tessel; run it with "
-                       "`tessel run FILE.py -k %s`" % self.__name__)
+        return _spmd.launch(self, (), args, kwargs)
+
+    def __getitem__(self, grid):
+        """`kernel[g0, g1]`: the kernel on an SPMD launch grid (spmd.py)."""
+        return _spmd.Launch(self, grid)
 
 
 def _decorator(*args, **kwargs):

@@ -522,6 +522,11 @@ class Tracer:
         self.loops_open = 0
         self.loc_override = None  # the line that created the lazy tile being written
         self.writing_lazy = 0  # > 0 while a lazy tile's ops are recorded
+        # The SPMD launch (spmd.py): the grid, its loops' variables, the body of the innermost grid
+        # loop (the kernel's top level), the first grid loop, --grid, the launcher run with -k (if
+        # any) and where it launched the kernel.
+        self.grid, self.grid_ids, self.top, self.grid_first = None, [], None, None
+        self.cli_grid, self.launcher, self.launched = (), None, None
 
     # -- activation ----------------------------------------------------------
     def __enter__(self):
@@ -571,11 +576,17 @@ class Tracer:
 
     def alloc(self, shape, dtype, space, name_hint, pdim=0, loc=None):
         """A buffer allocated where the kernel is now (a fresh one per loop iteration)."""
+        top = space == "hbm" and self.block is self.top
         if space == "hbm":
-            role = "output" if self.block is self.root else "scratch"
+            role = "output" if self.block is self.root or top else "scratch"
         else:
             role = "buffer"
         t = self.new_tensor(shape, dtype, space, name_hint, pdim, role, loc)
+        if top:
+            # nl.shared_hbm at an SPMD kernel's top level: one tensor for every instance (spmd.py).
+            t.block = self.root
+            self.root.ops.insert(self.root.ops.index(self.grid_first), Alloc(t, t.loc))
+            return t
         if space != "hbm":
             p = t.shape[pdim]
             P = self.geometry["partitions"]

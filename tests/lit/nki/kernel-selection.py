@@ -8,7 +8,7 @@
 # RUN: not tessel compile %s -k first --arg x=int8[128,64] 2>&1 | FileCheck %s --check-prefix=BADARG
 # CHECK: kernel @second(%x: hbm<bf16,
 # TWO: error: {{.*}}kernel-selection.py has 2 nki.jit kernels; choose one with -k (first, second)
-# UNKNOWN: error: no nki.jit kernel 'third' in {{.*}}kernel-selection.py (kernels: first, second)
+# UNKNOWN: error: no nki.jit kernel or function 'third' in {{.*}}kernel-selection.py (kernels: first, second)
 # NOARG: error: kernel argument 'x' needs a value: --arg x=bf16[D0,D1] (a tensor; or --input x=FILE.npy) or --arg x=VALUE
 # NOPARAM: error: kernel first has no parameter 'z' (parameters: x)
 # BADARG: error: malformed --arg 'x=int8[128,64]': a tensor is NAME=DTYPE[D0,D1,...] with DTYPE bf16 or f32

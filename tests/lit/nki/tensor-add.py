@@ -1,6 +1,6 @@
 # Tensor addition after the schedule of AWS's tensor-addition tutorial (128 x 512 tiles, here over a
-# 2-D loop nest instead of an SPMD launch grid, which tessel does not run yet), checked against numpy
-# and timed on trn1 and trn2.
+# 2-D loop nest; spmd-tensor-add.py launches them on an SPMD grid), checked against numpy and timed
+# on trn1 and trn2.
 # REQUIRES: numpy
 # RUN: tessel run %s --arg a=bf16[256,1024] --arg b=bf16[256,1024] --check --reference %S/Inputs/refs.py:tensor_add | FileCheck %s --check-prefix=PASS
 # RUN: tessel run %s --arg a=bf16[2048,4096] --arg b=bf16[2048,4096] --target trn1 --timing-only | FileCheck %s --check-prefix=TIME
