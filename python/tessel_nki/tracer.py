@@ -183,6 +183,22 @@ class TileLike:
         from . import language
         return language.broadcast_to(self, shape)
 
+    def _tile_name(self):
+        t = getattr(self, "tensor", None) or self
+        return getattr(t, "name", None) or getattr(self, "name_hint", "tile")
+
+    def reshape(self, *a, **k):
+        raise NkiError("'%s'.reshape is not supported: tessel's tile IR accesses a tensor in its declared shape"
+                       % self._tile_name())
+
+    def view(self, *a, **k):
+        raise NkiError("'%s'.view is not supported: tessel's tile IR accesses a tensor in its declared shape and "
+                       "dtype" % self._tile_name())
+
+    def ap(self, *a, **k):
+        raise NkiError("'%s'.ap (an explicit access pattern) is not supported: tessel's tile IR accesses "
+                       "contiguous 2-D tiles" % self._tile_name())
+
 
 class Tensor(TileLike):
     def __init__(self, shape, dtype, space, name, loc, pdim=0, role="buffer"):
@@ -226,8 +242,6 @@ class Tensor(TileLike):
         current().update_inplace(self.full(), "sub", other)
         return self
 
-    def reshape(self, *a, **k):
-        raise NkiError("reshape is not supported: tessel's tile IR accesses a tensor in its declared shape")
 
     def __repr__(self):
         return "<%s tensor %s %s %s>" % (self.space, self.name, self.dtype.ir, list(self.shape))
@@ -426,8 +440,10 @@ def index_access(t, key):
             except ImportError:
                 pass
             if type(k).__name__ == "IndexExpr":
-                raise NkiError("a strided or combined nl.arange index is not supported (a tile index is one "
-                               "nl.arange plus an affine offset)")
+                raise NkiError("index %d of '%s' is a strided or combined nl.arange/nl.mgrid index (an access "
+                               "pattern, such as i_f2 * F1 + i_f1, that splits, permutes or strides a dimension) "
+                               "and is not supported: tessel's tile IR accesses contiguous 2-D tiles (a tile "
+                               "index is one nl.arange plus an affine offset)" % (d, t.name))
             raise NkiError("index of type %s is not supported (slices, nl.ds, nl.arange, integers and "
                            "loop variables)" % type(k).__name__)
     axes = [a for _, a in iota_axes if a is not None]

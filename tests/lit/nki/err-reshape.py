@@ -7,7 +7,7 @@ import neuronxcc.nki.language as nl
 @nki.jit
 def k(x):
     y = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.shared_hbm)
-    # CHECK: err-reshape.py:[[@LINE+1]]: error: reshape is not supported
+    # CHECK: err-reshape.py:[[@LINE+1]]: error: 'x'.reshape is not supported
     z = x.reshape((64, 256))
     nl.store(y, value=nl.load(z))
     return y
