@@ -53,3 +53,22 @@ def tensor_add(a, b):
 def attention(qT, k, v):
     s = qT.astype(np.float64).T @ k
     return softmax(s) @ v
+
+
+def transpose(x):
+    return np.ascontiguousarray(x.T)
+
+
+def flash_attention(q, k, v, softmax_scale=0.125, causal=False):
+    """q, k: [heads, d, seq] (transposed, as the kernel reads them); v: [heads, seq, d]."""
+    out = []
+    for h in range(q.shape[0]):
+        s = q[h].astype(np.float64).T @ k[h] * softmax_scale
+        if causal:
+            s = np.where(np.tril(np.ones(s.shape, dtype=bool)), s, -np.inf)
+        out.append(softmax(s) @ v[h])
+    return np.stack(out)
+
+
+def flash_attention_causal(q, k, v, softmax_scale=0.125):
+    return flash_attention(q, k, v, softmax_scale, causal=True)
