@@ -402,6 +402,18 @@ def _norm_key(t, key):
     return key + (slice(None),) * (t.ndim - len(key))
 
 
+def _partition_vector(idx):
+    """A 1-D tile along the partitions (`A[c0:c0 + 128, i]`, `m[:, 0]`: NKI's [P] vectors, the
+    per-partition operands and reduction results of the tutorials) is the [P, 1] tile the point after
+    its range selects: the same elements, as a 2-D tile of the IR."""
+    ranges = [d for d, (_, e) in enumerate(idx) if e is not None]
+    if len(ranges) != 1:
+        return
+    later = [d for d in range(ranges[0] + 1, len(idx)) if idx[d][1] is None]
+    if later:
+        idx[later[0]] = (idx[later[0]][0], 1)
+
+
 def index_access(t, key):
     """The Access `t[key]`: ranges from slices, nl.ds and nl.arange; points from integers
     and loop variables."""
@@ -446,6 +458,7 @@ def index_access(t, key):
                                "index is one nl.arange plus an affine offset)" % (d, t.name))
             raise NkiError("index of type %s is not supported (slices, nl.ds, nl.arange, integers and "
                            "loop variables)" % type(k).__name__)
+    _partition_vector(idx)
     axes = [a for _, a in iota_axes if a is not None]
     if axes != sorted(axes):
         raise NkiError("nl.arange indices in transposed order are not supported (a tile's partition "

@@ -72,3 +72,8 @@ def flash_attention(q, k, v, softmax_scale=0.125, causal=False):
 
 def flash_attention_causal(q, k, v, softmax_scale=0.125):
     return flash_attention(q, k, v, softmax_scale, causal=True)
+
+
+def exp_row_sums(x, scales):
+    """out[:, i] = sum over the row of exp(x * scales[:, i])."""
+    return np.stack([np.exp(x * scales[:, i:i + 1]).sum(axis=1) for i in range(scales.shape[1])], axis=1)
