@@ -123,8 +123,15 @@ class Launch:
 
 
 def launch(kernel, grid, args, kwargs):
-    """A launcher function (run with -k) calling `kernel[grid](...)` or `kernel(...)`."""
+    """A launcher function (run with -k) calling `kernel[grid](...)` or `kernel(...)`; inside a running
+    kernel, `helper(...)` of an nki.jit function is a sub-kernel (`nki.jit(mode='trace')`), traced
+    inline where it is called."""
     tr = current() if _active() else None
+    if tr is not None and tr.in_kernel:
+        if grid:
+            raise NkiError("launching '%s' on a grid from inside a kernel is not supported; call it as a "
+                           "sub-kernel (%s(...))" % (kernel.__name__, kernel.__name__))
+        return _with_traced_builtins(kernel.fn, lambda: kernel.fn(*args, **kwargs))
     if tr is None or tr.launcher is None:
         raise NkiError("calling an nki.jit kernel from Python is not supported under tessel; run it with "
                        "`tessel run FILE.py -k %s` (or -k the function that launches it)" % kernel.__name__)
@@ -145,22 +152,34 @@ def _active():
 
 def run_kernel(tr, fn, grid, args, kwargs):
     """Calls the kernel's function under `tr`, inside the grid's loops when there is a grid."""
-    import builtins
-    from . import language
-    from .affine import traced_min
-    g = fn.__globals__
-    saved_min = g.get("min", builtins)  # builtins: not defined in the module
-    g["range"], g["min"] = language.traced_range, traced_min
-    try:
+    def body():
         if grid:
             open_grid(tr, grid, (fn.__code__.co_filename, fn.__code__.co_firstlineno))
         result = fn(*args, **kwargs)
         if grid:
             close_grid(tr)
+        return result
+    tr.in_kernel = True
+    try:
+        return _with_traced_builtins(fn, body)
     finally:
-        g["range"] = builtins.range
-        if saved_min is builtins:
-            del g["min"]
-        else:
-            g["min"] = saved_min
-    return result
+        tr.in_kernel = False
+
+
+def _with_traced_builtins(fn, call):
+    """call() with `range` and `min` of fn's module traced (an IR loop; a symbolic min), as NKI
+    traces them; the module's own names are restored after."""
+    import builtins
+    from . import language
+    from .affine import traced_min
+    g = fn.__globals__
+    saved = {k: g.get(k, builtins) for k in ("range", "min")}  # builtins: not defined in the module
+    g["range"], g["min"] = language.traced_range, traced_min
+    try:
+        return call()
+    finally:
+        for k, v in saved.items():
+            if v is builtins:
+                del g[k]
+            else:
+                g[k] = v

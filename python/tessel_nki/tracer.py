@@ -556,6 +556,7 @@ class Tracer:
         # any) and where it launched the kernel.
         self.grid, self.grid_ids, self.top, self.grid_first = None, [], None, None
         self.cli_grid, self.launcher, self.launched = (), None, None
+        self.in_kernel = False  # while the kernel runs (an nki.jit function it calls is a sub-kernel)
 
     # -- activation ----------------------------------------------------------
     def __enter__(self):
