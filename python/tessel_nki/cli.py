@@ -17,7 +17,7 @@ import re
 import sys
 import traceback
 
-from . import emit, errors, modules
+from . import emit, errors, modules, typing_stub
 from .errors import NkiError
 from .progress import Progress
 from .tracer import BF16, F32, Tracer
@@ -106,6 +106,7 @@ def _kernel_args(tr, fn, sig, args):
             kind, v = args[p.name]
             if kind == "tensor":
                 dt, shape = v
+                typing_stub.check_argument(p.name, p.annotation, shape)
                 v = tr.new_tensor(shape, dt, "hbm", p.name, role="input",
                                   loc=(errors.display_path(fn.__code__.co_filename), fn.__code__.co_firstlineno))
             values.append((p.name, v))

@@ -10,6 +10,7 @@ from . import isa as _isa
 from . import isa_vector as _isa_vector
 from . import language as _language
 from . import spmd as _spmd
+from . import typing_stub as _typing
 from .errors import NkiError
 
 
@@ -71,9 +72,12 @@ def install():
     for root, prefix in (("nki", "nki"), ("neuronxcc.nki", "nki")):
         nl = _module(root + ".language", lang, "nl")
         ni = _module(root + ".isa", isa_pub, "nisa")
-        pkg = _module(root, dict(top, language=nl, isa=ni), prefix, package=True)
+        nt = _module(root + ".typing", {k: getattr(_typing, k) for k in ("tensor", "mutable_tensor", "mutable")},
+                     "nt")
+        pkg = _module(root, dict(top, language=nl, isa=ni, typing=nt), prefix, package=True)
         sys.modules[root] = pkg
         sys.modules[root + ".language"] = nl
         sys.modules[root + ".isa"] = ni
+        sys.modules[root + ".typing"] = nt
     neuronxcc = _module("neuronxcc", {"nki": sys.modules["neuronxcc.nki"]}, "neuronxcc", package=True)
     sys.modules["neuronxcc"] = neuronxcc

@@ -531,7 +531,7 @@ def current():
     return _current
 
 
-_NAME_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(\[[^=]*\])?\s*(\+|-|\*)?=[^=]")
+_NAME_RE = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?(\[[^=]*\])?\s*(\+|-|\*)?=[^=]")
 _FOR_RE = re.compile(r"^\s*for\s+([A-Za-z_]\w*)\s+in\b")
 
 

@@ -77,3 +77,8 @@ def flash_attention_causal(q, k, v, softmax_scale=0.125):
 def exp_row_sums(x, scales):
     """out[:, i] = sum over the row of exp(x * scales[:, i])."""
     return np.stack([np.exp(x * scales[:, i:i + 1]).sum(axis=1) for i in range(scales.shape[1])], axis=1)
+
+
+def tensor_add_unused(a, b, unused=None):
+    assert unused is None
+    return a + b
