@@ -10,6 +10,7 @@ from . import isa as _isa
 from . import isa_vector as _isa_vector
 from . import language as _language
 from . import spmd as _spmd
+from . import compiler_stub as _compiler
 from . import typing_stub as _typing
 from .errors import NkiError
 
@@ -74,10 +75,12 @@ def install():
         ni = _module(root + ".isa", isa_pub, "nisa")
         nt = _module(root + ".typing", {k: getattr(_typing, k) for k in ("tensor", "mutable_tensor", "mutable")},
                      "nt")
-        pkg = _module(root, dict(top, language=nl, isa=ni, typing=nt), prefix, package=True)
+        nc = _module(root + ".compiler", {k: getattr(_compiler, k) for k in _compiler.PUBLIC}, "ncc")
+        pkg = _module(root, dict(top, language=nl, isa=ni, typing=nt, compiler=nc), prefix, package=True)
         sys.modules[root] = pkg
         sys.modules[root + ".language"] = nl
         sys.modules[root + ".isa"] = ni
         sys.modules[root + ".typing"] = nt
+        sys.modules[root + ".compiler"] = nc
     neuronxcc = _module("neuronxcc", {"nki": sys.modules["neuronxcc.nki"]}, "neuronxcc", package=True)
     sys.modules["neuronxcc"] = neuronxcc
