@@ -123,10 +123,19 @@ private:
   BuildRequest chosen;
   BlockPlan plan;
   unsigned ranked = 0;
+  /// A chain's strip the static model ranked unbuilt (buildStrips): its
+  /// bound, and the strip built that it loses to. Shortest first.
+  struct RankedStrip {
+    int64_t m;
+    double boundUs;
+    const Candidate *against;
+  };
+  std::vector<RankedStrip> rankedStrips;
 
   void note(const llvm::Twine &text) { plan.notes.push_back(("[select-blocks] " + text).str()); }
   template <typename Fn> auto step(llvm::StringRef name, Fn &&fn);
   double lowerBoundUs(const Candidate &c) const;
+  double stripBoundUs(int64_t m) const;
   bool modelRanks(const Candidate &reference, double mustBeatUs);
 
   const Candidate *fitting(BuildRequest b);
@@ -136,6 +145,7 @@ private:
                             const Candidate *lastFit);
 
   llvm::Error chooseRowStrip();
+  std::vector<const Candidate *> walkStrips(llvm::ArrayRef<int64_t> ms);
   std::vector<const Candidate *> buildStrips();
   void noteStrips(llvm::ArrayRef<const Candidate *> strips, const Candidate *pick);
   void noteStripChoice(llvm::ArrayRef<const Candidate *> strips, const Candidate *pick, bool spills);
@@ -158,13 +168,21 @@ template <typename Fn> auto Planner::step(llvm::StringRef name, Fn &&fn) {
 
 /// No configuration of `c`'s strip is faster than this: its matmuls at the
 /// tensor engine's peak (every form does the same ones) and, for a chain,
-/// the ideal fused kernel's traffic at the strip (ChainModel).
+/// the ideal fused kernel's traffic at the strip through the bandwidth every
+/// DMA shares (ChainModel::streamBoundUs).
 double Planner::lowerBoundUs(const Candidate &c) const {
   double bound = double(c.cost().flops) / t.peakBf16Flops() * 1e6;
   if (!shape.chainDims.empty())
-    bound = std::max(bound, ChainModel::chain(shape.rows, shape.chainDims, shape.elementBytes)
-                                .rooflineUs(c.lookup(M), t));
+    bound = std::max(bound, stripBoundUs(c.lookup(M)));
   return bound;
+}
+
+/// A chain's bound at strip `m` before anything is built
+/// (ChainModel::streamBoundUs); 0 for any other kernel.
+double Planner::stripBoundUs(int64_t m) const {
+  if (shape.chainDims.empty())
+    return 0;
+  return ChainModel::chain(shape.rows, shape.chainDims, shape.elementBytes).streamBoundUs(m, t);
 }
 
 /// Whether the static model ranks the other forms of `reference`'s strip
@@ -235,14 +253,14 @@ const Candidate *Planner::fitStrip(const BuildRequest &request, const Candidate 
   return f && (!lastFit || f->us <= lastFit->us) ? f : c;
 }
 
-/// The strips 128, 256, ... in order, each as it fits; once one has fit,
-/// policy::kStripMissesBeforeStop in a row that do not fit end the search
+/// The strips `ms` in order, each as it fits; once one has fit,
+/// policy::kStripMissesBeforeStop in a row that do not fit end the walk
 /// (larger strips hold more, unless TileGen K-blocks them).
-std::vector<const Candidate *> Planner::buildStrips() {
+std::vector<const Candidate *> Planner::walkStrips(llvm::ArrayRef<int64_t> ms) {
   std::vector<const Candidate *> strips;
   const Candidate *lastFit = nullptr;
   int misses = 0;
-  for (int64_t m : powerOfTwoTiles(shape.rows, INT64_MAX, tile)) {
+  for (int64_t m : ms) {
     BuildRequest request = chosen;
     request.blocks.set(M, m);
     const Candidate *c = candidates.get(request);
@@ -258,6 +276,46 @@ std::vector<const Candidate *> Planner::buildStrips() {
       break;
     }
   }
+  return strips;
+}
+
+/// The strips 128, 256, ... up to the rows. A chain's shorter strips
+/// re-read every weight more often, so its strips are walked from the first
+/// whose bound (stripBoundUs) is already the tallest's; a shorter one is
+/// then built only when its bound is below the fastest strip that fits (the
+/// static model cannot rank it). With none fitting, every strip is walked
+/// (the smallest SBUF peak is chosen among them).
+std::vector<const Candidate *> Planner::buildStrips() {
+  const std::vector<int64_t> all = powerOfTwoTiles(shape.rows, INT64_MAX, tile);
+  llvm::ArrayRef<int64_t> ms(all);
+  size_t first = 0;
+  while (first + 1 < ms.size() && stripBoundUs(ms[first]) > stripBoundUs(ms.back()))
+    ++first;
+  std::vector<const Candidate *> strips = walkStrips(ms.drop_front(first));
+  const Candidate *fastest = nullptr;
+  for (const Candidate *c : strips)
+    if (c->fits && (!fastest || c->us <= fastest->us))
+      fastest = c;
+  if (first == 0)
+    return strips;
+  if (!fastest)
+    return walkStrips(ms);
+  std::vector<const Candidate *> shorter;
+  for (int64_t m : ms.take_front(first)) {
+    if (double bound = stripBoundUs(m); bound >= fastest->us) {
+      ++ranked;
+      rankedStrips.push_back({m, bound, fastest});
+      continue;
+    }
+    BuildRequest request = chosen;
+    request.blocks.set(M, m);
+    const Candidate *c = candidates.get(request);
+    if (c && !c->fits)
+      c = fitStrip(request, c, fastest);
+    if (c)
+      shorter.push_back(c);
+  }
+  strips.insert(strips.begin(), shorter.begin(), shorter.end());
   return strips;
 }
 
@@ -292,6 +350,10 @@ llvm::Error Planner::chooseRowStrip() {
 /// Each strip's predictions, and for a chain the paper's SBUF model beside
 /// the buffers the pipeline placed.
 void Planner::noteStrips(llvm::ArrayRef<const Candidate *> strips, const Candidate *pick) {
+  for (const RankedStrip &r : rankedStrips)
+    note(llvm::formatv("  m = {0}: not built: the chain's traffic at this strip takes at least "
+                       "{1:f1} us, m = {2} is predicted at {3:f1} us",
+                       r.m, r.boundUs, r.against->lookup(M), r.against->us));
   for (const Candidate *c : strips)
     note(llvm::formatv("{0} m = {1}{2}: {3}", c == pick ? "*" : " ", c->lookup(M),
                        c->blocks().has(K) && !given.has(K)
@@ -302,12 +364,17 @@ void Planner::noteStrips(llvm::ArrayRef<const Candidate *> strips, const Candida
   if (shape.chainDims.empty())
     return;
   std::string eq11;
-  for (const Candidate *c : strips) {
-    int64_t bytes = ChainModel::eq11SbufBytes(shape.chainDims, c->lookup(M), c->lookup(N), tile,
-                                              shape.elementBytes);
-    eq11 += llvm::formatv("{0}m = {1}: {2} ({3:f0}%)", eq11.empty() ? "" : ", ", c->lookup(M),
-                          kib(bytes), 100.0 * bytes / t.sbuf_bytes_per_partition);
-  }
+  auto addEq11 = [&](int64_t m, int64_t n) {
+    int64_t bytes = ChainModel::eq11SbufBytes(shape.chainDims, m, n, tile, shape.elementBytes);
+    eq11 += llvm::formatv("{0}m = {1}: {2} ({3:f0}%)", eq11.empty() ? "" : ", ", m, kib(bytes),
+                          100.0 * bytes / t.sbuf_bytes_per_partition);
+  };
+  // A strip not built at TileGen's default column block.
+  int64_t defaultN = std::min(geometryFor(t).maxMoving, int64_t(llvm::alignTo(shape.columns, tile)));
+  for (const RankedStrip &r : rankedStrips)
+    addEq11(r.m, defaultN);
+  for (const Candidate *c : strips)
+    addEq11(c->lookup(M), c->lookup(N));
   note("eq. 11 SBUF model (one-tile X, weight and output blocks): " + eq11);
 }
 
@@ -317,6 +384,10 @@ void Planner::noteStripChoice(llvm::ArrayRef<const Candidate *> strips, const Ca
   const double ridge = t.ridgeFlopsPerByte();
   std::optional<int64_t> firstClearing;
   const Candidate *largestFit = nullptr;
+  for (const RankedStrip &r : rankedStrips)
+    if (!firstClearing && ChainModel::chain(shape.rows, shape.chainDims, shape.elementBytes)
+                                  .arithmeticIntensity(r.m) >= ridge)
+      firstClearing = r.m;
   for (const Candidate *c : strips) {
     if (!firstClearing && c->cost().arithmeticIntensity() >= ridge)
       firstClearing = c->lookup(M);

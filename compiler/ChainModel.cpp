@@ -3,6 +3,7 @@
 
 #include "ir/Types.h"
 #include "passes/TargetGeometry.h"
+#include "runtime/DmaModel.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -67,6 +68,12 @@ double ChainModel::rooflineUs(int64_t stripRows, const runtime::Target &target) 
   double computeSec = double(flops()) / target.peakBf16Flops();
   double memorySec = double(trafficBytes(stripRows)) / (target.hbm_bandwidth_gbs * 1e9);
   return std::max(computeSec, memorySec) * 1e6;
+}
+
+double ChainModel::streamBoundUs(int64_t stripRows, const runtime::Target &target) const {
+  double computeNs = double(flops()) / target.peakBf16Flops() * 1e9;
+  double streamNs = double(trafficBytes(stripRows)) / runtime::DmaModel(target).sharedBytesPerNs();
+  return std::max(computeNs, streamNs) * 1e-3;
 }
 
 std::optional<int64_t> ChainModel::smallestStripClearingRidge(const runtime::Target &target) const {

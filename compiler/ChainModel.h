@@ -52,6 +52,11 @@ public:
   double arithmeticIntensity(int64_t stripRows) const;
   /// max(flops / peak bf16 flops, traffic / HBM bandwidth), microseconds.
   double rooflineUs(int64_t stripRows, const runtime::Target &target) const;
+  /// max(flops / peak bf16 flops, traffic / the bandwidth every DMA shares
+  /// (the smaller of the HBM share and the DMA engine pool)), microseconds:
+  /// no kernel moving that traffic is predicted or simulated faster (each
+  /// transfer holds the shared bandwidth for its bytes, runtime/DmaModel.h).
+  double streamBoundUs(int64_t stripRows, const runtime::Target &target) const;
 
   /// The smallest strip height, a multiple of the target's partition tile and at
   /// most the rows rounded up to it, whose intensity reaches the target's
