@@ -43,6 +43,19 @@ TEST(ChainModel, RidgeAndSmallestStripOnTrn1) {
   EXPECT_DOUBLE_EQ(m.rooflineUs(1024, trn1), double(m.flops()) / trn1.peakBf16Flops() * 1e6);
 }
 
+TEST(ChainModel, StreamBoundIsTheTrafficThroughTheScarcerSharedBandwidth) {
+  // trn1's DMA pool (16 engines x 17 GB/s = 272 GB/s) is scarcer than its
+  // 410 GB/s HBM share: a strip re-reading the weights is bound by it.
+  const runtime::Target &trn1 = runtime::trn1Target();
+  ChainModel m = deepSeek();
+  double pool = double(trn1.dma_engines) * trn1.dma_engine_bandwidth_gbs * 1e9;
+  ASSERT_LT(pool, trn1.hbm_bandwidth_gbs * 1e9);
+  EXPECT_NEAR(m.streamBoundUs(128, trn1), double(m.trafficBytes(128)) / pool * 1e6, 1e-6);
+  EXPECT_GT(m.streamBoundUs(256, trn1), m.rooflineUs(256, trn1));
+  // Tall strips are compute bound under either bandwidth.
+  EXPECT_DOUBLE_EQ(m.streamBoundUs(4096, trn1), m.rooflineUs(4096, trn1));
+}
+
 TEST(ChainModel, NoStripClearsTheRidgeForThinWeights) {
   // A single 128 x 128 weight does 2 * 128 * 128 flops per row against at
   // least 2 * 256 bytes per row: AI < 128 whatever the strip.
