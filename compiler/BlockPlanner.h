@@ -31,8 +31,11 @@
 // candidate's predictions are returned as notes for the IR dump.
 // A candidate is built only when the static cost model cannot rank it: one
 // whose lower bound (its matmuls at the tensor engine's peak; a chain's
-// ideal traffic at its strip, ChainModel) is already slower than what it
-// must beat is passed over unbuilt (BlockPlan::steps counts both).
+// ideal traffic at its strip through the DMAs' shared bandwidth,
+// ChainModel::streamBoundUs) is already slower than what it must beat is
+// passed over unbuilt (BlockPlan::steps counts both). A chain's strips are
+// walked from the first whose bound is the tallest's, so the shorter ones
+// meet a strip that fits before they are built.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_COMPILER_BLOCKPLANNER_H
