@@ -26,16 +26,21 @@ kernel chain(X: bf16[512, 256], W1: bf16[256, 256], W2: bf16[256, 256]) -> bf16[
 }
 )";
 
+/// Parses `source` into `fe`; false on an error.
+bool parse(Frontend &fe, const std::string &source, llvm::StringRef name) {
+  fe.sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, name),
+                                  llvm::SMLoc());
+  fe.diags = std::make_unique<DiagnosticEngine>(fe.sourceMgr);
+  fe.module = parseAndCheck(*fe.diags, {});
+  if (!fe.module || fe.diags->hadError())
+    return false;
+  fe.kernel = &fe.module->kernels.front();
+  return true;
+}
+
 class CompileSessionTest : public ::testing::Test {
 protected:
-  void SetUp() override {
-    fe.sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(kChain, "chain.tsl"),
-                                    llvm::SMLoc());
-    fe.diags = std::make_unique<DiagnosticEngine>(fe.sourceMgr);
-    fe.module = parseAndCheck(*fe.diags, {});
-    ASSERT_TRUE(fe.module && !fe.diags->hadError());
-    fe.kernel = &fe.module->kernels.front();
-  }
+  void SetUp() override { ASSERT_TRUE(parse(fe, kChain, "chain.tsl")); }
   Frontend fe;
   runtime::Target target = runtime::trn1Target();
 };
@@ -95,12 +100,7 @@ TEST(CompileSessionChain, ThePlannerBuildsOnlyWhatTheModelCannotRank) {
   }
   source += ") -> bf16[4096, 1024] {\n  return " + product + "\n}\n";
   Frontend fe;
-  fe.sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, "chain8.tsl"),
-                                  llvm::SMLoc());
-  fe.diags = std::make_unique<DiagnosticEngine>(fe.sourceMgr);
-  fe.module = parseAndCheck(*fe.diags, {});
-  ASSERT_TRUE(fe.module && !fe.diags->hadError());
-  fe.kernel = &fe.module->kernels.front();
+  ASSERT_TRUE(parse(fe, source, "chain8.tsl"));
   CompileOptions options;
   options.passes = *passes::buildPipeline("O2");
   CompileSession session(fe, runtime::trn1Target(), options);
