@@ -900,6 +900,8 @@ private:
   }
 
   void runDynamicChecks(Op &op) {
+    if (!opts.dynamicChecks)
+      checks.clear();
     if (checks.empty())
       return;
     // Loops the checks depend on, transitively through loop bounds.
