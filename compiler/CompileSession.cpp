@@ -196,15 +196,13 @@ const BlockNames &CompileSession::blockNames() {
 }
 
 std::unique_ptr<ir::Kernel> CompileSession::generate(const ir::BlockConfig &blocks,
-                                                     DiagnosticEngine &diags, bool boundsChecks) {
+                                                     DiagnosticEngine &diags) {
   TileGenOptions options = tileGenOptionsFor(tgt);
   options.blocks = blocks;
   auto kernel = generateTileIR(*fe.kernel, options, diags);
   if (!kernel)
     return nullptr;
-  ir::VerifierOptions verify;
-  verify.dynamicChecks = boundsChecks;
-  if (!ir::verifyKernel(*kernel, diags, verify)) {
+  if (!ir::verifyKernel(*kernel, diags)) {
     diags.error(llvm::SMLoc(), "internal error: TileGen produced invalid tile IR for kernel '" +
                                    kernel->name + "' (please report this)");
     return nullptr;
@@ -219,7 +217,7 @@ std::optional<Measurement> CompileSession::measure(const ir::BlockConfig &blocks
   passes::InstrumentationOptions quietly;
   quietly.verifyEach = false;
   DiagnosticEngine quiet = DiagnosticEngine::quiet(fe.sourceMgr);
-  auto kernel = generate(blocks, quiet, /*boundsChecks=*/false);
+  auto kernel = generate(blocks, quiet);
   if (!kernel || !runPasses(*kernel, passes, tgt, quiet, quietly, params))
     return std::nullopt;
   Measurement m;

@@ -69,12 +69,8 @@ public:
                                      const passes::PipelineParams &params = {});
 
   /// TileGen with `blocks`, verified (a kernel TileGen builds wrong is a bug
-  /// of tessel's). Null after reporting through `diags`. Without
-  /// `boundsChecks` the verifier checks the structure only, not the bounds
-  /// of every access (measure's candidates: the blocks chosen are built
-  /// again by compile(), verified whole).
-  std::unique_ptr<ir::Kernel> generate(const ir::BlockConfig &blocks, DiagnosticEngine &diags,
-                                       bool boundsChecks = true);
+  /// of tessel's). Null after reporting through `diags`.
+  std::unique_ptr<ir::Kernel> generate(const ir::BlockConfig &blocks, DiagnosticEngine &diags);
 
   /// How many kernels measure() built in this session.
   unsigned measured() const { return numMeasured; }

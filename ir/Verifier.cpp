@@ -900,8 +900,6 @@ private:
   }
 
   void runDynamicChecks(Op &op) {
-    if (!opts.dynamicChecks)
-      checks.clear();
     if (checks.empty())
       return;
     // Loops the checks depend on, transitively through loop bounds.

@@ -23,9 +23,6 @@ struct VerifierOptions {
   /// shape agreement the symbolic analysis leaves unproven; beyond it the op
   /// gets a "could not verify" warning.
   uint64_t maxPointsPerOp = uint64_t(1) << 22;
-  /// Whether to check the bounds and per-iteration shapes at all (the
-  /// structure, types and uses are always checked).
-  bool dynamicChecks = true;
 };
 
 /// Returns true when the kernel is valid; otherwise reports every violation.

@@ -184,22 +184,6 @@ TEST(Verifier, EnumerationCapWarns) {
   EXPECT_TRUE(f.has("warning: could not verify bounds and shapes of this dma: more than 100")) << f.all();
 }
 
-/// Without dynamic checks (the planner's candidates) an access out of bounds
-/// passes; a type error is still found.
-TEST(Verifier, StructureOnlyWithoutDynamicChecks) {
-  VerifierOptions structureOnly;
-  structureOnly.dynamicChecks = false;
-  const std::string outOfBounds =
-      kernel("  for %m = 0 to 256 step 128 {\n    %t = alloc sbuf<bf16, [M:128, K:128]>\n"
-             "    dma %t[0 +: 128, 0 +: 128] <- %A[%m + 64 +: 128, 0 +: 128]\n  }\n");
-  IRFixture f;
-  EXPECT_TRUE(f.verify(outOfBounds, structureOnly)) << f.all();
-  IRFixture checked;
-  EXPECT_FALSE(checked.verify(outOfBounds));
-  IRFixture typed;
-  EXPECT_FALSE(typed.verify(kernel("  %t = alloc psum<bf16, [M:128, N:4]>\n"), structureOnly));
-}
-
 TEST(Verifier, OnlyEnumeratesLoopsTheAccessDependsOn) {
   // 2^40 iterations in total, but the access depends on %j only.
   IRFixture f;
