@@ -10,6 +10,7 @@
 #include "CompileUtil.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
@@ -19,12 +20,18 @@ using namespace tessel;
 
 namespace {
 
+/// The examples whose rows are `const M` (decode_attention's size is its KV
+/// cache length L: its sweep is tests/lit/target-sweep/decode_attention.test).
 std::vector<std::string> exampleFiles() {
   std::vector<std::string> files;
   std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(TESSEL_EXAMPLES_DIR, ec), end; it != end && !ec; it.increment(ec))
-    if (llvm::sys::path::extension(it->path()) == ".tsl")
+  for (llvm::sys::fs::directory_iterator it(TESSEL_EXAMPLES_DIR, ec), end; it != end && !ec; it.increment(ec)) {
+    if (llvm::sys::path::extension(it->path()) != ".tsl")
+      continue;
+    auto text = llvm::MemoryBuffer::getFile(it->path());
+    if (text && (*text)->getBuffer().contains("\nconst M = "))
       files.push_back(llvm::sys::path::filename(it->path()).str());
+  }
   std::sort(files.begin(), files.end());
   return files;
 }
