@@ -17,13 +17,17 @@ PhaseTime composePhase(const PhaseKernels &k, int64_t rows, int64_t layers) {
                2 * (k.rmsnorm.launchUs + k.residual.launchUs);
   p.lmHeadUs = k.finalNorm.kernelUs + k.finalNorm.launchUs + k.lmHead.kernelUs + k.lmHead.launchUs +
                k.lmHead.allReduce.totalUs();
-  p.totalUs = double(layers) * p.layerUs() + p.lmHeadUs;
+  p.embeddingUs = k.embedding.kernelUs + k.embedding.launchUs;
+  p.totalUs = p.embeddingUs + double(layers) * p.layerUs() + p.lmHeadUs;
   auto layerSum = [&](double KernelTiming::*field) {
     return k.qkv.*field + k.oProj.*field + k.mlp.*field + reps * k.attention.*field +
            2 * (k.rmsnorm.*field + k.residual.*field);
   };
-  p.flops = double(layers) * layerSum(&KernelTiming::flops) + k.finalNorm.flops + k.lmHead.flops;
-  p.hbmBytes = double(layers) * layerSum(&KernelTiming::hbmBytes) + k.finalNorm.hbmBytes + k.lmHead.hbmBytes;
+  auto once = [&](double KernelTiming::*field) {
+    return k.embedding.*field + k.finalNorm.*field + k.lmHead.*field;
+  };
+  p.flops = double(layers) * layerSum(&KernelTiming::flops) + once(&KernelTiming::flops);
+  p.hbmBytes = double(layers) * layerSum(&KernelTiming::hbmBytes) + once(&KernelTiming::hbmBytes);
   if (p.totalUs > 0 && k.mlp.peakFlopsPerSec > 0)
     p.mfu = p.flops / (k.mlp.peakFlopsPerSec * p.totalUs * 1e-6);
   if (p.totalUs > 0 && k.mlp.hbmBytesPerSec > 0)

@@ -8,13 +8,14 @@
 //             + AllReduce after o_proj and after mlp (under --tp)
 //             + one launch per kernel          (the target's launch term;
 //                                               attention's groups: one launch)
-//   phase     = layers x per layer + final rmsnorm + lm_head (at the LM
-//               head's rows: the last position of each sequence)
+//   phase     = embedding + layers x per layer + final rmsnorm + lm_head
+//               (the last two at the LM head's rows: the last position of
+//               each sequence)
 //
 // The cores run in lockstep (each its shard, its own engines and HBM share),
 // so a phase's time is one core's. Collectives do not overlap compute, nor
-// one kernel the next. Rotary embeddings, Qwen3's q/k norms and the
-// embedding gather are not in it (model/Model.cpp, notModelled()).
+// one kernel the next. Rotary embeddings and Qwen3's q/k norms are not in
+// it (model/Model.cpp, notModelled()).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_MODEL_COMPOSITION_H
@@ -29,7 +30,7 @@ namespace tessel::model {
 /// The timings of one phase's kernels.
 struct PhaseKernels {
   KernelTiming qkv, oProj, mlp, lmHead;
-  KernelTiming attention, rmsnorm, residual, finalNorm;
+  KernelTiming attention, rmsnorm, residual, finalNorm, embedding;
   int64_t attentionRepeats = 1; ///< runs of the attention kernel per layer
 };
 
@@ -45,7 +46,8 @@ struct PhaseTime {
   double launchUs = 0;      ///< one launch per kernel of the layer
   double layerUs() const { return projectionsUs + mlpUs + attentionUs + normsUs + collectivesUs + launchUs; }
   double lmHeadUs = 0;      ///< the final RMSNorm and the LM head, kernels + launches, once per phase
-  double totalUs = 0;       ///< layers x layerUs() + lmHeadUs
+  double embeddingUs = 0;   ///< the embedding gather, kernel + launch, once per phase
+  double totalUs = 0;       ///< embeddingUs + layers x layerUs() + lmHeadUs
   double flops = 0;         ///< one core's, whole phase
   double hbmBytes = 0;      ///< one core's, whole phase
   double mfu = 0;           ///< flops / (peak x total)

@@ -121,4 +121,16 @@ LayerKernel residualKernel(const ModelConfig &c, int64_t m) {
   return k;
 }
 
+LayerKernel embeddingKernel(const ModelConfig &c, int64_t m) {
+  LayerKernel k{"embedding", fileName("embedding", m), "", m, false};
+  k.source = header(c,
+                    fmt::format("the embedding gather of {} rows of the [{}, {}] table, as a copy of the rows "
+                                "(the DSL has no indexed load; each row is one contiguous transfer either way)",
+                                m, c.vocab, c.hidden),
+                    k.fileName, 1, false) +
+             fmt::format("const M = {}\n\nkernel embedding(E: bf16[M, {}]) -> bf16[M, {}] {{\n  return E\n}}\n", m,
+                         c.hidden, c.hidden);
+  return k;
+}
+
 } // namespace tessel::model

@@ -19,8 +19,11 @@
 //    core's groups x the batch, back to back: their overlap is not counted);
 //  * rmsnorm and residual: RMSNorm(X) * g and X + R over [M, hidden], twice
 //    per layer each, replicated on every core (they follow the AllReduces).
+//  * embedding: the gather of M rows of the embedding table, written as a
+//    copy of M rows (the DSL has no indexed load; each row is one contiguous
+//    transfer in both), replicated on every core, once per phase.
 // Not written (nothing in the DSL expresses them yet): rotary embeddings,
-// Qwen3's per-head q/k norms, the embedding gather.
+// Qwen3's per-head q/k norms.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TESSEL_MODEL_LAYERKERNELS_H
@@ -58,6 +61,7 @@ LayerKernel lmHeadKernel(const ModelConfig &c, int64_t m, int tp);
 LayerKernel attentionKernel(const ModelConfig &c, int64_t queries, int64_t context, int64_t batch, int tp);
 LayerKernel rmsnormKernel(const ModelConfig &c, int64_t m);
 LayerKernel residualKernel(const ModelConfig &c, int64_t m);
+LayerKernel embeddingKernel(const ModelConfig &c, int64_t m);
 
 } // namespace tessel::model
 

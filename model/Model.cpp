@@ -14,9 +14,9 @@ namespace {
 /// One phase's kernels: the layer's at the phase's rows, the final norm and
 /// the LM head at one row per sequence.
 struct PhaseSources {
-  LayerKernel qkv, oProj, mlp, lmHead, attention, rmsnorm, residual, finalNorm;
-  std::array<const LayerKernel *, 8> all() const {
-    return {&qkv, &oProj, &mlp, &lmHead, &attention, &rmsnorm, &residual, &finalNorm};
+  LayerKernel qkv, oProj, mlp, lmHead, attention, rmsnorm, residual, finalNorm, embedding;
+  std::array<const LayerKernel *, 9> all() const {
+    return {&embedding, &qkv, &oProj, &mlp, &lmHead, &attention, &rmsnorm, &residual, &finalNorm};
   }
 };
 
@@ -28,7 +28,8 @@ PhaseSources phaseSources(const ModelConfig &c, const ModelSettings &s, bool pre
   return {qkvKernel(c, rows, s.tp),         oProjKernel(c, rows, s.tp),
           mlpKernel(c, rows, s.tp, ranks),  lmHeadKernel(c, s.decodeRows(), s.tp),
           std::move(attention),             rmsnormKernel(c, rows),
-          residualKernel(c, rows),          rmsnormKernel(c, s.decodeRows())};
+          residualKernel(c, rows),          rmsnormKernel(c, s.decodeRows()),
+          embeddingKernel(c, rows)};
 }
 
 } // namespace
@@ -39,7 +40,6 @@ llvm::ArrayRef<NotModelled> notModelled() {
                            "slices yet"},
       {"qk_norms", "not modelled: Qwen3's RMSNorm of each query and key head (a per-head norm over "
                    "head_dim; small next to attention)"},
-      {"embedding_gather", "not modelled: the DSL has no gather"},
       {"logits_gather", "not modelled: the LM head's columns stay split over the cores (no all-gather "
                         "in the collective model)"},
   };
@@ -90,7 +90,7 @@ llvm::Expected<ModelPrediction> predictModel(const ModelConfig &c, const ModelSe
     PhaseSources p = phaseSources(c, s, prefill, ranks);
     PhaseKernels k{timing(p.qkv),       timing(p.oProj),   timing(p.mlp),      timing(p.lmHead),
                    timing(p.attention), timing(p.rmsnorm), timing(p.residual), timing(p.finalNorm),
-                   p.attention.repeats};
+                   timing(p.embedding), p.attention.repeats};
     return composePhase(k, prefill ? s.prefillRows() : s.decodeRows(), c.layers);
   };
   std::vector<std::optional<MlpRanks>> forms{std::nullopt};

@@ -15,6 +15,7 @@ struct Part {
 };
 
 const Part kParts[] = {
+    {"embedding", "#9c755f", [](const PhaseTime &p) { return p.embeddingUs; }},
     {"projections", "#4e79a7", [](const PhaseTime &p) { return double(p.layers) * p.projectionsUs; }},
     {"MLP", "#f28e2b", [](const PhaseTime &p) { return double(p.layers) * p.mlpUs; }},
     {"attention", "#b07aa1", [](const PhaseTime &p) { return double(p.layers) * p.attentionUs; }},
@@ -81,8 +82,8 @@ std::string predictionSvg(const ModelPrediction &p) {
                        2 * kPanelWidth + 10, y, part.color, 2 * kPanelWidth + 28, y + 10, part.name);
     y += 20;
   }
-  svg += fmt::format("<text x=\"10\" y=\"{}\" font-size=\"11\">Excludes rotary embeddings, q/k norms and the "
-                     "embedding gather: not modelled.</text>\n</svg>\n",
+  svg += fmt::format("<text x=\"10\" y=\"{}\" font-size=\"11\">Excludes rotary embeddings and q/k norms: not "
+                     "modelled.</text>\n</svg>\n",
                      height - 12);
   return svg;
 }

@@ -27,6 +27,7 @@ llvm::json::Object phaseJSON(const PhaseTime &p) {
                                        {"norms_us", p.normsUs},
                                        {"total_us", p.layerUs()}}},
       {"lm_head_us", p.lmHeadUs},
+      {"embedding_us", p.embeddingUs},
       {"total_us", p.totalUs},
       {"excludes", std::move(excludes)},
       {"mfu", p.mfu},
@@ -129,7 +130,8 @@ void printPredictionText(const ModelPrediction &p, llvm::raw_ostream &os) {
     row("           attention", [&](const Variant &v) { return (v.*which).attentionUs; });
     row("           norms, residuals", [&](const Variant &v) { return (v.*which).normsUs; });
     row("  layer (modelled parts)", [&](const Variant &v) { return (v.*which).layerUs(); }, true);
-    row(fmt::format("x {} layers + norm, LM head", c.layers),
+    row("embedding gather", [&](const Variant &v) { return (v.*which).embeddingUs; });
+    row(fmt::format("total: {} layers and the rest", c.layers),
         [&](const Variant &v) { return (v.*which).totalUs; }, true);
     os << fmt::format("  {:<28}", "MFU / MBU");
     for (const Variant &v : p.variants)

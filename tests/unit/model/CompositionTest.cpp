@@ -28,7 +28,7 @@ KernelTiming timing(double us, double launch, double allReduceUs, double flops, 
 TEST(Composition, OneLayerIsItsKernelsCollectivesAndLaunches) {
   PhaseKernels k{timing(10, 1, 0, 100, 10), timing(20, 1, 5, 200, 20), timing(40, 1, 7, 400, 40),
                  timing(3, 1, 0, 30, 3),    timing(6, 1, 0, 60, 6),    timing(2, 1, 0, 20, 2),
-                 timing(1, 1, 0, 10, 1),    timing(0.5, 1, 0, 5, 0.5), 4};
+                 timing(1, 1, 0, 10, 1),    timing(0.5, 1, 0, 5, 0.5), timing(0.25, 1, 0, 0, 2.5), 4};
   PhaseTime one = composePhase(k, 64, 1);
   EXPECT_DOUBLE_EQ(one.projectionsUs, 30);
   EXPECT_DOUBLE_EQ(one.mlpUs, 40);
@@ -37,15 +37,16 @@ TEST(Composition, OneLayerIsItsKernelsCollectivesAndLaunches) {
   EXPECT_DOUBLE_EQ(one.collectivesUs, 12);
   EXPECT_DOUBLE_EQ(one.launchUs, 3 + 1 + 4) << "attention's groups share one launch";
   EXPECT_DOUBLE_EQ(one.lmHeadUs, 3 + 1 + 0.5 + 1) << "the final norm and the LM head";
-  const double total = 30 + 40 + 24 + 6 + 12 + 8 + 5.5;
+  EXPECT_DOUBLE_EQ(one.embeddingUs, 0.25 + 1) << "the embedding gather, once";
+  const double total = 30 + 40 + 24 + 6 + 12 + 8 + 5.5 + 1.25;
   EXPECT_DOUBLE_EQ(one.totalUs, total);
   const double flops = 700 + 4 * 60 + 2 * 20 + 2 * 10 + 5 + 30;
   EXPECT_DOUBLE_EQ(one.flops, flops);
   EXPECT_DOUBLE_EQ(one.mfu, flops / (1e12 * total * 1e-6));
-  EXPECT_DOUBLE_EQ(one.mbu, flops / 10 / (1e9 * total * 1e-6));
-  // L layers: L times the layer, the final norm and the LM head once.
+  EXPECT_DOUBLE_EQ(one.mbu, (flops / 10 + 2.5) / (1e9 * total * 1e-6));
+  // L layers: L times the layer; the embedding, the final norm and the LM head once.
   PhaseTime many = composePhase(k, 64, 16);
-  EXPECT_DOUBLE_EQ(many.totalUs, 16 * one.layerUs() + one.lmHeadUs);
+  EXPECT_DOUBLE_EQ(many.totalUs, one.embeddingUs + 16 * one.layerUs() + one.lmHeadUs);
   EXPECT_DOUBLE_EQ(many.flops, 16 * (flops - 35) + 35);
 }
 
@@ -105,7 +106,8 @@ TEST(Composition, ModelOfOneLayerIsThatLayersKernelsPlusCollectives) {
   const KernelTiming &qkv = kernel(one, "qkv_M64.tsl"), &o = kernel(one, "o_proj_M64.tsl"),
                      &mlp = kernel(one, "mlp_dense_M64.tsl"), &lm = kernel(one, "lm_head_M1.tsl"),
                      &att = kernel(one, "attention_Q64_C64.tsl"), &norm = kernel(one, "rmsnorm_M64.tsl"),
-                     &res = kernel(one, "residual_M64.tsl"), &finalNorm = kernel(one, "rmsnorm_M1.tsl");
+                     &res = kernel(one, "residual_M64.tsl"), &finalNorm = kernel(one, "rmsnorm_M1.tsl"),
+                     &embed = kernel(one, "embedding_M64.tsl");
   EXPECT_EQ(qkv.allReduce.steps, 0) << "qkv is column-parallel: no collective";
   EXPECT_EQ(att.allReduce.steps, 0) << "the heads split with qkv's columns: no collective";
   EXPECT_EQ(o.allReduce.steps, 2);
@@ -116,7 +118,8 @@ TEST(Composition, ModelOfOneLayerIsThatLayersKernelsPlusCollectives) {
   const double layer = qkv.kernelUs + att.kernelUs + o.kernelUs + mlp.kernelUs + 2 * (norm.kernelUs + res.kernelUs) +
                        o.allReduce.totalUs() + mlp.allReduce.totalUs() + qkv.launchUs + att.launchUs + o.launchUs +
                        mlp.launchUs + 2 * (norm.launchUs + res.launchUs);
-  const double lmHead = finalNorm.kernelUs + finalNorm.launchUs + lm.kernelUs + lm.launchUs;
+  const double lmHead = embed.kernelUs + embed.launchUs + finalNorm.kernelUs + finalNorm.launchUs + lm.kernelUs +
+                        lm.launchUs; // and the embedding: the parts once per phase
   EXPECT_NEAR(one.variants[0].prefill.totalUs, layer + lmHead, 1e-9);
   EXPECT_NEAR(three.variants[0].prefill.totalUs - one.variants[0].prefill.totalUs, 2 * layer, 1e-9);
   // The factorised variant differs from the dense one in the MLP only.
