@@ -553,6 +553,10 @@ std::string describeCost(const KernelCost &cost, const runtime::Target &t) {
   // means two kernels (docs/passes.md, "The MLP kernel").
   if (cost.scratchBytes > 0)
     text += llvm::formatv(", two kernels ({0:f1} MiB handed off through HBM)", cost.scratchBytes / 1048576.0).str();
+  if (cost.spillSaveBytes + cost.spillReloadBytes > 0)
+    text += llvm::formatv(", spill saves {0:f1} MiB and reloads {1:f1} MiB",
+                          cost.spillSaveBytes / 1048576.0, cost.spillReloadBytes / 1048576.0)
+                .str();
   return text;
 }
 
