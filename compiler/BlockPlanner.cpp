@@ -4,8 +4,10 @@
 // counted in BlockPlan::steps, which --time-passes prints:
 //
 //   row strip       chooseRowStrip: `m`, and how a strip that does not fit
-//                   fits (narrower `n`, K-blocked, two kernels)
-//   column block    chooseColumnBlock: `n` at the chosen strip
+//                   fits (narrower `n`, K-blocked, two kernels) or, built
+//                   through `allocate`, what its spill costs
+//   column block    chooseColumnBlock: `n` at the chosen strip (a spilling
+//                   strip's among spilling builds)
 //   fit the strip   fitChosenStrip: when no `n` fits, K-blocked, two
 //                   kernels, or the K block that leaves the most resident
 //   projections     chooseProjectionBlocks: a projection's own column block
@@ -57,6 +59,8 @@ struct Candidate {
   double us = 0; ///< KernelCost::predictedUs
 
   int64_t lookup(llvm::StringRef name) const { return built.built.blocks.lookup(name); }
+  /// Built through `allocate`: its cost includes the spill's traffic.
+  bool spills() const { return built.built.throughAllocate; }
   const BlockConfig &blocks() const { return built.built.blocks; }
   const BuildRequest &request() const { return built.built; }
   const KernelCost &cost() const { return built.cost; }
@@ -75,8 +79,10 @@ public:
     ++numMeasured;
     std::optional<Candidate> c;
     if (std::optional<MeasuredCandidate> built = build(request)) {
+      built->built.throughAllocate = request.throughAllocate;
       const KernelCost &cost = built->cost;
-      bool fits = cost.sbufLeastPeakBytesPerPartition <= sbufLimit &&
+      // Built through allocate, a strip fits because allocate spilled it.
+      bool fits = !request.throughAllocate && cost.sbufLeastPeakBytesPerPartition <= sbufLimit &&
                   cost.psumPeakBytesPerPartition <= target.psum_bytes_per_partition &&
                   !(oneKernel && cost.scratchBytes > 0);
       c = Candidate{std::move(*built), fits, cost.predictedUs(target)};
@@ -131,6 +137,9 @@ private:
     const Candidate *against;
   };
   std::vector<RankedStrip> rankedStrips;
+  /// The strips built through `allocate` (priceSpillingStrips), in order;
+  /// noted when one of them is taken.
+  std::vector<const Candidate *> spillingStrips;
 
   void note(const llvm::Twine &text) { plan.notes.push_back(("[select-blocks] " + text).str()); }
   template <typename Fn> auto step(llvm::StringRef name, Fn &&fn);
@@ -147,6 +156,9 @@ private:
   llvm::Error chooseRowStrip();
   std::vector<const Candidate *> walkStrips(llvm::ArrayRef<int64_t> ms);
   std::vector<const Candidate *> buildStrips();
+  const Candidate *priceSpillingStrips(llvm::ArrayRef<const Candidate *> strips,
+                                       const Candidate *fastestFit);
+  void noteSpillingPick(const Candidate *pick, const Candidate *fastestFit);
   void noteStrips(llvm::ArrayRef<const Candidate *> strips, const Candidate *pick);
   void noteStripChoice(llvm::ArrayRef<const Candidate *> strips, const Candidate *pick, bool spills);
   const Candidate *chooseColumnBlock();
@@ -334,17 +346,64 @@ llvm::Error Planner::chooseRowStrip() {
     if (c->fits && (!pick || c->us <= pick->us))
       pick = c;
   bool spills = !pick;
+  const Candidate *fastestFit = pick;
   if (spills)
     pick = *std::min_element(strips.begin(), strips.end(), [](const Candidate *a, const Candidate *b) {
       return a->cost().sbufLeastPeakBytesPerPartition < b->cost().sbufLeastPeakBytesPerPartition;
     });
+  else
+    pick = priceSpillingStrips(strips, pick);
   noteStrips(strips, pick);
   chosen.blocks.set(M, pick->lookup(M));
   if (pick->blocks().has(K) && !given.has(K))
     chosen.blocks.set(K, pick->lookup(K));
   chosen.params = pick->request().params;
-  noteStripChoice(strips, pick, spills);
+  chosen.throughAllocate = pick->spills();
+  if (pick->spills())
+    noteSpillingPick(pick, fastestFit);
+  else
+    noteStripChoice(strips, pick, spills);
   return llvm::Error::success();
+}
+
+/// The strips that do not fit however they are built, each built through
+/// `allocate` when its static bound (its matmuls at the peak, a chain's
+/// traffic, the engine bound of the form that does not spill: spilling only
+/// adds traffic) is policy::kSpillingStripGain below `fastestFit`: the
+/// fastest of them when its predicted latency, the spill's saves and
+/// reloads included, is that much lower too; else `fastestFit`.
+const Candidate *Planner::priceSpillingStrips(llvm::ArrayRef<const Candidate *> strips,
+                                              const Candidate *fastestFit) {
+  const double mustBeatUs = fastestFit->us * (1 - policy::kSpillingStripGain);
+  const Candidate *pick = fastestFit;
+  for (const Candidate *c : strips) {
+    if (c->fits)
+      continue;
+    if (std::max(lowerBoundUs(*c), c->cost().boundUs(t)) >= mustBeatUs) {
+      ++ranked;
+      continue;
+    }
+    BuildRequest request = c->request();
+    request.throughAllocate = true;
+    const Candidate *s = candidates.get(request);
+    if (!s || (shape.oneKernel && s->cost().scratchBytes > 0))
+      continue;
+    spillingStrips.push_back(s);
+    if (s->us < mustBeatUs && s->us < pick->us)
+      pick = s;
+  }
+  return pick;
+}
+
+/// Why a strip that spills: predicted faster than every strip that fits.
+void Planner::noteSpillingPick(const Candidate *pick, const Candidate *fastestFit) {
+  const KernelCost &cost = pick->cost();
+  note(llvm::formatv("m = {0} does not fit SBUF: allocate saves {1:f1} MiB to HBM and "
+                     "reloads {2:f1} MiB, and with that traffic it is predicted at {3:f1} us against "
+                     "{4:f1} us for m = {5}, the fastest strip that fits",
+                     pick->lookup(M), cost.spillSaveBytes / 1048576.0,
+                     cost.spillReloadBytes / 1048576.0, pick->us, fastestFit->us,
+                     fastestFit->lookup(M)));
 }
 
 /// Each strip's predictions, and for a chain the paper's SBUF model beside
@@ -361,6 +420,12 @@ void Planner::noteStrips(llvm::ArrayRef<const Candidate *> strips, const Candida
                                  ", n = " + std::to_string(c->lookup(N)) + ")"
                            : std::string(),
                        describeCost(c->cost(), t)));
+  // Spilling strips only when one is taken: a kernel that keeps a strip
+  // that fits keeps the notes it had before spills were priced.
+  if (pick->spills())
+    for (const Candidate *c : spillingStrips)
+      note(llvm::formatv("{0} m = {1}, spilling (built through allocate): {2}",
+                         c == pick ? "*" : " ", c->lookup(M), describeCost(c->cost(), t)));
   if (shape.chainDims.empty())
     return;
   std::string eq11;
@@ -418,7 +483,8 @@ void Planner::noteStripChoice(llvm::ArrayRef<const Candidate *> strips, const Ca
 }
 
 /// The output column block at the chosen strip: the fastest that fits
-/// (ties to the wider), or null when none does or `n` is given.
+/// (ties to the wider), or null when none does or `n` is given. A strip
+/// chosen spilling is built at each through `allocate`: the fastest.
 const Candidate *Planner::chooseColumnBlock() {
   const Candidate *final = nullptr;
   if (given.has(N))
@@ -427,7 +493,7 @@ const Candidate *Planner::chooseColumnBlock() {
     BuildRequest request = chosen;
     request.blocks.set(N, n);
     const Candidate *c = candidates.get(request);
-    if (c && c->fits && (!final || c->us <= final->us))
+    if (c && (c->fits || c->spills()) && (!final || c->us <= final->us))
       final = c;
   }
   return final;
@@ -438,7 +504,7 @@ const Candidate *Planner::chooseColumnBlock() {
 /// leaves the most resident.
 const Candidate *Planner::fitChosenStrip() {
   const Candidate *final = candidates.get(chosen);
-  if (!final || final->fits)
+  if (!final || final->fits || final->spills())
     return final;
   if (const Candidate *f = kBlockedFit(chosen)) {
     note(llvm::formatv("m = {0} fits only K-blocked: k = {1}", f->lookup(M), f->lookup(K)));

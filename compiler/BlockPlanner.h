@@ -24,6 +24,11 @@
 //     (`k`: the strip holds one K block, the intermediate accumulates in
 //     place, passes/StripAccumulate.cpp); the deepest K block that fits is
 //     tried, each at the widest `n` that fits.
+//     A strip that does not fit however it is built, whose static bound is
+//     policy::kSpillingStripGain below the fastest strip that fits, is built
+//     through `allocate` (which spills) and taken when its predicted latency,
+//     spill traffic included, is that much lower too; its `n` is then the
+//     fastest spilling one.
 //  2. Every other parameter (today `n`): at the chosen `m`, the value with the
 //     lowest engine bound (KernelCost::boundUs) that fits; ties go to the
 //     larger value (fewer, longer instructions).
@@ -64,8 +69,12 @@ using passes::analysis::KernelCost;
 struct BuildRequest {
   ir::BlockConfig blocks;
   passes::PipelineParams params = {};
+  /// Built through `allocate` too: a strip that does not fit, with the
+  /// spill saves and reloads allocate inserts priced in its cost.
+  bool throughAllocate = false;
   bool operator<(const BuildRequest &o) const {
-    return std::tie(blocks, params) < std::tie(o.blocks, o.params);
+    return std::tie(blocks, params, throughAllocate) <
+           std::tie(o.blocks, o.params, o.throughAllocate);
   }
 };
 
@@ -77,8 +86,9 @@ struct MeasuredCandidate {
 };
 
 /// Builds the kernel as `request` asks (unset block parameters at their
-/// defaults) through the pipeline up to `allocate` and measures it; nullopt
-/// when that configuration cannot be built.
+/// defaults) through the pipeline up to `allocate` (through it with
+/// BuildRequest::throughAllocate) and measures it; nullopt when that
+/// configuration cannot be built.
 using MeasureFn =
     llvm::function_ref<std::optional<MeasuredCandidate>(const BuildRequest &request)>;
 

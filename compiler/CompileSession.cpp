@@ -245,16 +245,22 @@ std::optional<Measurement> CompileSession::measure(const ir::BlockConfig &blocks
 }
 
 /// The planner's step: every candidate is measured through `passes` up to
-/// `allocate` (which would place or spill it).
+/// `allocate` (which would place or spill it); one that asks for it, through
+/// `allocate` (its spill priced), which a pipeline without it cannot build.
 llvm::Expected<BlockPlan> CompileSession::plan(const ir::BlockConfig &given,
                                                llvm::ArrayRef<std::string> passes) {
   auto allocate = llvm::find(passes, "allocate");
   llvm::ArrayRef<std::string> upToAllocate(passes.begin(), allocate);
   auto measureCandidate = [&](const BuildRequest &request) -> std::optional<MeasuredCandidate> {
-    std::optional<Measurement> m = measure(request.blocks, upToAllocate, request.params);
+    if (request.throughAllocate && allocate == passes.end())
+      return std::nullopt;
+    llvm::ArrayRef<std::string> built =
+        request.throughAllocate ? llvm::ArrayRef<std::string>(passes.begin(), allocate + 1)
+                                : upToAllocate;
+    std::optional<Measurement> m = measure(request.blocks, built, request.params);
     if (!m)
       return std::nullopt;
-    return MeasuredCandidate{{m->blocks, request.params}, m->cost};
+    return MeasuredCandidate{{m->blocks, request.params, request.throughAllocate}, m->cost};
   };
   bool oneKernel = opts.params.mlpForm == passes::MlpForm::OneKernel;
   PlanShape shape{resultRows(*fe.kernel), resultColumns(*fe.kernel)};

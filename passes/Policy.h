@@ -109,6 +109,15 @@ constexpr double kShallowerKBlockGain = 0.01;
 /// cost model's own resolution.
 constexpr double kColumnBlockGain = 0.02;
 
+/// select-blocks prices a row strip that does not fit SBUF (built through
+/// `allocate`, which spills what does not fit) only when its static bound is
+/// this much below the fastest strip that fits, and takes it only when its
+/// predicted latency is: the spill's saves and reloads are predicted less
+/// closely than resident buffers, and a spilling kernel moves more traffic.
+/// On a Llama-3.1-405B SwiGLU MLP at M = 2707 (trn1) the spilling m = 512
+/// runs 264 ms against 585 ms for the two-kernel m = 128 that fits.
+constexpr double kSpillingStripGain = 0.05;
+
 /// The largest block `tessel tune`'s default space tries for a parameter:
 /// the paper's sweeps stop there (Table 3), and past it a strip no longer
 /// fits SBUF on trn1; --space may name larger values.

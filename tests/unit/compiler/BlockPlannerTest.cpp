@@ -166,6 +166,59 @@ TEST(BlockPlanner, AsksForTheTwoKernelFormAsAPipelineParameter) {
   EXPECT_EQ(plan->chosen.params.mlpForm, passes::MlpForm::Auto);
 }
 
+/// FakeKernel (strips up to m = 1024 fit) whose strips that fit are slow
+/// (`fitNs` phased) and whose taller strips, built through allocate (their
+/// spill priced), take `spilledNs`; unspilled, those are predicted at their bound.
+struct SpillingKernel {
+  FakeKernel base;
+  double fitNs = 1e8, spilledNs = 3e7;
+  std::vector<BuildRequest> spilled;
+  std::optional<MeasuredCandidate> operator()(const BuildRequest &request) {
+    std::optional<MeasuredCandidate> c = base(request);
+    if (request.blocks.lookup("m") <= 1024) {
+      c->cost.phasedNs = fitNs;
+    } else if (request.throughAllocate) {
+      spilled.push_back(request);
+      c->cost.phasedNs = spilledNs;
+      c->cost.spillSaveBytes = c->cost.spillReloadBytes = 1 << 30;
+      c->cost.sbufLeastPeakBytesPerPartition = 150 << 10; // placed: it fits, spilled
+    }
+    return c;
+  }
+};
+
+/// A strip that does not fit is built through allocate when its bound could
+/// beat the strips that fit, and taken when its spill still leaves it faster.
+TEST(BlockPlanner, PricesASpillingStrip) {
+  SpillingKernel k;
+  auto plan = planBlocks({}, {65536, 4096}, runtime::trn1Target(), std::ref(k));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->chosen.blocks.str(), "m = 2048, n = 512");
+  EXPECT_TRUE(plan->chosen.throughAllocate);
+  ASSERT_FALSE(k.spilled.empty());
+  bool said = false;
+  for (const std::string &n : plan->notes)
+    said |= llvm::StringRef(n).startswith(
+        "[select-blocks] m = 2048 does not fit SBUF: allocate saves 1024.0 MiB to HBM and "
+        "reloads 1024.0 MiB, and with that traffic it is predicted at 30000.0 us against "
+        "100000.0 us for m = 1024");
+  EXPECT_TRUE(said);
+  // Predicted within policy::kSpillingStripGain of the strip that fits, it is not taken.
+  SpillingKernel close;
+  close.spilledNs = 0.97e8;
+  plan = planBlocks({}, {65536, 4096}, runtime::trn1Target(), std::ref(close));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->chosen.blocks.lookup("m"), 1024);
+  EXPECT_FALSE(plan->chosen.throughAllocate);
+  // A strip that fits at its bound leaves nothing to price: no spill is built.
+  SpillingKernel fast;
+  fast.fitNs = 0;
+  plan = planBlocks({}, {65536, 4096}, runtime::trn1Target(), std::ref(fast));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(plan->chosen.blocks.lookup("m"), 1024);
+  EXPECT_TRUE(fast.spilled.empty());
+}
+
 TEST(BlockPlanner, FailsWhenNothingCanBeBuilt) {
   auto none = [](const BuildRequest &) -> std::optional<MeasuredCandidate> { return std::nullopt; };
   auto plan = planBlocks({}, {4096, 4096}, runtime::trn1Target(), none);
