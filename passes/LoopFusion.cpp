@@ -129,6 +129,15 @@ bool equivalent(Op &a, Op &b, ValueMap &corr) {
 
 } // namespace
 
+void appendBody(ForOp &a, ForOp &b) {
+  ValueMap rename;
+  rename[b.iv] = a.iv;
+  for (auto &op : b.body.ops) {
+    renameIn(*op, rename);
+    a.body.ops.push_back(std::move(op));
+  }
+}
+
 Footprint footprintOf(Op &op) {
   Footprint f;
   walkOp(op, [&](Op &o) {
@@ -184,12 +193,7 @@ bool mergeLoops(Block &block, const std::function<bool(ForOp &, ForOp &)> &eligi
         }
         if ((!up && !down) || !eligible(*a, *b))
           continue;
-        ValueMap rename;
-        rename[b->iv] = a->iv;
-        for (auto &op : b->body.ops) {
-          renameIn(*op, rename);
-          a->body.ops.push_back(std::move(op));
-        }
+        appendBody(*a, *b);
         if (up) {
           block.ops.erase(block.ops.begin() + j);
         } else {

@@ -23,6 +23,9 @@ struct Footprint {
 };
 Footprint footprintOf(ir::Op &op);
 
+/// Moves `b`'s body to the end of `a`'s, `b`'s loop variable renamed to `a`'s.
+void appendBody(ir::ForOp &a, ir::ForOp &b);
+
 /// Whether `a` and `b` may run in either order (or interleaved): neither
 /// writes what the other reads or writes.
 bool independent(const Footprint &a, const Footprint &b);

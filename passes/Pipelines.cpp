@@ -49,6 +49,7 @@ PassList buildO2(const PipelineParams &params) {
   pl.add("strip-accumulate");   // K-blocked sums straight into the cached strip
   pl.add("fuse-siblings");      // after the chains are fused: nests reading one strip share it
   pl.add("fuse-epilogue");      // elementwise ops where the merged nests store their operands
+  pl.add("fuse-rows");          // row-wise chains (softmax) per row strip, in SBUF
   if (params.mlpForm != MlpForm::TwoKernel)
     pl.add("fuse-handoff");     // the MLP's gated strip feeds the down projection in SBUF
   pl.add("forward-copies");     // after the fusions: ops write their strips without a tile
