@@ -12,6 +12,7 @@ from . import language as _language
 from . import spmd as _spmd
 from . import compiler_stub as _compiler
 from . import typing_stub as _typing
+from .masking import masked as _masked
 from .errors import NkiError
 
 
@@ -69,6 +70,13 @@ def install():
                         "tensor_scalar", "activation", "activation_reduce", "memset", "tensor_engine",
                         "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine")}
     isa_pub.update({k: getattr(_isa_vector, k) for k in ("tensor_reduce", "iota", "affine_select")})
+    # The data movement and nisa calls read mask= as NKI's masking (masking.py); the nl
+    # functions that are also op= values (nl.exp, nl.copy, nl.add) keep their identity.
+    for k in ("load", "store", "load_transpose2d", "matmul"):
+        lang[k] = _masked(lang[k], "nl." + k)
+    for k, v in isa_pub.items():
+        if callable(v) and not k.endswith("_engine"):
+            isa_pub[k] = _masked(v, "nisa." + k)
     top = {"jit": _decorator, "baremetal": _decorator, "benchmark": _decorator, "trace": _decorator}
     for root, prefix in (("nki", "nki"), ("neuronxcc.nki", "nki")):
         nl = _module(root + ".language", lang, "nl")

@@ -9,7 +9,7 @@ one makes a Predicate: what `mask=` and the legacy `nisa.affine_select(pred,
 element of every loop iteration (the full tiles of the tutorials' row loops);
 `affine_select` records the predicate itself (docs/nki.md).
 """
-from .affine import Affine
+from .affine import Affine, MinExpr
 from .errors import NkiError
 
 _FLIP = {"is_lt": "is_gt", "is_le": "is_ge", "is_gt": "is_lt", "is_ge": "is_le", "is_equal": "is_equal",
@@ -20,11 +20,13 @@ class IndexExpr:
     """offset + sum(coef[axis] * index of axis); extents[axis] is the index's range (0..n-1);
     ndim is the number of tile axes the expression broadcasts over (2 for a tile)."""
 
-    def __init__(self, coefs, extents, offset, ndim):
+    def __init__(self, coefs, extents, offset, ndim, iotas=None):
         self.coefs = {a: c for a, c in coefs.items() if c != 0}
         self.extents = dict(extents)
         self.offset = Affine.of(offset)
         self.ndim = ndim
+        # axis -> the (ident, axis) keys of the nl.arange indices on it (a mask's dimensions)
+        self.iotas = {a: set(k) for a, k in (iotas or {}).items()}
 
     @staticmethod
     def of(x):
@@ -44,7 +46,10 @@ class IndexExpr:
             if extents.get(a, n) != n:
                 raise NkiError("tile indices of sizes %d and %d on one axis" % (extents[a], n))
             extents[a] = n
-        return IndexExpr(coefs, extents, self.offset + sign * o.offset, max(self.ndim, o.ndim))
+        iotas = {a: set(k) for a, k in self.iotas.items()}
+        for a, k in o.iotas.items():
+            iotas.setdefault(a, set()).update(k)
+        return IndexExpr(coefs, extents, self.offset + sign * o.offset, max(self.ndim, o.ndim), iotas)
 
     def __add__(self, other):
         return self._combine(other, 1)
@@ -63,7 +68,8 @@ class IndexExpr:
     def __mul__(self, k):
         if not isinstance(k, int) or isinstance(k, bool):
             raise NkiError("a tile index times %r is not an affine index (an integer factor only)" % (k,))
-        return IndexExpr({a: c * k for a, c in self.coefs.items()}, self.extents, self.offset * k, self.ndim)
+        return IndexExpr({a: c * k for a, c in self.coefs.items()}, self.extents, self.offset * k, self.ndim,
+                         self.iotas)
 
     __rmul__ = __mul__
 
@@ -121,6 +127,33 @@ class Predicate:
             if not ok:
                 return False
         return True
+
+    def prefix_extents(self, api):
+        """NKI's masking: the call runs on the elements where the predicate holds. Each term
+        that does not hold everywhere must keep a prefix of one nl.arange index `i` (`i + e < 0`,
+        `i + e <= 0`, or the same negated with `>`): {(ident, axis): the count it keeps, an
+        affine expression of loop variables}, for restrict_access (tracer.py)."""
+        keep = {}
+        for expr, cmp in self.terms:
+            if Predicate([(expr, cmp)]).always_true():
+                continue
+            if len(expr.coefs) != 1 or len(expr.iotas.get(next(iter(expr.coefs)), ())) != 1:
+                raise NkiError("%s: mask= terms must each compare one nl.arange index (here %d indices)"
+                               % (api, len(expr.coefs)))
+            (axis, coef), = expr.coefs.items()
+            key, = expr.iotas[axis]
+            # i < -offset (coef 1) or i < offset (coef -1, the comparison reversed)
+            bound = {(1, "is_lt"): -expr.offset, (1, "is_le"): 1 - expr.offset,
+                     (-1, "is_gt"): expr.offset, (-1, "is_ge"): expr.offset + 1}.get((coef, cmp))
+            if bound is None:
+                raise NkiError("%s: mask= keeps only leading elements of a tile (index < bound); this term "
+                               "keeps others" % api)
+            lowest = IndexExpr({}, {}, bound, 0).range()[0]
+            if lowest < 1:
+                raise NkiError("%s: the mask keeps no element of the tile in some loop iteration (down to %d), "
+                               "which tessel's tile IR cannot express" % (api, lowest))
+            keep[key] = bound if key not in keep else MinExpr([keep[key], bound])
+        return keep
 
     def select_form(self):
         """(offset, partition coef, free coef, cmp) of a one-term predicate over a 2-D tile."""

@@ -106,8 +106,9 @@ class Access:
     """A tensor sliced by one (start, extent) range or (start, None) point per dimension
     (in the tensor's logical order)."""
 
-    def __init__(self, tensor, idx):
+    def __init__(self, tensor, idx, iotas=None):
         self.tensor, self.idx = tensor, idx
+        self.iotas = iotas or {}  # dimension -> (ident, axis) of the nl.arange indexing it (a mask's key)
 
     def ir_idx(self):
         return [self.idx[d] for d in self.tensor.ir_dims]
@@ -136,6 +137,23 @@ class Access:
         for start, ext in self.ir_idx():
             parts.append(start.text() if ext is None else "%s +: %s" % (start.text(), extent_text(ext)))
         return "%%%s[%s]" % (self.tensor.name, ", ".join(parts))
+
+
+def restrict_access(acc, extents, used=None):
+    """`acc` with each dimension an nl.arange of a mask's term indexes cut to the term's prefix:
+    extents maps (ident, axis) to the number of leading indices the mask keeps (masking.py);
+    the keys applied are added to `used`."""
+    if not extents or not any(key in extents for key in acc.iotas.values()):
+        return acc
+    idx = list(acc.idx)
+    for d, key in acc.iotas.items():
+        if key in extents:
+            if used is not None:
+                used.add(key)
+            start, ext = idx[d]
+            keep = MinExpr([ext, extents[key]])
+            idx[d] = (start, keep.args[0].const if len(keep.args) == 1 else keep)
+    return Access(acc.tensor, idx, acc.iotas)
 
 
 # ----------------------------------------------------------------------------
@@ -299,6 +317,9 @@ class Lazy(TileLike):
         self.loc = user_loc()
         self.result = None  # the Access it was materialised into
         self.pending = True
+        self.mask = None  # the prefix extents of the call's mask= (masking.py)
+        self.mask_unused = set()  # those no operand of the call took: its assignment must
+        self.mask_api = None  # the masked call (errors name it)
 
     def write(self, dst, mode=None):
         return self._write(dst, mode)
@@ -333,9 +354,12 @@ class Slice:
 class IotaIndex:
     """nl.arange(n) (+ an affine offset), broadcast to one axis of a tile with [:, None] / [None, :]."""
 
-    def __init__(self, extent, offset=None, axis=None, ndim=1):
+    def __init__(self, extent, offset=None, axis=None, ndim=1, ident=None):
         self.extent, self.offset = extent, offset if offset is not None else Affine({}, 0)
         self.axis, self.ndim = axis, ndim
+        # Which nl.arange this is (kept through offsets): a mask's term restricts the
+        # dimensions this index indexes (masking.py).
+        self.ident = ident if ident is not None else object()
 
     def __getitem__(self, key):
         if not isinstance(key, tuple):
@@ -344,18 +368,18 @@ class IotaIndex:
         if len(full) != 1 or any(k is not None and not isinstance(k, slice) for k in key) or \
                 full[0] != slice(None):
             raise NkiError("nl.arange: only [:, None] and [None, :] broadcasts are supported")
-        return IotaIndex(self.extent, self.offset, key.index(full[0]), len(key))
+        return IotaIndex(self.extent, self.offset, key.index(full[0]), len(key), self.ident)
 
     def as_index_expr(self):
         from .predicate import IndexExpr
         axis = 0 if self.axis is None else self.axis
-        return IndexExpr({axis: 1}, {axis: self.extent}, self.offset, self.ndim)
+        return IndexExpr({axis: 1}, {axis: self.extent}, self.offset, self.ndim, {axis: {(self.ident, axis)}})
 
     def _shift(self, other, sign=1):
         from .predicate import IndexExpr
         if isinstance(other, (IotaIndex, IndexExpr)):
             return self.as_index_expr()._combine(other, sign)
-        return IotaIndex(self.extent, self.offset + sign * Affine.of(other), self.axis, self.ndim)
+        return IotaIndex(self.extent, self.offset + sign * Affine.of(other), self.axis, self.ndim, self.ident)
 
     def __add__(self, other):
         return self._shift(other)
@@ -422,6 +446,7 @@ def index_access(t, key):
     key = _norm_key(t, key)
     idx = []
     iota_axes = []
+    iotas = {}
     for d, k in enumerate(key):
         size = t.shape[d]
         if isinstance(k, slice):
@@ -441,6 +466,7 @@ def index_access(t, key):
         elif isinstance(k, IotaIndex):
             idx.append((k.offset, k.extent))
             iota_axes.append((d, k.axis))
+            iotas[d] = (k.ident, 0 if k.axis is None else k.axis)
         elif isinstance(k, (int, Affine)) and not isinstance(k, bool):
             idx.append((Affine.of(k), None))
         else:
@@ -463,7 +489,7 @@ def index_access(t, key):
     if axes != sorted(axes):
         raise NkiError("nl.arange indices in transposed order are not supported (a tile's partition "
                        "index comes first)")
-    acc = Access(t, idx)
+    acc = Access(t, idx, iotas)
     for d, (start, ext) in enumerate(idx):
         if start.is_const():
             end = start.const + (extent_bound(ext) if ext is not None else 1)
@@ -551,6 +577,8 @@ class Tracer:
         self.loops_open = 0
         self.loc_override = None  # the line that created the lazy tile being written
         self.writing_lazy = 0  # > 0 while a lazy tile's ops are recorded
+        self.mask = None  # the prefix extents of the mask= of the call being traced (masking.py)
+        self.mask_used = set()  # the keys of self.mask some operand's dimension took
         # The SPMD launch (spmd.py): the grid, its loops' variables, the body of the innermost grid
         # loop (the kernel's top level), the first grid loop, --grid, the launcher run with -k (if
         # any) and where it launched the kernel.
@@ -665,6 +693,13 @@ class Tracer:
         saved, self.loc_override = self.loc_override, z.loc
         location_override[0] = z.loc
         self.writing_lazy += 1
+        if z.mask:
+            # The call's mask= holds for its result's assignment too (masking.py).
+            used = set()
+            z.result = dst = restrict_access(dst, z.mask, used)
+            if z.mask_unused - used:
+                from .masking import unused_mask
+                unused_mask(z.mask_api)
         try:
             z.write(dst, mode)
         finally:
@@ -678,7 +713,7 @@ class Tracer:
         if isinstance(x, Tensor):
             return self.in_scope(x.full())
         if isinstance(x, View):
-            return self.in_scope(x.access)
+            return self.in_scope(restrict_access(x.access, self.mask, self.mask_used))
         if isinstance(x, Lazy):
             if x.pending:
                 self.consume([x])

@@ -1,5 +1,5 @@
-# A mask that is false somewhere (here rows 64..127) is an error, not silently dropped: tessel accepts
-# only masks it proves true everywhere.
+# A mask that is false somewhere (here rows 64..127) over an nl.arange index that indexes none of the
+# call's operands is an error, not silently dropped: tessel cannot tell which elements it masks.
 # RUN: not tessel compile %s --arg x=bf16[128,128] 2>&1 | FileCheck %s
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
@@ -9,7 +9,7 @@ import neuronxcc.nki.language as nl
 def k(x):
     y = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     i = nl.arange(128)[:, None]
-    # CHECK: err-unsupported-argument.py:[[@LINE+1]]: error: nl.load: mask= is supported only where it holds for every element of every loop iteration
+    # CHECK: err-unsupported-argument.py:[[@LINE+1]]: error: nl.load: mask= compares an nl.arange index that indexes none of the call's operands
     t = nl.load(x, mask=(i < 64))
     nl.store(y, value=t)
     return y
