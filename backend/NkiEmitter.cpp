@@ -122,8 +122,14 @@ public:
     for (const Value *arg : kernel.args)
       nameOf(arg);
     header();
+    iotaDefsAt = out.size();
     if (auto err = block(kernel.body, 1))
       return std::move(err);
+    std::string defs;
+    for (const auto &[name, def] : iotaDefs)
+      defs += "    " + name + " = " + def + "\n";
+    if (!defs.empty())
+      out.insert(iotaDefsAt, "    # the tile indices of the partial tiles' masks (NKI masking)\n" + defs);
     std::vector<std::string> outs;
     for (const Value *arg : kernel.args)
       if (arg->role == TensorRole::Output)
@@ -277,6 +283,8 @@ private:
   /// A range `start +: extent` as a Python index: `a:b` for constants,
   /// nl.ds(start, size) otherwise.
   llvm::Expected<std::string> range(const IndexExpr &start, const IndexExpr &extent, llvm::SMLoc loc) {
+    if (masking)
+      return maskedRange(start, extent, loc);
     if (start.isConst() && extent.isConst())
       return llvm::formatv("{0}:{1}", start.constValue(), start.constValue() + extent.constValue()).str();
     auto s = expr(start, loc);
@@ -300,6 +308,9 @@ private:
   /// `a` with `groupVar`'s group of P rows in place of its whole-group range
   /// (its first range on HBM, its partition dimension on chip).
   llvm::Expected<std::string> groupAccess(const Access &a, llvm::SMLoc loc, const std::string &groupVar) {
+    if (masking)
+      return locatedError(sources, loc, "--emit=nki: a partial tile moved over several partition groups has no "
+                                        "legacy NKI form (a mask keeps one group)");
     std::vector<std::string> idx;
     bool done = false;
     for (size_t d = 0; d < a.indices.size(); ++d) {
@@ -339,6 +350,7 @@ private:
   llvm::Expected<std::string> access(const Access &a, llvm::SMLoc loc) {
     const TensorType &t = a.base->type;
     std::vector<std::string> idx;
+    rangePos = 0;
     for (size_t d = 0; d < a.indices.size(); ++d) {
       const Index &i = a.indices[d];
       if (d == 0 && folded(t)) {
@@ -366,6 +378,67 @@ private:
       idx.push_back(*text);
     }
     return names[a.base] + "[" + llvm::join(idx, ", ") + "]";
+  }
+
+  // --- legacy partial tiles: NKI's masking ------------------------------
+  // neuronxcc.nki writes a partial tile as a full one of nl.arange indices
+  // with `mask=` keeping its leading elements (`m_p128 < 7 - m * 128`): while
+  // an op with a `min` extent is emitted, every range is `start + index` and
+  // each `min(c, e)` one mask term of its index.
+
+  static bool partial(const Access &a) {
+    return llvm::any_of(a.indices, [](const Index &i) { return i.isRange() && !i.extent->isConst(); });
+  }
+
+  /// The mask= argument of the op being emitted, or "".
+  std::string maskArg() const {
+    if (!masking || masking->empty())
+      return "";
+    if (masking->size() == 1)
+      return ", mask=(" + masking->front() + ")";
+    return ", mask=(" + llvm::join(llvm::map_range(*masking, [](const std::string &t) { return "(" + t + ")"; }),
+                                   " & ") + ")";
+  }
+
+  /// The non-constant arguments of a `min` tree (its constant ones give `bound`).
+  static void minLeaves(const IndexExpr &e, std::vector<IndexExpr> &leaves, int64_t &bound) {
+    if (e.kind() == IndexExpr::Kind::Min) {
+      minLeaves(e.lhs(), leaves, bound);
+      minLeaves(e.rhs(), leaves, bound);
+    } else if (e.isConst()) {
+      bound = std::min(bound, e.constValue());
+    } else {
+      leaves.push_back(e);
+    }
+  }
+
+  llvm::Expected<std::string> maskedRange(const IndexExpr &start, const IndexExpr &extent, llvm::SMLoc loc) {
+    const char *axis = rangePos++ == 0 ? "p" : "f";
+    std::vector<IndexExpr> leaves;
+    int64_t n = INT64_MAX;
+    minLeaves(extent, leaves, n);
+    if (n == INT64_MAX)
+      return locatedError(sources, loc, "--emit=nki: extent " + extent.str() + " has no constant bound");
+    std::vector<std::string> bounds;
+    for (const IndexExpr &leaf : leaves) {
+      auto b = expr(leaf, loc);
+      if (!b)
+        return b.takeError();
+      bounds.push_back(*b);
+    }
+    // One index per tile axis, size and bounds: the mask restricts what it indexes.
+    std::string base = llvm::formatv("{0}_{1}{2}", bounds.empty() ? "i" : "m", axis, n).str(), name = base;
+    for (int k = 2; masked.count(name) && masked[name] != bounds; ++k) // within one op
+      name = base + "_" + std::to_string(k);
+    masked[name] = bounds;
+    iotaDefs[name] = llvm::formatv("nl.arange({0})[{1}]", n, *axis == 'p' ? ":, None" : "None, :").str();
+    for (const std::string &b : bounds)
+      if (!llvm::is_contained(*masking, name + " < " + b))
+        masking->push_back(name + " < " + b);
+    auto s = expr(start, loc);
+    if (!s)
+      return s.takeError();
+    return *s == "0" ? name : *s + " + " + name;
   }
 
   // --- ops ---------------------------------------------------------------
@@ -467,17 +540,34 @@ private:
     if (d.transpose) {
       if (!load)
         return locatedError(sources, loc, "--emit=nki: a transposing store has no NKI call (DMA transposes load)");
-      return emit(legacy ? *dst + " = nl.load_transpose2d(" + *src + ")" + tag
+      return emit(legacy ? *dst + " = nl.load_transpose2d(" + *src + maskArg() + ")" + tag
                          : "nisa.dma_transpose(dst=" + *dst + ", src=" + *src + ")" + tag);
     }
     if (!legacy)
       return emit("nisa.dma_copy(dst=" + *dst + ", src=" + *src + ")" + tag);
-    return emit(load ? *dst + " = nl.load(" + *src + ")" + tag : "nl.store(" + *dst + ", value=" + *src + ")" + tag);
+    return emit(load ? *dst + " = nl.load(" + *src + maskArg() + ")" + tag
+                     : "nl.store(" + *dst + ", value=" + *src + maskArg() + ")" + tag);
   }
 
+  /// Emits `op` with NKI's masking when it is legacy and has a partial tile.
   llvm::Error instruction(const Op &op, int depth) {
+    Op &mutableOp = const_cast<Op &>(op); // reads() / write() are not const
+    bool partialTile = false;
     if (auto *d = llvm::dyn_cast<DmaOp>(&op))
-      return dma(*d, depth);
+      partialTile = partial(d->dst) || partial(d->src);
+    else if (mutableOp.write())
+      partialTile = partial(*mutableOp.write()) ||
+                    llvm::any_of(mutableOp.reads(), [](const Access *a) { return partial(*a); });
+    if (legacy && partialTile) {
+      masking.emplace();
+      masked.clear();
+    }
+    llvm::Error err = llvm::isa<DmaOp>(op) ? dma(llvm::cast<DmaOp>(op), depth) : compute(op, depth);
+    masking.reset();
+    return err;
+  }
+
+  llvm::Error compute(const Op &op, int depth) {
     llvm::SMLoc loc = op.loc;
     auto acc = [&](const Access &a) { return access(a, loc.isValid() ? loc : a.loc); };
     auto emit = [&](const std::string &text) {
@@ -503,13 +593,13 @@ private:
       const std::string &st = src[0], &mv = src[1];
       bool adds = !m.resetOn.empty() || m.accumulate;
       if (legacy)
-        return emit(*dst + (adds ? " += " : " = ") + "nisa.nc_matmul(" + st + ", " + mv + ")");
+        return emit(*dst + (adds ? " += " : " = ") + "nisa.nc_matmul(" + st + ", " + mv + maskArg() + ")");
       // accumulate=None (omitted): NKI infers the group from the enclosing loops.
       std::string mode = m.accumulate ? ", accumulate=True" : m.resetOn.empty() ? ", accumulate=False" : "";
       return emit("nisa.nc_matmul(dst=" + *dst + ", stationary=" + st + ", moving=" + mv + mode + ")");
     }
     case OpKind::Transpose: {
-      return emit(legacy ? *dst + " = nisa.nc_transpose(" + src[0] + ")"
+      return emit(legacy ? *dst + " = nisa.nc_transpose(" + src[0] + maskArg() + ")"
                          : "nisa.nc_transpose(dst=" + *dst + ", data=" + src[0] + ")");
     }
     case OpKind::Activation: {
@@ -534,23 +624,23 @@ private:
         if (legacy)
           call = "nisa.activation_reduce";
       }
-      return emit(legacy ? *dst + " = " + call + "(op=" + actText(a.fn) + ", data=" + src[0] + extra + ")"
+      return emit(legacy ? *dst + " = " + call + "(op=" + actText(a.fn) + ", data=" + src[0] + extra + maskArg() + ")"
                          : call + "(dst=" + *dst + ", op=" + actText(a.fn) + ", data=" + src[0] + extra + ")");
     }
     case OpKind::TensorTensor: {
       const auto &t = llvm::cast<TensorTensorOp>(op);
       std::string args = "data1=" + src[0] + ", data2=" + src[1] + ", op=" + aluText(t.alu);
-      return emit(legacy ? *dst + " = nisa.tensor_tensor(" + args + ")" : "nisa.tensor_tensor(dst=" + *dst + ", " + args + ")");
+      return emit(legacy ? *dst + " = nisa.tensor_tensor(" + args + maskArg() + ")" : "nisa.tensor_tensor(dst=" + *dst + ", " + args + ")");
     }
     case OpKind::TensorScalar: {
       const auto &t = llvm::cast<TensorScalarOp>(op);
       std::string args = "data=" + src[0] + ", op0=" + aluText(t.alu) +
                          ", operand0=" + (t.scalarTile ? src[1] : shortestFloatText(t.scalar)) +
                          (t.reverse ? ", reverse0=True" : "");
-      return emit(legacy ? *dst + " = nisa.tensor_scalar(" + args + ")" : "nisa.tensor_scalar(dst=" + *dst + ", " + args + ")");
+      return emit(legacy ? *dst + " = nisa.tensor_scalar(" + args + maskArg() + ")" : "nisa.tensor_scalar(dst=" + *dst + ", " + args + ")");
     }
     case OpKind::Copy: {
-      return emit(legacy ? *dst + " = nisa.tensor_copy(src=" + src[0] + ")"
+      return emit(legacy ? *dst + " = nisa.tensor_copy(src=" + src[0] + maskArg() + ")"
                          : "nisa.tensor_copy(dst=" + *dst + ", src=" + src[0] + ")");
     }
     case OpKind::Memset: {
@@ -559,19 +649,21 @@ private:
         return emit("nisa.memset(dst=" + *dst + ", value=" + shortestFloatText(m.value) + ")");
       // The legacy memset returns a tile of the given shape.
       std::vector<std::string> shape;
+      // Masked (a partial tile): the full tile's shape; the mask keeps its part.
       for (unsigned d : m.dst.rangeDims()) {
         auto e = expr(*m.dst.indices[d].extent, loc);
         if (!e)
           return e.takeError();
-        shape.push_back(*e);
+        std::optional<int64_t> bound = extentBound(*m.dst.indices[d].extent);
+        shape.push_back(masking && bound ? std::to_string(*bound) : *e);
       }
       return emit(*dst + " = nisa.memset(shape=(" + llvm::join(shape, ", ") + "), value=" + shortestFloatText(m.value) +
-                  ", dtype=" + dtypeText(m.dst.base->type.dtype) + ")");
+                  ", dtype=" + dtypeText(m.dst.base->type.dtype) + maskArg() + ")");
     }
     case OpKind::TensorReduce: {
       const auto &t = llvm::cast<TensorReduceOp>(op);
       std::string args = std::string("op=") + aluText(t.alu) + ", data=" + src[0] + ", axis=(1,)";
-      return emit(legacy ? *dst + " = nisa.tensor_reduce(" + args + ", keepdims=True)"
+      return emit(legacy ? *dst + " = nisa.tensor_reduce(" + args + ", keepdims=True" + maskArg() + ")"
                          : "nisa.tensor_reduce(dst=" + *dst + ", " + args + ")");
     }
     case OpKind::Iota:
@@ -614,6 +706,14 @@ private:
   llvm::StringSet<> used;
   llvm::DenseMap<const Value *, LoopInfo> loops;
   std::vector<const ForOp *> enclosing;
+  /// The mask terms of the legacy op being emitted with partial tiles (above).
+  std::optional<std::vector<std::string>> masking;
+  /// Its indices' bounds, by index name (an index keeps one set across ops).
+  std::map<std::string, std::vector<std::string>> masked;
+  /// The nl.arange indices the kernel uses, defined after its docstring.
+  std::map<std::string, std::string> iotaDefs;
+  size_t iotaDefsAt = 0;
+  int rangePos = 0;
 
 public:
   std::string targetName;

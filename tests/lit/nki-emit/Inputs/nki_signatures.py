@@ -65,6 +65,8 @@ SIGNATURES = {
         "nl.load_transpose2d": (["src"], ["mask", "dtype"], LEGACY + "nki.language.load_transpose2d.html"),
         "nl.ndarray": (["shape", "dtype"], ["buffer", "name"], LEGACY + "nki.language.ndarray.html"),
         "nl.ds": (["start", "size"], [], LEGACY + "nki.language.ds.html"),
+        # arange(*args), numpy's: the tile indices of masked partial tiles ("NKI API Masking")
+        "nl.arange": (["start", "stop", "step"], [], LEGACY + "nki.language.arange.html"),
         "nl.affine_range": (["start", "stop", "step"], [], LEGACY + "nki.language.affine_range.html"),
         "nl.sequential_range": (["start", "stop", "step"], [], LEGACY + "nki.language.sequential_range.html"),
     },
