@@ -103,34 +103,33 @@ LayerKernel attentionKernel(const ModelConfig &c, int64_t queries, int64_t conte
   return k;
 }
 
-LayerKernel rmsnormKernel(const ModelConfig &c, int64_t m) {
-  LayerKernel k{"rmsnorm", fileName("rmsnorm", m), "", m, false};
-  k.source = header(c, "RMSNorm of the hidden state (every core holds it whole)", k.fileName, 1, false) +
-             fmt::format("const M = {}\n\nkernel rmsnorm_rows(X: bf16[M, {}], g: bf16[{}]) -> bf16[M, {}] {{\n"
-                         "  return rmsnorm(X, g, eps={})\n}}\n",
-                         m, c.hidden, c.hidden, c.hidden, c.rmsNormEps);
+/// A kernel over the whole [m, hidden] state, replicated on every core:
+/// `params` after X: bf16[M, hidden] and the returned expression.
+LayerKernel hiddenStateKernel(const ModelConfig &c, int64_t m, llvm::StringRef role, const std::string &what,
+                              llvm::StringRef params, llvm::StringRef body) {
+  LayerKernel k{role.str(), fileName(role, m), "", m, false};
+  k.source = header(c, what, k.fileName, 1, false) +
+             fmt::format("const M = {}\nconst H = {}\n\nkernel {}_rows(X: bf16[M, H]{}) -> bf16[M, H] {{\n  return {}\n}}\n",
+                         m, c.hidden, role.str(), params.str(), body.str());
   return k;
+}
+
+LayerKernel rmsnormKernel(const ModelConfig &c, int64_t m) {
+  return hiddenStateKernel(c, m, "rmsnorm", "RMSNorm of the hidden state (every core holds it whole)",
+                           ", g: bf16[H]", fmt::format("rmsnorm(X, g, eps={})", c.rmsNormEps));
 }
 
 LayerKernel residualKernel(const ModelConfig &c, int64_t m) {
-  LayerKernel k{"residual", fileName("residual", m), "", m, false};
-  k.source = header(c, "the residual add (every core holds the hidden state whole)", k.fileName, 1, false) +
-             fmt::format("const M = {}\n\nkernel residual(X: bf16[M, {}], R: bf16[M, {}]) -> bf16[M, {}] {{\n"
-                         "  return X + R\n}}\n",
-                         m, c.hidden, c.hidden, c.hidden);
-  return k;
+  return hiddenStateKernel(c, m, "residual", "the residual add (every core holds the hidden state whole)",
+                           ", R: bf16[M, H]", "X + R");
 }
 
 LayerKernel embeddingKernel(const ModelConfig &c, int64_t m) {
-  LayerKernel k{"embedding", fileName("embedding", m), "", m, false};
-  k.source = header(c,
-                    fmt::format("the embedding gather of {} rows of the [{}, {}] table, as a copy of the rows "
-                                "(the DSL has no indexed load; each row is one contiguous transfer either way)",
-                                m, c.vocab, c.hidden),
-                    k.fileName, 1, false) +
-             fmt::format("const M = {}\n\nkernel embedding(E: bf16[M, {}]) -> bf16[M, {}] {{\n  return E\n}}\n", m,
-                         c.hidden, c.hidden);
-  return k;
+  return hiddenStateKernel(c, m, "embedding",
+                           fmt::format("the embedding gather of {} rows of the [{}, {}] table, as a copy of the rows "
+                                       "(the DSL has no indexed load; each row is one contiguous transfer either way)",
+                                       m, c.vocab, c.hidden),
+                           "", "X");
 }
 
 } // namespace tessel::model
