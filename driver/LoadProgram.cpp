@@ -100,7 +100,7 @@ static llvm::Expected<LoadedProgram> stdinAsNki(std::unique_ptr<llvm::MemoryBuff
   }
   LoadedProgram out{ProgramKind::Nki, std::string(path), nullptr};
   out.removeAtEnd = std::make_unique<llvm::FileRemover>(path);
-  return std::move(out);
+  return out;
 }
 
 llvm::Expected<LoadedProgram> loadProgram(llvm::StringRef path, std::optional<ProgramKind> unknownAs) {
@@ -109,7 +109,7 @@ llvm::Expected<LoadedProgram> loadProgram(llvm::StringRef path, std::optional<Pr
     // Read here only to tell a misnamed file; python reads the kernel itself.
     if (auto text = llvm::MemoryBuffer::getFile(path, /*IsText=*/true))
       if (llvm::Error e = checkContentMatches(path, ProgramKind::Nki, (*text)->getBuffer()))
-        return std::move(e);
+        return e;
     return LoadedProgram{ProgramKind::Nki, path.str(), nullptr};
   }
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
@@ -123,7 +123,7 @@ llvm::Expected<LoadedProgram> loadProgram(llvm::StringRef path, std::optional<Pr
       format = f;
   if (format) {
     if (llvm::Error e = checkContentMatches(path, kindOf(*format), text))
-      return std::move(e);
+      return e;
     return LoadedProgram{kindOf(*format), path.str(), std::move(*buffer)};
   }
   if (!unknownAs && looksLikePython(text)) {

@@ -95,30 +95,30 @@ llvm::Expected<ModelConfig> parseModelConfig(llvm::StringRef path, llvm::StringR
                                                llvm::formatv("{0}", *type).str()));
   }
   if (llvm::Error e = r.count("hidden_size", c.hidden))
-    return std::move(e);
+    return e;
   if (llvm::Error e = r.count("intermediate_size", c.intermediate))
-    return std::move(e);
+    return e;
   if (llvm::Error e = r.count("num_attention_heads", c.heads))
-    return std::move(e);
+    return e;
   // Hugging Face's defaults: as many KV heads as heads (no grouping), and
   // head_dim = hidden_size / num_attention_heads.
   if (llvm::Error e = r.count("num_key_value_heads", c.kvHeads, c.heads))
-    return std::move(e);
+    return e;
   if (!r.get("head_dim") && c.hidden % c.heads != 0)
     return r.error("num_attention_heads",
                    fmt::format("without head_dim, hidden_size {} must divide by num_attention_heads {}",
                                c.hidden, c.heads));
   if (llvm::Error e = r.count("head_dim", c.headDim, c.hidden / c.heads))
-    return std::move(e);
+    return e;
   if (c.heads % c.kvHeads != 0)
     return r.error("num_key_value_heads",
                    fmt::format("num_attention_heads {} must be a multiple of num_key_value_heads {} "
                                "(grouped-query attention)",
                                c.heads, c.kvHeads));
   if (llvm::Error e = r.count("num_hidden_layers", c.layers))
-    return std::move(e);
+    return e;
   if (llvm::Error e = r.count("vocab_size", c.vocab))
-    return std::move(e);
+    return e;
 
   const llvm::json::Value *act = r.get("hidden_act");
   if (!act)
@@ -181,7 +181,7 @@ llvm::Expected<ModelConfig> readModelConfig(llvm::StringRef path, int tp) {
   if (!config)
     return config.takeError();
   if (llvm::Error e = checkSplits(*config, text, tp))
-    return std::move(e);
+    return e;
   return config;
 }
 

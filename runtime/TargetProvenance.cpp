@@ -181,7 +181,7 @@ Expected<TargetProvenance> loadTargetProvenance(StringRef nameOrPath, const Targ
         }
   std::map<std::string, double> values = fieldValues(t);
   if (Error e = readRecorded(*o, nameOrPath, values, p))
-    return std::move(e);
+    return e;
   readCalibration(*o, values, p);
   return p;
 }
