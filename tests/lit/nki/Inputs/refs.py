@@ -27,6 +27,10 @@ def matmul(lhsT, rhs):
     return lhsT.astype(np.float64).T @ rhs
 
 
+def matmul_untransposed(a, rhs):
+    return a.astype(np.float64) @ rhs
+
+
 def scaled_add(a, b, alpha, shape, out_dtype, bias):
     assert tuple(shape) == a.shape and out_dtype == np.float32
     return a * alpha + b + (0.0 if bias is None else bias)
