@@ -31,6 +31,18 @@ def matmul_untransposed(a, rhs):
     return a.astype(np.float64) @ rhs
 
 
+def nkibench_transpose_matmul(lhs, rhs, k_tiles):
+    """NKIBench's transpose_matmul on 2-D views: lhs [128, k_tiles*M], rhs [128, k_tiles*N]."""
+    a = lhs.astype(np.float64).reshape(-1, lhs.shape[1] // k_tiles)
+    return a.T @ rhs.reshape(-1, rhs.shape[1] // k_tiles)
+
+
+def nkibench_bmm(lhs, rhs, batch):
+    """NKIBench's bmm on 2-D views: lhs [batch*M, K], rhs [batch*K, N]."""
+    a = lhs.astype(np.float64).reshape(batch, -1, lhs.shape[1])
+    return (a @ rhs.reshape(batch, lhs.shape[1], -1)).reshape(-1, rhs.shape[1])
+
+
 def scaled_add(a, b, alpha, shape, out_dtype, bias):
     assert tuple(shape) == a.shape and out_dtype == np.float32
     return a * alpha + b + (0.0 if bias is None else bias)
