@@ -37,6 +37,12 @@ def nkibench_transpose_matmul(lhs, rhs, k_tiles):
     return a.T @ rhs.reshape(-1, rhs.shape[1] // k_tiles)
 
 
+def nkibench_rope(x_in, cos, sin):
+    """NKIBench's rope_single_freq_apply: halves of x_in [d, S] rotated by cos, sin [d / 2, S]."""
+    e, o = x_in[: x_in.shape[0] // 2], x_in[x_in.shape[0] // 2:]
+    return np.concatenate([e * cos - o * sin, o * cos + e * sin])
+
+
 def nkibench_bmm(lhs, rhs, batch):
     """NKIBench's bmm on 2-D views: lhs [batch*M, K], rhs [batch*K, N]."""
     a = lhs.astype(np.float64).reshape(batch, -1, lhs.shape[1])
