@@ -43,6 +43,12 @@ def nkibench_rope(x_in, cos, sin):
     return np.concatenate([e * cos - o * sin, o * cos + e * sin])
 
 
+def nkibench_matmul_add_rmsnorm(x, w, eps, z, g):
+    """NKIBench's matmul_add_rmsnorm (g given as [1, N])."""
+    y = x.astype(np.float64) @ w + z
+    return y * g / np.sqrt(np.mean(y * y, axis=-1, keepdims=True) + eps)
+
+
 def nkibench_bmm(lhs, rhs, batch):
     """NKIBench's bmm on 2-D views: lhs [batch*M, K], rhs [batch*K, N]."""
     a = lhs.astype(np.float64).reshape(batch, -1, lhs.shape[1])
