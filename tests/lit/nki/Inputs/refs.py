@@ -49,6 +49,12 @@ def nkibench_matmul_add_rmsnorm(x, w, eps, z, g):
     return y * g / np.sqrt(np.mean(y * y, axis=-1, keepdims=True) + eps)
 
 
+def nkibench_add_rmsnorm_matmul(x, w, eps, z, g):
+    """NKIBench's add_rmsnorm_matmul (g given as [1, K])."""
+    a = x.astype(np.float64) + z
+    return (a * g / np.sqrt(np.mean(a * a, axis=-1, keepdims=True) + eps)) @ w
+
+
 def nkibench_bmm(lhs, rhs, batch):
     """NKIBench's bmm on 2-D views: lhs [batch*M, K], rhs [batch*K, N]."""
     a = lhs.astype(np.float64).reshape(batch, -1, lhs.shape[1])
