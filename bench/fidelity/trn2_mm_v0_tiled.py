@@ -10,6 +10,14 @@ Published schedule (aws-neuron/neuron-agentic-development skills/neuron-nki-prof
             nisa.tensor_copy(dst=res_sb, src=res_psum)
             nisa.dma_copy(dst=result[m..., n...], src=res_sb)
 
+Also published, at 2048^3 (docs/measurements.md §6, point tp_v1_pretransposed; profile
+total 608 us, TensorE active 420 us): aws-neuron/neuron-agentic-development
+skills/neuron-nki-profile-querying/references/investigations/redundant_te_transposes.md,
+"Worked example", "V1 (pre-transposed): takes lhsT[K,M] already transposed, eliminates
+nc_transpose entirely", i.e. the loop nest of its V0 (trn2_tp_v0_transpose.py) without the
+transpose: m 16, n 4, k 16, per k a 128x128 lhsT tile and a 128x512 rhs tile, nc_matmul;
+"1,024 REGULAR MATMULs".
+
 result[M, N] = lhsT[K, M]^T @ rhs[K, N]. Loops m (M/128), n (N/512), k (K/128);
 per k `dma_copy` a 128x128 stationary tile and a 128x512 moving tile into
 SBUF, then `nc_matmul` into a 128x512 fp32 PSUM tile; per (m, n) a
