@@ -287,7 +287,7 @@ private:
       rt::DimAccess dim;
       dim.start = *start;
       if (idx.extent) {
-        auto ext = extent(*idx.extent);
+        auto ext = extent(idx.span());
         if (!ext)
           return ext.takeError();
         dim.extent = *ext;
@@ -296,6 +296,14 @@ private:
         dim.extent.size = rt::AffineExpr::constantExpr(1);
       }
       out.dims.push_back(dim);
+    }
+    // An access pattern names its tile's dimensions (the verifier keeps
+    // patterns off folded buffers, so IR and program dimensions agree).
+    if (a.isPattern()) {
+      if (folded)
+        return fail("access " + accessText(a) + " is an access pattern on a partition-folded buffer");
+      for (const TileDim &d : a.tileDims())
+        out.pattern.push_back(rt::PatternDim{d.dim, d.extent.constValue(), d.step});
     }
     return out;
   }

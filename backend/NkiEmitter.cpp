@@ -349,6 +349,9 @@ private:
 
   llvm::Expected<std::string> access(const Access &a, llvm::SMLoc loc) {
     const TensorType &t = a.base->type;
+    if (a.isPattern() || a.tileDims().size() != 2)
+      return locatedError(sources, loc, "--emit=nki: the access to %" + a.base->name + " is an access pattern "
+                                        "or a tile of other than 2 dimensions, which --emit=nki does not write");
     std::vector<std::string> idx;
     rangePos = 0;
     for (size_t d = 0; d < a.indices.size(); ++d) {

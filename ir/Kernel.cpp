@@ -57,16 +57,63 @@ llvm::SmallVector<unsigned, 3> Access::rangeDims() const {
   return dims;
 }
 
+IndexExpr Index::span() const {
+  if (!isPatterned())
+    return extent ? *extent : IndexExpr(int64_t(1));
+  int64_t last = (extent->constValue() - 1) * step;
+  for (const SubRange &r : more)
+    last += (r.extent - 1) * r.step;
+  return IndexExpr(last + 1);
+}
+
+llvm::SmallVector<TileDim, 4> Access::tileDims() const {
+  llvm::SmallVector<TileDim, 4> written;
+  for (unsigned i = 0; i < indices.size(); ++i) {
+    const Index &idx = indices[i];
+    if (!idx.extent)
+      continue;
+    written.push_back({i, *idx.extent, idx.step});
+    for (const SubRange &r : idx.more)
+      written.push_back({i, IndexExpr(r.extent), r.step});
+  }
+  if (order.empty())
+    return written;
+  llvm::SmallVector<TileDim, 4> out;
+  for (unsigned o : order)
+    if (o < written.size())
+      out.push_back(written[o]);
+  return out;
+}
+
+bool Access::isPattern() const {
+  return !order.empty() || llvm::any_of(indices, [](const Index &i) { return i.isPatterned(); });
+}
+
 void Access::print(llvm::raw_ostream &os) const {
   os << '%' << base->name << '[';
   for (size_t i = 0; i < indices.size(); ++i) {
     if (i)
       os << ", ";
-    os << indices[i].start;
-    if (indices[i].extent)
-      os << " +: " << *indices[i].extent;
+    const Index &idx = indices[i];
+    os << idx.start;
+    if (!idx.extent)
+      continue;
+    os << " +: " << *idx.extent;
+    if (idx.step != 1)
+      os << " step " << idx.step;
+    for (const SubRange &r : idx.more) {
+      os << " +: " << r.extent;
+      if (r.step != 1)
+        os << " step " << r.step;
+    }
   }
   os << ']';
+  if (!order.empty()) {
+    os << " order (";
+    for (size_t i = 0; i < order.size(); ++i)
+      os << (i ? ", " : "") << order[i];
+    os << ')';
+  }
 }
 
 Value *Kernel::newValue(ValueKind kind, std::string valueName) {

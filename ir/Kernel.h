@@ -59,22 +59,59 @@ struct Value {
   llvm::SMLoc loc;
 };
 
-/// One dimension of an access: `start +: extent`, or a point `start`.
+/// A further range of a dimension of an access pattern: `+: extent step s`.
+struct SubRange {
+  int64_t extent = 1;
+  int64_t step = 1;
+};
+
+/// One dimension of an access: `start +: extent`, or a point `start`. An
+/// access pattern may stride a range (`start +: extent step s`) or split a
+/// dimension into several ranges (`start +: 3 step 2 +: 2`: the index is
+/// start + 2 i + j), each a dimension of the tile (docs/tile-ir.md, "Access
+/// patterns").
 struct Index {
+  Index() = default;
+  Index(IndexExpr start, std::optional<IndexExpr> extent = std::nullopt)
+      : start(std::move(start)), extent(std::move(extent)) {}
+
   IndexExpr start;
   std::optional<IndexExpr> extent;
+  int64_t step = 1;                   ///< of the first range
+  llvm::SmallVector<SubRange, 0> more; ///< the dimension's further ranges
   bool isRange() const { return extent.has_value(); }
   /// A range of the constant extent `n`.
   bool hasExtent(int64_t n) const { return extent && extent->isConst() && extent->constValue() == n; }
+  /// A strided range or several ranges.
+  bool isPatterned() const { return step != 1 || !more.empty(); }
+  unsigned numRanges() const { return extent ? 1 + unsigned(more.size()) : 0; }
+  /// The extent of the elements the ranges cover, first to last (constant
+  /// extents when patterned).
+  IndexExpr span() const;
+};
+
+/// One dimension of the tile an access selects: a range of tensor dimension
+/// `dim` (of `extent` elements `step` apart).
+struct TileDim {
+  unsigned dim;
+  IndexExpr extent;
+  int64_t step;
 };
 
 struct Access {
   Value *base = nullptr;
   llvm::SmallVector<Index, 3> indices;
+  /// The tile's dimensions as a permutation of the ranges in the order they
+  /// are written (`order (0, 2, 1)`); empty: as written.
+  llvm::SmallVector<unsigned, 0> order;
   llvm::SMLoc loc;
 
-  /// The dimensions that remain in the tile (ranges), in order.
+  /// The dimensions that have ranges, in order.
   llvm::SmallVector<unsigned, 3> rangeDims() const;
+  /// The tile's dimensions, in the tile's order.
+  llvm::SmallVector<TileDim, 4> tileDims() const;
+  /// Strided or split ranges, or an order: the runtime needs the pattern.
+  bool isPattern() const;
   void print(llvm::raw_ostream &os) const;
 };
 

@@ -907,9 +907,18 @@ private:
         if (tok.is(Tok::PlusColon)) {
           consume();
           IndexExpr extent;
-          if (!parseExpr(extent))
+          if (!parseExpr(extent) || !parseStep(index.step))
             return false;
           index.extent = extent;
+          while (tok.is(Tok::PlusColon)) {
+            consume();
+            SubRange r;
+            if (!parseInt(r.extent, "the extent of a further range (an integer)") || !parseStep(r.step))
+              return false;
+            index.more.push_back(r);
+            if (index.more.size() > 8)
+              return error(tok.loc, "too many ranges on one dimension (at most 9)");
+          }
         }
         access.indices.push_back(index);
         if (access.indices.size() > 16)
@@ -919,7 +928,40 @@ private:
         consume();
       }
     }
-    return expect(Tok::RBracket, "]", "to close the access");
+    if (!expect(Tok::RBracket, "]", "to close the access"))
+      return false;
+    return parseOrder(access);
+  }
+
+  /// `step N` after a range (1 without it).
+  bool parseStep(int64_t &step) {
+    if (!tok.isKeyword("step"))
+      return true;
+    consume();
+    return parseInt(step, "the range's step (an integer)");
+  }
+
+  /// `order (i, j, ...)` after an access: the tile's dimensions as ranges in
+  /// written order (the verifier checks it is a permutation).
+  bool parseOrder(Access &access) {
+    if (!tok.isKeyword("order"))
+      return true;
+    consume();
+    if (!expect(Tok::LParen, "(", "after 'order'"))
+      return false;
+    while (true) {
+      int64_t i;
+      llvm::SMLoc loc = tok.loc;
+      if (!parseInt(i, "a range number"))
+        return false;
+      if (i < 0 || i > 64)
+        return error(loc, "range number " + llvm::Twine(i) + " out of range");
+      access.order.push_back(unsigned(i));
+      if (!tok.is(Tok::Comma))
+        break;
+      consume();
+    }
+    return expect(Tok::RParen, ")", "to close the order");
   }
 
   bool parseExpr(IndexExpr &out) {

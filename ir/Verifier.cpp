@@ -423,18 +423,7 @@ private:
                           " indices but the tensor has rank " + llvm::Twine(t.dims.size()));
       return false;
     }
-    auto ranges = a.rangeDims();
-    if (ranges.size() != 2) {
-      error(loc, &op, op.mnemonic() + " " + role + " access to %" + v->name +
-                          " must select a 2-D tile (exactly two '+:' ranges), found " +
-                          llvm::Twine(ranges.size()));
-      ok = false;
-    } else if (isOnChip(t.space) && ranges[0] != 0) {
-      error(loc, &op, "partition dimension " + t.dims[0].label + " of %" + v->name +
-                          " must be a range: an on-chip tile's first dimension is its "
-                          "partitions");
-      ok = false;
-    }
+    ok &= checkTileShape(a, op, role, loc);
     for (unsigned i = 0; i < a.indices.size(); ++i) {
       std::string ctx = "index " + std::to_string(i) + " of the access to %" + v->name;
       ok &= checkExprVars(a.indices[i].start, indexLoc(a, i), &op, ctx);
@@ -444,17 +433,91 @@ private:
     return ok;
   }
 
+  /// Rule 10: a tile of two ranges or more (an access pattern's ranges
+  /// constant, its order a permutation); on chip, the first is the
+  /// partition dimension, one contiguous range.
+  bool checkTileShape(const Access &a, Op &op, const std::string &role, llvm::SMLoc loc) {
+    const TensorType &t = a.base->type;
+    const std::string name = "%" + a.base->name;
+    unsigned ranges = 0;
+    for (const Index &idx : a.indices)
+      ranges += idx.numRanges();
+    if (ranges < 2) {
+      error(loc, &op, op.mnemonic() + " " + role + " access to " + name +
+                          " must select a tile of at least two dimensions (two '+:' ranges), found " +
+                          llvm::Twine(ranges));
+      return false;
+    }
+    if (!a.order.empty()) {
+      llvm::SmallVector<unsigned, 8> sorted(a.order.begin(), a.order.end());
+      llvm::sort(sorted);
+      bool permutation = sorted.size() == ranges;
+      for (unsigned i = 0; permutation && i < ranges; ++i)
+        permutation = sorted[i] == i;
+      if (!permutation) {
+        error(loc, &op, "the order of the access to " + name + " must list each of its " + llvm::Twine(ranges) +
+                            " ranges once");
+        return false;
+      }
+    }
+    bool ok = true;
+    if (ranges > 8) {
+      error(loc, &op, "the access to " + name + " has " + llvm::Twine(ranges) + " ranges; a tile has at most 8 "
+                      "dimensions");
+      return false;
+    }
+    for (unsigned i = 0; i < a.indices.size(); ++i) {
+      const Index &idx = a.indices[i];
+      if (!idx.extent || !a.isPattern())
+        continue;
+      bool constant = idx.extent->isConst() && idx.extent->constValue() >= 1 &&
+                      llvm::all_of(idx.more, [](const SubRange &r) { return r.extent >= 1; });
+      bool steps = idx.step >= 1 && llvm::all_of(idx.more, [](const SubRange &r) { return r.step >= 1; });
+      if (!constant || !steps) {
+        error(indexLoc(a, i), &op, "the ranges of an access pattern (dimension " + t.dims[i].label + " of " +
+                                       name + ") need constant extents and steps of at least 1");
+        ok = false;
+      }
+    }
+    if (!isOnChip(t.space))
+      return ok;
+    auto dims = a.tileDims();
+    const Index &part = a.indices[0];
+    if (dims.empty() || dims[0].dim != 0 || part.isPatterned()) {
+      error(loc, &op, "partition dimension " + t.dims[0].label + " of " + name +
+                          " must be a range, the tile's first and contiguous: an on-chip tile's first "
+                          "dimension is its partitions");
+      return false;
+    }
+    if (a.isPattern() && t.dims[0].size > k.geometry.partitions) {
+      error(loc, &op, "an access pattern (strides, split ranges, an order) on partition-folded " + name +
+                          " is not supported");
+      return false;
+    }
+    return ok;
+  }
+
+  /// Ops whose operands are 2-D tiles (the tensor engine, gpsimd's index
+  /// ops, a transposing DMA, and every [P, 1] operand).
+  void requirePlain2D(const Access &a, Op &op, llvm::StringRef role) {
+    if (a.tileDims().size() == 2 && !a.isPattern())
+      return;
+    error(locOf(a, op), &op, op.mnemonic() + " " + role + " must be a 2-D tile of two contiguous ranges; "
+                                "tiles of more dimensions and access patterns are for dma, copy, "
+                                "tensor_tensor, tensor_scalar, activation, memset and tensor_reduce");
+  }
+
   // Helpers over a statically valid access.
   static MemSpace spaceOf(const Access &a) { return a.base->type.space; }
   static DType dtypeOf(const Access &a) { return a.base->type.dtype; }
   static std::vector<std::string> labelsOf(const Access &a) {
     std::vector<std::string> labels;
-    for (unsigned d : a.rangeDims())
-      labels.push_back(a.base->type.dims[d].label);
+    for (const TileDim &d : a.tileDims())
+      labels.push_back(a.base->type.dims[d.dim].label);
     return labels;
   }
   static IndexExpr extentOf(const Access &a, unsigned rangeIndex) {
-    return *a.indices[a.rangeDims()[rangeIndex]].extent;
+    return a.tileDims()[rangeIndex].extent;
   }
   static std::string spaceList(std::initializer_list<MemSpace> spaces) {
     std::string s;
@@ -474,9 +537,26 @@ private:
               memSpaceName(s));
   }
 
+  /// Whether the tile dimensions' labels agree, a dimension an access
+  /// pattern splits into several tile dimensions (a reshape) agreeing with
+  /// any label.
+  static bool sameLabels(const Access &dst, const Access &src) {
+    auto dd = dst.tileDims(), sd = src.tileDims();
+    if (dd.size() != sd.size())
+      return false;
+    auto split = [](const llvm::SmallVector<TileDim, 4> &dims, unsigned i) {
+      return llvm::count_if(dims, [&](const TileDim &d) { return d.dim == dims[i].dim; }) > 1;
+    };
+    for (unsigned i = 0; i < dd.size(); ++i)
+      if (!split(dd, i) && !split(sd, i) &&
+          dst.base->type.dims[dd[i].dim].label != src.base->type.dims[sd[i].dim].label)
+        return false;
+    return true;
+  }
+
   void requireSameLabels(const Access &dst, const Access &src, Op &op, llvm::StringRef what) {
     auto dl = labelsOf(dst), sl = labelsOf(src);
-    if (dl != sl)
+    if (!sameLabels(dst, src))
       error(locOf(src, op), &op,
             op.mnemonic() + " " + what + " must carry the destination's dimension labels in the "
                             "same order: " + labelList(sl) + " vs " + labelList(dl));
@@ -509,8 +589,7 @@ private:
     for (unsigned i = 0; i < a.indices.size(); ++i) {
       const Index &idx = a.indices[i];
       std::string what = "dimension " + t.dims[i].label + " of %" + a.base->name;
-      DynCheck c{DynCheck::Bounds, indexLoc(a, i), what, idx.start,
-                 idx.extent ? *idx.extent : IndexExpr(1)};
+      DynCheck c{DynCheck::Bounds, indexLoc(a, i), what, idx.start, idx.span()};
       if (!a.loc.isValid())
         c.loc = op.loc;
       c.isRange = idx.isRange();
@@ -550,6 +629,8 @@ private:
     if (AffineIndex *index = affineIndexOf(op))
       ok &= checkExprVars(index->offset, op.loc, &op, "offset of " + op.mnemonic().str());
     if (!ok)
+      return;
+    if (!checkPlainOperands(op, operands))
       return;
     checks.clear();
     for (const Operand &o : operands)
@@ -597,7 +678,7 @@ private:
         const Operand &o = operands[i];
         requireSpace(o, op, {MemSpace::SBUF, MemSpace::PSUM});
         requireSameLabels(dst, *o.access, op, o.role);
-        for (unsigned r = 0; r < 2; ++r)
+        for (unsigned r = 0; r < dst.tileDims().size(); ++r)
           addEqual(extentOf(dst, r), extentOf(*o.access, r), locOf(*o.access, op),
                    op.mnemonic().str() + " " + o.role.str() + " extent of dimension " +
                        labelsOf(*o.access)[r] + " must equal the destination's");
@@ -612,6 +693,31 @@ private:
     }
     }
     runDynamicChecks(op);
+  }
+
+  /// Which operands must be 2-D tiles (requirePlain2D); false if one is not.
+  bool checkPlainOperands(Op &op, llvm::ArrayRef<Operand> operands) {
+    unsigned before = diags.errorCount();
+    auto *dma = llvm::dyn_cast<DmaOp>(&op);
+    bool nd = op.kind == OpKind::Copy || op.kind == OpKind::TensorTensor || op.kind == OpKind::TensorScalar ||
+              op.kind == OpKind::Activation || op.kind == OpKind::Memset || op.kind == OpKind::TensorReduce ||
+              (dma && !dma->transpose);
+    // The sources Ops.def names (and the destination) may be N-D; the
+    // optional [P, 1] tiles after them are 2-D.
+    const size_t fullTiles = nd ? 1 + opInfo(*opcodeOf(op.kind)).srcRoles.size() : 0;
+    for (size_t i = fullTiles; i < operands.size(); ++i)
+      requirePlain2D(*operands[i].access, op, operands[i].role);
+    if (nd && fullTiles > 1) {
+      size_t rank = operands[0].access->tileDims().size();
+      for (size_t i = 1; i < std::min(fullTiles, operands.size()); ++i) {
+        size_t r = operands[i].access->tileDims().size();
+        if (r != rank && op.kind != OpKind::TensorReduce)
+          error(locOf(*operands[i].access, op), &op,
+                op.mnemonic() + " " + operands[i].role + " is a " + llvm::Twine(r) +
+                    "-D tile but the destination is " + llvm::Twine(rank) + "-D");
+      }
+    }
+    return diags.errorCount() == before;
   }
 
   static std::string comparisonList() { return "is_equal, not_equal, is_gt, is_ge, is_lt or is_le"; }
@@ -650,9 +756,25 @@ private:
                        "must be the source's (" + sl[0] + "), found " + dl[0]);
     addEqual(extentOf(op.dst, 0), extentOf(op.src, 0), dloc,
              "tensor_reduce destination partitions (" + dl[0] + ") must equal the source's");
-    addEqual(extentOf(op.dst, 1), IndexExpr(int64_t(1)), dloc,
-             "tensor_reduce destination must be a [P, 1] tile (one value per partition); its free "
-             "extent (" + dl[1] + ") vs 1");
+    if (dl.size() == 2 && (sl.size() == 2 || extentOf(op.dst, 1).isConst())) {
+      if (sl.size() == 2 || extentOf(op.dst, 1).constValue() == 1) {
+        addEqual(extentOf(op.dst, 1), IndexExpr(int64_t(1)), dloc,
+                 "tensor_reduce destination must be a [P, 1] tile (one value per partition); its free "
+                 "extent (" + dl[1] + ") vs 1");
+        return;
+      }
+    }
+    // A tile of more dimensions folds the source's trailing dimensions: the
+    // destination's are the source's leading ones.
+    if (dl.size() >= sl.size() || !std::equal(dl.begin(), dl.end(), sl.begin())) {
+      error(dloc, &op, "tensor_reduce of a " + llvm::Twine(sl.size()) + "-D tile folds its trailing dimensions: "
+                       "the destination must be [P, 1] or carry the source's leading dimensions " +
+                       labelList(sl) + ", found " + labelList(dl));
+      return;
+    }
+    for (unsigned r = 1; r < dl.size(); ++r)
+      addEqual(extentOf(op.dst, r), extentOf(op.src, r), dloc,
+               "tensor_reduce destination extent of dimension " + dl[r] + " must equal the source's");
   }
 
   void verifyDma(DmaOp &op) {
@@ -688,14 +810,14 @@ private:
                "dma transpose destination second extent must equal the source's first");
     } else {
       auto dl = labelsOf(dst), sl = labelsOf(src);
-      if (dl != sl) {
+      if (!sameLabels(dst, src)) {
         std::vector<std::string> swapped(sl.rbegin(), sl.rend());
         error(loc, &op, "dma source and destination must carry the same dimension labels in "
                         "the same order: " + labelList(sl) + " vs " + labelList(dl) +
                             (dl == swapped ? "; use 'dma transpose' to transpose in transit"
                                            : ""));
       }
-      for (unsigned r = 0; r < 2; ++r)
+      for (unsigned r = 0; r < std::min(dl.size(), sl.size()); ++r)
         addEqual(extentOf(dst, r), extentOf(src, r), loc,
                  "dma source extent of dimension " + sl[r] + " must equal the destination's");
     }

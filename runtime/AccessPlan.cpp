@@ -51,6 +51,17 @@ void setTileShape(TileView &v, int rank, const int64_t *extent, const bool *isIn
   v.contig = v.nf == 0 ? 1 : (v.fStride[v.nf - 1] == 1 ? v.fSize[v.nf - 1] : 1);
 }
 
+void setPatternShape(TileView &v, const Access &a, const int64_t *stride) {
+  int64_t extent[MaxDims] = {}, step[MaxDims] = {};
+  bool isIndex[MaxDims] = {};
+  const int n = std::min(int(a.pattern.size()), MaxDims);
+  for (int i = 0; i < n; ++i) {
+    extent[i] = a.pattern[size_t(i)].extent;
+    step[i] = stride[a.pattern[size_t(i)].dim] * a.pattern[size_t(i)].step;
+  }
+  setTileShape(v, n, extent, isIndex, step);
+}
+
 bool FlatAffine::assign(const AffineExpr &e) {
   *this = FlatAffine();
   constant = e.constant;
@@ -134,7 +145,10 @@ AccessPlans::AccessPlans(const Program &P) {
     }
     if (p.fixedShape) {
       rowMajorStrides(shape, stride);
-      setTileShape(v, rank, extent, isIndex, stride);
+      if (a.pattern.empty())
+        setTileShape(v, rank, extent, isIndex, stride);
+      else
+        setPatternShape(v, a, stride);
       p.rows = extent[0];
       p.rowStride = stride[0];
       p.cols = 1;

@@ -32,6 +32,10 @@ void rowMajorStrides(const std::vector<int64_t> &shape, int64_t *stride);
 /// dropped ones.
 void setTileShape(TileView &v, int rank, const int64_t *extent, const bool *isIndex, const int64_t *stride);
 
+/// The tile shape of an access pattern (Access::pattern, at most MaxDims
+/// dimensions), from the object's strides.
+void setPatternShape(TileView &v, const Access &a, const int64_t *stride);
+
 /// An affine form of at most MaxTerms loop variables, held inline (no
 /// pointer to follow on every evaluation).
 struct FlatAffine {

@@ -460,16 +460,18 @@ void NumericExecutor::runElementwise(const Instr &in, const TileView &dst, const
     break;
   }
   case Opcode::TensorReduce: {
-    // Each partition's row folded left to right in fp32, as the engine does.
+    // Each run of F / dst.F consecutive source elements (a partition's row,
+    // or the trailing dimensions of an N-D tile) folded left to right in
+    // fp32, as the engine does.
     gather(srcs[0], b);
-    const int64_t F = srcs[0].F;
-    a.resize(size_t(dst.P));
-    for (int64_t p = 0; p < dst.P; ++p) {
-      const float *row = b.data() + p * F;
-      float acc = row[0];
-      for (int64_t f = 1; f < F; ++f)
-        acc = applyAluOp(in.aluOp(), acc, row[f]);
-      a[size_t(p)] = acc;
+    const int64_t R = srcs[0].F / dst.F;
+    a.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const float *run = b.data() + int64_t(i) * R;
+      float acc = run[0];
+      for (int64_t f = 1; f < R; ++f)
+        acc = applyAluOp(in.aluOp(), acc, run[f]);
+      a[i] = acc;
     }
     break;
   }

@@ -177,8 +177,34 @@ struct Verifier {
     if (!anyRange)
       error(a.loc, formatv("access to %{0} selects a single element; at least one dimension must be a range",
                            name));
+    checkPattern(a, name, rank);
     (void)in;
     (void)role;
+  }
+
+  /// An access pattern's tile dimensions: at most MaxDims, each of a
+  /// dimension with a constant range holding every index it reaches.
+  void checkPattern(const Access &a, const std::string &name, size_t rank) {
+    if (a.pattern.empty())
+      return;
+    if (a.pattern.size() > 8)
+      return error(a.loc, formatv("the pattern of %{0} has {1} dimensions; at most 8 are supported", name,
+                                  a.pattern.size()));
+    if (a.isBuffer() && (a.pattern[0].dim != 0 || a.pattern[0].step != 1))
+      return error(a.loc, formatv("the pattern of buffer %{0} must start with its partitions (0:P:1)", name));
+    std::vector<int64_t> last(rank, 0);
+    for (const PatternDim &d : a.pattern) {
+      if (d.dim >= rank || a.dims[d.dim].isIndex || !a.dims[d.dim].extent.size.isConstant() ||
+          a.dims[d.dim].extent.hasMin)
+        return error(a.loc, formatv("pattern dimension {0} of %{1} is not a range of constant extent", d.dim, name));
+      if (d.extent < 1 || d.step < 1 || d.extent > (int64_t(1) << 40) || d.step > (int64_t(1) << 40))
+        return error(a.loc, formatv("pattern dimension {0}:{1}:{2} of %{3} needs a positive extent and step", d.dim,
+                                    d.extent, d.step, name));
+      last[d.dim] += (d.extent - 1) * d.step;
+      if (last[d.dim] >= a.dims[d.dim].extent.size.constant)
+        return error(a.loc, formatv("the pattern of %{0} leaves the range of its dimension {1} (extent {2})", name,
+                                    d.dim, a.dims[d.dim].extent.size.constant));
+    }
   }
 
   bool isSpace(const Access &a, MemSpace s) {

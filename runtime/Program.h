@@ -142,15 +142,27 @@ struct DimAccess {
   bool isIndex = false;
 };
 
+/// One dimension of an access pattern's tile: `extent` indices of the
+/// object's dimension `dim`, `step` apart.
+struct PatternDim {
+  uint32_t dim = 0;
+  int64_t extent = 1;
+  int64_t step = 1;
+};
+
 /// A tensor or buffer sliced per dimension. The first kept (non-index)
 /// dimension is the tile's partition dimension, the remaining kept ones are
 /// flattened into its free dimension. (For buffers, dimension 0 is the
-/// partition dimension and must be a range.)
+/// partition dimension and must be a range.) An access pattern (strided or
+/// split dimensions, permuted: the tile IR's `step` and `order`) lists the
+/// tile's dimensions in `pattern` instead; its `dims` then cover, per
+/// dimension, the elements from the first to the last index.
 struct Access {
   enum class Kind : uint8_t { Tensor, Buffer };
   Kind kind = Kind::Buffer;
   uint32_t id = 0; ///< index into Program::tensors or Program::buffers
   llvm::SmallVector<DimAccess, 4> dims;
+  llvm::SmallVector<PatternDim, 0> pattern;
   SrcLoc loc;
   bool isTensor() const { return kind == Kind::Tensor; }
   bool isBuffer() const { return kind == Kind::Buffer; }

@@ -603,8 +603,29 @@ private:
         next();
         continue;
       }
-      return expect(Tok::RBracket, "',' or ']' in an access");
+      return expect(Tok::RBracket, "',' or ']' in an access") && parsePattern(a);
     }
+  }
+
+  /// ` pattern(DIM:EXTENT:STEP, ...)` after an access: its tile's dimensions.
+  bool parsePattern(Access &a) {
+    if (!isIdent("pattern"))
+      return true;
+    next();
+    if (!expect(Tok::LParen, "'(' after pattern"))
+      return false;
+    for (;;) {
+      int64_t dim, extent, step;
+      if (!parseInt(dim, "a dimension") || !expect(Tok::Colon, "':' after the dimension") ||
+          !parseInt(extent, "an extent") || !expect(Tok::Colon, "':' after the extent") ||
+          !parseInt(step, "a step"))
+        return false;
+      a.pattern.push_back(PatternDim{uint32_t(std::clamp<int64_t>(dim, 0, UINT32_MAX)), extent, step});
+      if (tok.kind != Tok::Comma)
+        break;
+      next();
+    }
+    return expect(Tok::RParen, "')' to close the pattern");
   }
 
   // ---- statements ----

@@ -62,7 +62,16 @@ std::string printAccess(const Program &p, const Access &a) {
     bool compact = d.start.isConstant() && !d.extent.hasMin && d.extent.size.isConstant();
     s += printAffine(p, d.start) + (compact ? ":" : " : ") + printExtent(p, d.extent);
   }
-  return s + "]";
+  s += "]";
+  if (!a.pattern.empty()) {
+    // The tile's dimensions, DIM:EXTENT:STEP each (docs/tasm.md).
+    s += " pattern(";
+    for (size_t i = 0; i < a.pattern.size(); ++i)
+      s += (i ? ", " : "") + std::to_string(a.pattern[i].dim) + ":" + std::to_string(a.pattern[i].extent) + ":" +
+           std::to_string(a.pattern[i].step);
+    s += ")";
+  }
+  return s;
 }
 
 std::string printInstruction(const Program &p, const Instr &in) {

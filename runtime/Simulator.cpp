@@ -405,7 +405,10 @@ bool Machine::makeView(const Access &a, TileView &v, const char *role) {
     extent[d] = ext;
     isIndex[d] = da.isIndex;
   }
-  setTileShape(v, rank, extent, isIndex, stride);
+  if (a.pattern.empty())
+    setTileShape(v, rank, extent, isIndex, stride);
+  else
+    setPatternShape(v, a, stride);
   if (a.isBuffer()) {
     const BufferDecl &b = P.buffers[a.id];
     int64_t slot = curSlot[a.id];
@@ -614,8 +617,9 @@ bool Machine::exec(const Instr &in, uint32_t id) {
   // Vector / Scalar / GpSimd instructions.
   unsigned nread = nsrc;
   if (in.op == Opcode::TensorReduce) {
-    if (vDst.P != vSrc[0].P || vDst.F != 1)
-      return fail(formatv("tensor_reduce folds a {0} tile into [{1}, 1], but the destination is {2}",
+    if (vDst.P != vSrc[0].P || vSrc[0].F % vDst.F != 0)
+      return fail(formatv("tensor_reduce folds a {0} tile into [{1}, 1] or runs of its elements, but the "
+                          "destination is {2}",
                           tileStr(vSrc[0]), vSrc[0].P, tileStr(vDst)));
   } else {
     const unsigned full = in.tiles ? unsigned(opInfo(in.op).srcRoles.size()) : nsrc;

@@ -18,10 +18,19 @@ def _space(a):
     return a.tensor.space
 
 
-def _tile(a, what):
+def _tile(a, what, nd=False):
+    """The shape of tile `a`: 2-D, or with `nd` (DMA, copies and the vector and scalar engines'
+    elementwise ops and reductions) 2-D to 8-D and possibly an access pattern."""
     r = a.range_dims()
-    if len(r) != 2:
-        raise NkiError("%s of '%s' is a %d-D tile; tessel's tile IR takes 2-D tiles (exactly two sliced "
+    if nd and len(r) < 2:
+        raise NkiError("%s of '%s' is a %d-D tile; tessel's tile IR takes tiles of 2 or more dimensions (a "
+                       "partition range and a free one)" % (what, a.tensor.name, len(r)))
+    if not nd and a.pattern is not None:
+        raise NkiError("%s of '%s' is an access pattern (nl.mgrid / nl.arange indices combined, strided or "
+                       "over more than two axes); this operation takes a 2-D tile of two contiguous ranges"
+                       % (what, a.tensor.name))
+    if not nd and len(r) != 2:
+        raise NkiError("%s of '%s' is a %d-D tile; this operation takes 2-D tiles (exactly two sliced "
                        "dimensions; index the others with a point)" % (what, a.tensor.name, len(r)))
     if a.tensor.space != "hbm" and r[0] != a.tensor.pdim:
         raise NkiError("%s of '%s' indexes its partition dimension with a point; an on-chip tile keeps "
@@ -36,7 +45,7 @@ def _check_space(a, allowed, op, what):
 
 
 def _same_shape(op, dst, src, swap=False):
-    ds, ss = _tile(dst, "the destination"), _tile(src, "the source")
+    ds, ss = _tile(dst, "the destination", nd=not swap), _tile(src, "the source", nd=not swap)
     want = ss[::-1] if swap else ss
     if ds != want:
         raise NkiError("%s: destination tile %s and source tile %s%s differ in shape"
@@ -124,7 +133,7 @@ def per_partition(dst, t, op, what):
         return t
     _check_space(t, ("sbuf", "psum"), op, what)
     p, f = _tile(t, what)
-    if f != 1 or p != _tile(dst, "the destination")[0]:
+    if f != 1 or p != _tile(dst, "the destination", nd=True)[0]:
         raise NkiError("%s: %s '%s' is a [%s, %s] tile; a per-partition operand is [%s, 1] (one value per "
                        "partition of the destination)" % (op, what, t.tensor.name, p, f, dst.shape[0]))
     return t
@@ -179,7 +188,7 @@ def tensor_scalar_access(dst, src, alu, scalar, op="tensor_scalar", reverse=Fals
 def memset_access(dst, value, op="memset"):
     tr = current()
     _check_space(dst, ("sbuf", "psum"), op, "the destination")
-    _tile(dst, "the destination")
+    _tile(dst, "the destination", nd=True)
     tr.record("memset", dst, [], value=float(value))
 
 
@@ -319,7 +328,7 @@ def nc_transpose(*args, **kwargs):
     tr = current()
     tr.consume([v["data"]])
     src = tr.operand(v["data"], "data")
-    p, f = src.shape
+    p, f = _tile(src, "the source")
     return _dst_or_lazy(api, dst, "transpose", "psum", F32, (f, p),
                         lambda d, mode: transpose_access(d, src))
 

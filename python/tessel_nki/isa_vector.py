@@ -14,43 +14,67 @@ _COMPARISONS = ("is_equal", "not_equal", "is_gt", "is_ge", "is_lt", "is_le")
 
 
 def reduce_axis(api, axis, ndim=2):
-    """Accepts the free axis of a 2-D tile (1, -1, [1], (1,)); a partition reduction is an error."""
+    """The reduced axes of a tile of `ndim` dimensions, sorted: the free axis of a 2-D tile (1, -1, [1],
+    (1,)), or free axes of a larger one (`axis=[3, 4]`); a partition reduction is an error."""
     axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
-    axes = [a + ndim if isinstance(a, int) and a < 0 else a for a in axes]
-    if axes != [1]:
+    if not axes or not all(isinstance(a, int) and not isinstance(a, bool) for a in axes):
+        raise NkiError("%s: axis=%r is not supported (integers naming free axes)" % (api, axis))
+    axes = sorted(set(a + ndim if a < 0 else a for a in axes))
+    if 0 in axes:
         raise NkiError("%s: axis=%r is not supported: tessel reduces along the free axis of a 2-D tile "
                        "(axis=1); a reduction over partitions is a matmul against a ones vector" % (api, axis))
+    if axes[-1] >= ndim:
+        raise NkiError("%s: axis=%r is outside a %d-D tile" % (api, axis, ndim))
+    return axes
 
 
 def tensor_reduce_access(dst, src, alu, op="tensor_reduce"):
-    """dst[p, 0] = fold(alu, src[p, :]), in fp32."""
+    """dst[p, 0] = fold(alu, src[p, :]), in fp32; a destination of more dimensions folds the source's
+    trailing dimensions (dst[p, i, j] = fold(src[p, i, j, :, :]))."""
     if alu not in ("add", "max", "min"):
         raise NkiError("%s: a reduction folds with add, max or min, not %s" % (op, alu))
     _check_space(dst, ("sbuf",), op, "the destination")
     _check_space(src, ("sbuf", "psum"), op, "the source")
-    per_partition(dst, dst, op, "the destination")
-    if _tile(src, "the source")[0] != dst.shape[0]:
-        raise NkiError("%s: source partitions %s differ from the destination's %s"
-                       % (op, src.shape[0], dst.shape[0]))
+    ss, ds = _tile(src, "the source", nd=True), _tile(dst, "the destination", nd=True)
+    if len(ds) == 2 and ds[1] == 1:
+        per_partition(dst, dst, op, "the destination")
+        kept = 1
+    elif len(ds) < len(ss) and tuple(ds) == tuple(ss[:len(ds)]):
+        kept = len(ds)
+    else:
+        raise NkiError("%s: destination tile %s: the reduction of a %s tile is [P, 1] or its leading "
+                       "dimensions" % (op, list(ds), list(ss)))
+    if ss[0] != ds[0]:
+        raise NkiError("%s: source partitions %s differ from the destination's %s" % (op, ss[0], ds[0]))
     tr = current()
     tr.record("tensor_reduce", dst, [src], alu=alu)
-    tr.unify(dst, dst.range_dims()[0], src, src.range_dims()[0])
+    for x, y in zip(dst.range_dims()[:kept], src.range_dims()[:kept]):
+        tr.unify(dst, x, src, y)
 
 
-def reduce_tile(api, alu, x, dtype=None, mean=False, dst=None):
-    """The lazy [P, 1] reduction of tile `x` (or its write into `dst`); a mean divides the sum by F."""
+def reduce_tile(api, alu, x, dtype=None, mean=False, dst=None, axis=1):
+    """The lazy reduction of tile `x` along `axis` (or its write into `dst`): [P, 1] for a 2-D tile, the
+    kept axes of a larger one (the reduced ones moved last); a mean divides the sum by their size."""
     tr = current()
     tr.consume([x, dst])
     src = tr.operand(x, "data")
-    p, f = _tile(src, "data")
+    shape = _tile(src, "data", nd=True)
+    axes = reduce_axis(api, axis, len(shape))
+    kept = [i for i in range(len(shape)) if i not in axes]
+    if kept + axes != list(range(len(shape))):
+        src = src.permuted(kept + axes)
+    count = 1
+    for a in axes:
+        count *= extent_bound(shape[a])
+    out = (shape[0], 1) if kept == [0] else tuple(shape[i] for i in kept)
     dt = as_dtype(dtype) if dtype is not None else src.tensor.dtype
 
     def write(d, mode):
         tensor_reduce_access(d, src, alu, op=api)
         if mean:
             from .isa import tensor_scalar_access
-            tensor_scalar_access(d, d, "divide", float(extent_bound(f)), op=api)
-    return _dst_or_lazy(api, dst, alu, "sbuf", dt, (p, 1), write)
+            tensor_scalar_access(d, d, "divide", float(count), op=api)
+    return _dst_or_lazy(api, dst, alu, "sbuf", dt, out, write)
 
 
 def tensor_reduce(*args, **kwargs):
@@ -67,8 +91,7 @@ def tensor_reduce(*args, **kwargs):
         raise NkiError("%s: negate=True is not supported by tessel's tensor_reduce" % api)
     v.pop("keepdims", None)  # the result is [P, 1] either way (docs/nki.md)
     _reject(api, v, ("op", "data", "axis", "dtype"))
-    reduce_axis(api, v["axis"])
-    return reduce_tile(api, alu_name(v["op"], api), v["data"], v.get("dtype"), dst=dst)
+    return reduce_tile(api, alu_name(v["op"], api), v["data"], v.get("dtype"), dst=dst, axis=v["axis"])
 
 
 # ----------------------------------------------------------------------------

@@ -112,15 +112,19 @@ def ds(start, size):
 
 
 def arange(*args):
+    step = 1
     if len(args) == 1:
         start, stop = 0, args[0]
-    elif len(args) == 2:
-        start, stop = args
+    elif len(args) in (2, 3):
+        start, stop = args[:2]
+        step = args[2] if len(args) == 3 else 1
     else:
-        raise NkiError("nl.arange with a step is not supported")
-    if not isinstance(start, int) or not isinstance(stop, int):
-        raise NkiError("nl.arange bounds must be constant integers")
-    return IotaIndex(stop - start, Affine.of(start))
+        raise NkiError("nl.arange takes (stop), (start, stop) or (start, stop, step)")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, stop, step)):
+        raise NkiError("nl.arange bounds and step must be constant integers")
+    if step < 1:
+        raise NkiError("nl.arange: step %d is not supported (a positive step)" % step)
+    return IotaIndex(builtins.max(0, -(-(stop - start) // step)), Affine.of(start), step=step)
 
 
 class _MGridResult(tuple):
@@ -139,10 +143,12 @@ class _MGrid:
             key = (key,)
         out = []
         for i, k in enumerate(key):
-            if not isinstance(k, slice) or k.step not in (None, 1):
-                raise NkiError("nl.mgrid takes start:stop slices")
-            start = k.start or 0
-            out.append(IotaIndex(k.stop - start, Affine.of(start), i, len(key)))
+            if not isinstance(k, slice) or not isinstance(k.stop, int) or \
+                    not isinstance(k.step if k.step is not None else 1, int) or (k.step or 1) < 1:
+                raise NkiError("nl.mgrid takes start:stop or start:stop:step slices of constant integers")
+            start, step = k.start or 0, k.step or 1
+            out.append(IotaIndex(builtins.max(0, -(-(k.stop - start) // step)), Affine.of(start), i, len(key),
+                                 step=step))
         return _MGridResult(out)
 
 
@@ -224,7 +230,7 @@ def load(src, dtype=None, mask=None, **kwargs):
     if dtype is not None and as_dtype(dtype) is not s.tensor.dtype:
         raise NkiError("nl.load with dtype=%s from a %s tensor: tessel's DMA does not cast"
                        % (as_dtype(dtype).name, s.tensor.dtype.name))
-    isa._tile(s, "the source")
+    isa._tile(s, "the source", nd=True)
     return tr.lazy("load", "sbuf", s.tensor.dtype, s.shape,
                    lambda d, mode: isa.dma_access(d, s, op="nl.load"), Tracer.assigned_name("load"))
 
@@ -357,8 +363,7 @@ def _reduction(alu, api_name, mean=False):
         for k in kwargs:
             raise NkiError("%s: argument '%s' is not supported" % (api, k))
         check_mask(mask, api)
-        isa_vector.reduce_axis(api, axis)
-        return isa_vector.reduce_tile(api, alu, x, dtype, mean=mean)
+        return isa_vector.reduce_tile(api, alu, x, dtype, mean=mean, axis=axis)
     fn.__name__ = api_name
     return fn
 

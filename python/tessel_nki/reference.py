@@ -107,27 +107,35 @@ class _Machine:
         self.env = {}
 
     def _geometry(self, acc):
-        """(base offset, [(stride, extent)] of the two range dims in IR order)."""
+        """(host tensor, base offset, partition stride and extent, the free elements' offsets in the
+        tile's row-major order)."""
         h = self.store[acc.tensor]
         base = 0
         for d, (s, e) in enumerate(acc.idx):
             base += s.eval(self.env) * h.strides[d]
-        return h, base, [(h.strides[d], extent_value(acc.idx[d][1], self.env)) for d in acc.range_dims()]
+        if acc.pattern is not None:
+            dims = [(h.strides[d] * st, e) for d, e, st in acc.pattern]
+        else:
+            dims = [(h.strides[d], extent_value(acc.idx[d][1], self.env)) for d in acc.range_dims()]
+        free = [0]
+        for stride, n in dims[1:]:
+            free = [f + j * stride for f in free for j in range(n)]
+        return h, base, dims[0], free
 
     def read(self, acc):
-        h, base, ((s0, e0), (s1, e1)) = self._geometry(acc)
+        h, base, (s0, e0), free = self._geometry(acc)
         d = h.data
-        return [[d[base + i * s0 + j * s1] for j in range(e1)] for i in range(e0)]
+        return [[d[base + i * s0 + f] for f in free] for i in range(e0)]
 
     def write(self, acc, rows):
-        h, base, ((s0, e0), (s1, e1)) = self._geometry(acc)
+        h, base, (s0, e0), free = self._geometry(acc)
         bf16 = acc.tensor.dtype.ir == "bf16"
         d = h.data
         for i in range(e0):
             row = round_bf16(rows[i]) if bf16 else round_f32(rows[i])
             off = base + i * s0
-            for j in range(e1):
-                d[off + j * s1] = row[j]
+            for j, f in enumerate(free):
+                d[off + f] = row[j]
 
     def run(self, block):
         for item in block.ops:
@@ -187,13 +195,19 @@ class _Machine:
             else:
                 self.write(op.dst, [[f(x, c[i]) for x in row] for i, row in enumerate(src[0])])
         elif k == "tensor_reduce":
+            # Runs of the source's free elements, one per destination element (docs/tile-ir.md).
             f = _ALU[a["alu"]]
+            n = len(self._geometry(op.dst)[3])
             out = []
             for row in src[0]:
-                acc = row[0]
-                for x in round_f32(row[1:]):
-                    acc = round_f32([f(acc, x)])[0]
-                out.append([acc])
+                r = len(row) // n
+                folded = []
+                for k in range(n):
+                    acc = row[k * r]
+                    for x in round_f32(row[k * r + 1:(k + 1) * r]):
+                        acc = round_f32([f(acc, x)])[0]
+                    folded.append(acc)
+                out.append(folded)
             self.write(op.dst, out)
         elif k in ("iota", "affine_select"):
             e0, e1 = (extent_value(e, self.env) for e in op.dst.shape)
@@ -206,8 +220,8 @@ class _Machine:
         elif k == "copy":
             self.write(op.dst, src[0])
         elif k == "memset":
-            e0, e1 = (extent_value(e, self.env) for e in op.dst.shape)
-            self.write(op.dst, [[a["value"]] * e1 for _ in range(e0)])
+            _, _, (_, e0), free = self._geometry(op.dst)
+            self.write(op.dst, [[a["value"]] * len(free) for _ in range(e0)])
         else:
             raise AssertionError(k)
 

@@ -106,22 +106,59 @@ class Access:
     """A tensor sliced by one (start, extent) range or (start, None) point per dimension
     (in the tensor's logical order)."""
 
-    def __init__(self, tensor, idx, iotas=None):
+    def __init__(self, tensor, idx, iotas=None, pattern=None):
         self.tensor, self.idx = tensor, idx
         self.iotas = iotas or {}  # dimension -> (ident, axis) of the nl.arange indexing it (a mask's key)
+        # An access pattern (nl.mgrid / nl.arange indices combined, strided or over more than two
+        # axes, or .ap()): the tile's dimensions in order, each (tensor dimension, extent, step); idx
+        # then holds each dimension's start and the span its ranges cover.
+        self.pattern = pattern
 
     def ir_idx(self):
         return [self.idx[d] for d in self.tensor.ir_dims]
 
     def range_dims(self):
-        """The dimensions that remain in the tile, in IR order (partitions first on chip)."""
+        """The tensor dimension of each dimension of the tile, in the tile's order (IR order, partitions
+        first on chip, unless a pattern orders them)."""
+        if self.pattern is not None:
+            return [d for d, _, _ in self.pattern]
         return [d for d in self.tensor.ir_dims if self.idx[d][1] is not None]
 
     @property
     def shape(self):
+        if self.pattern is not None:
+            return tuple(e for _, e, _ in self.pattern)
         return tuple(self.idx[d][1] for d in self.range_dims())
 
+    def permuted(self, perm):
+        """The same elements with the tile's dimensions in the order `perm` (a pattern)."""
+        pattern = self.pattern
+        if pattern is None:
+            pattern = [(d, self.idx[d][1], 1) for d in self.range_dims()]
+        return Access(self.tensor, self.idx, self.iotas, [pattern[i] for i in perm])
+
+    def _pattern_text(self):
+        written = []  # (tile position, dimension, extent, step): ranges in the order the IR writes them
+        for pos, (d, e, st) in enumerate(self.pattern):
+            written.append((self.tensor.ir_dims.index(d), pos, e, st))
+        written.sort()
+        parts = []
+        for d in self.tensor.ir_dims:
+            start = self.idx[d][0].text()
+            ranges = [" +: %d%s" % (e, "" if st == 1 else " step %d" % st) for dd, _, e, st in written
+                      if self.tensor.ir_dims[dd] == d]
+            parts.append(start + "".join(ranges))
+        order = [0] * len(written)
+        for i, (_, pos, _, _) in enumerate(written):
+            order[pos] = i
+        text = "%%%s[%s]" % (self.tensor.name, ", ".join(parts))
+        if order != sorted(order):
+            text += " order (%s)" % ", ".join(str(i) for i in order)
+        return text
+
     def text(self):
+        if self.pattern is not None:
+            return self._pattern_text()
         t = self.tensor
         if t.banks:
             # A PSUM tensor over several banks is the tile IR's folded buffer:
@@ -213,9 +250,17 @@ class TileLike:
         raise NkiError("'%s'.view is not supported: tessel's tile IR accesses a tensor in its declared shape and "
                        "dtype" % self._tile_name())
 
-    def ap(self, *a, **k):
-        raise NkiError("'%s'.ap (an explicit access pattern) is not supported: tessel's tile IR accesses "
-                       "contiguous 2-D tiles" % self._tile_name())
+    def ap(self, pattern, offset=0, **k):
+        """NKI's access pattern `[[partition step, partitions], [step, count], ...]` in elements of the
+        tensor, from element `offset`: each free [step, count] a range of the dimension whose stride
+        divides step (the outermost that holds it), as the tile IR's access patterns (docs/nki.md)."""
+        if k:
+            raise NkiError("'%s'.ap: argument '%s' is not supported" % (self._tile_name(), next(iter(k))))
+        t = self._tensor() if isinstance(self, Lazy) else self
+        if not isinstance(t, Tensor):
+            raise NkiError("'%s'.ap of a slice is not supported; call .ap on the tensor (with offset=)"
+                           % self._tile_name())
+        return View(ap_access(t, pattern, offset))
 
 
 class Tensor(TileLike):
@@ -354,9 +399,10 @@ class Slice:
 class IotaIndex:
     """nl.arange(n) (+ an affine offset), broadcast to one axis of a tile with [:, None] / [None, :]."""
 
-    def __init__(self, extent, offset=None, axis=None, ndim=1, ident=None):
+    def __init__(self, extent, offset=None, axis=None, ndim=1, ident=None, step=1):
         self.extent, self.offset = extent, offset if offset is not None else Affine({}, 0)
         self.axis, self.ndim = axis, ndim
+        self.step = step  # nl.arange(start, stop, step)
         # Which nl.arange this is (kept through offsets): a mask's term restricts the
         # dimensions this index indexes (masking.py).
         self.ident = ident if ident is not None else object()
@@ -368,18 +414,20 @@ class IotaIndex:
         if len(full) != 1 or any(k is not None and not isinstance(k, slice) for k in key) or \
                 full[0] != slice(None):
             raise NkiError("nl.arange: only [:, None] and [None, :] broadcasts are supported")
-        return IotaIndex(self.extent, self.offset, key.index(full[0]), len(key), self.ident)
+        return IotaIndex(self.extent, self.offset, key.index(full[0]), len(key), self.ident, self.step)
 
     def as_index_expr(self):
         from .predicate import IndexExpr
         axis = 0 if self.axis is None else self.axis
-        return IndexExpr({axis: 1}, {axis: self.extent}, self.offset, self.ndim, {axis: {(self.ident, axis)}})
+        return IndexExpr({axis: self.step}, {axis: self.extent}, self.offset, self.ndim,
+                         {axis: {(self.ident, axis)}})
 
     def _shift(self, other, sign=1):
         from .predicate import IndexExpr
         if isinstance(other, (IotaIndex, IndexExpr)):
             return self.as_index_expr()._combine(other, sign)
-        return IotaIndex(self.extent, self.offset + sign * Affine.of(other), self.axis, self.ndim, self.ident)
+        return IotaIndex(self.extent, self.offset + sign * Affine.of(other), self.axis, self.ndim, self.ident,
+                         self.step)
 
     def __add__(self, other):
         return self._shift(other)
@@ -438,12 +486,109 @@ def _partition_vector(idx):
         idx[later[0]] = (idx[later[0]][0], 1)
 
 
+def _needs_pattern(key):
+    """Whether indices combine, stride or span more than two tile axes (an access pattern)."""
+    for k in key:
+        if type(k).__name__ == "IndexExpr" and k.coefs:
+            return True
+        if isinstance(k, IotaIndex) and (k.ndim > 2 or k.step != 1):
+            return True
+    return False
+
+
+def _pattern_access(t, key):
+    """`t[key]` with nl.mgrid / nl.arange indices over any number of tile axes, each index an affine
+    combination of them (`2 * i_h + i_kh`, `i_f2 * F1 + i_f1`): one tile dimension per axis, in the
+    axes' order (docs/nki.md, "Access patterns")."""
+    pieces, idx = {}, []
+    for d, k in enumerate(key):
+        if isinstance(k, IotaIndex):
+            k = k.as_index_expr()
+        if isinstance(k, (slice, Slice)):
+            raise NkiError("index %d of '%s' is a slice among nl.arange/nl.mgrid indices; index every "
+                           "dimension of an access pattern with them (or with a point)" % (d, t.name))
+        if type(k).__name__ != "IndexExpr":
+            if isinstance(k, bool) or not isinstance(k, (int, Affine)) and not hasattr(k, "__index__"):
+                raise NkiError("index of type %s is not supported in an access pattern (nl.arange/nl.mgrid "
+                               "indices, integers and loop variables)" % type(k).__name__)
+            idx.append((Affine.of(k if isinstance(k, (int, Affine)) else int(k)), None))
+            continue
+        for a, c in sorted(k.coefs.items()):
+            if c < 0:
+                raise NkiError("index %d of '%s' runs backwards along a tile axis (coefficient %d); access "
+                               "patterns take positive steps" % (d, t.name, c))
+            if a in pieces:
+                raise NkiError("tile axis %d indexes two dimensions of '%s' (a diagonal); an access pattern "
+                               "gives each axis one dimension" % (a, t.name))
+            pieces[a] = (d, k.extents[a], c)
+        idx.append((k.offset, None))
+    pattern = [pieces[a] for a in sorted(pieces)]
+    for d in range(t.ndim):
+        mine = [(e, st) for dd, e, st in pattern if dd == d]
+        if mine:
+            idx[d] = (idx[d][0], sum((e - 1) * st for e, st in mine) + 1)
+    if t.space != "hbm":
+        first = pattern[0] if pattern else None
+        if not first or first[0] != t.pdim or first[2] != 1 or sum(1 for p in pattern if p[0] == t.pdim) != 1:
+            raise NkiError("the access pattern of '%s' must keep the partition dimension as the tile's first "
+                           "axis, one contiguous range" % t.name)
+    if len(pattern) < 2 or len(pattern) > 8:
+        raise NkiError("the access pattern of '%s' has %d tile axes; tessel takes 2 to 8" % (t.name, len(pattern)))
+    return Access(t, idx, {}, pattern)
+
+
+def ap_access(t, pattern, offset):
+    """The Access of `t.ap(pattern, offset)`."""
+    if not isinstance(pattern, (list, tuple)) or len(pattern) < 2 or \
+            not all(isinstance(e, (list, tuple)) and len(e) == 2 and
+                    all(isinstance(v, int) and not isinstance(v, bool) for v in e) for e in pattern):
+        raise NkiError("'%s'.ap: the pattern must be a list of at least two [step, count] pairs of integers"
+                       % t.name)
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise NkiError("'%s'.ap: offset must be a non-negative integer" % t.name)
+    dims = list(t.ir_dims)
+    stride = {}
+    st = 1
+    for d in reversed(dims):
+        stride[d] = st
+        st *= t.shape[d]
+    start = {}
+    rest = offset
+    for d in dims:
+        start[d], rest = divmod(rest, stride[d])
+    pieces = [(dims[0], pattern[0][1], 1)] if t.space != "hbm" else []
+    for step, count in pattern[(1 if t.space != "hbm" else 0):]:
+        if count < 1 or step < 0:
+            raise NkiError("'%s'.ap: [%d, %d] needs a positive count and a non-negative step" % (t.name, step, count))
+        fit = [d for d in dims[(1 if t.space != "hbm" else 0):] if step % stride[d] == 0 and
+               (count - 1) * (step // stride[d]) < t.shape[d]]
+        if count > 1 and (not fit or step == 0):
+            raise NkiError("'%s'.ap: [%d, %d] steps across the tensor's dimensions %s; tessel's access patterns "
+                           "step within one dimension" % (t.name, step, count, list(t.shape)))
+        d = fit[0] if count > 1 else dims[-1]
+        pieces.append((d, count, max(1, step // stride[d])))
+    idx = []
+    for d in range(t.ndim):
+        mine = [(e, s) for dd, e, s in pieces if dd == d]
+        span = sum((e - 1) * s for e, s in mine) + 1
+        if start[d] + span > t.shape[d]:
+            raise NkiError("'%s'.ap: the pattern leaves dimension %d (size %d) from offset %d" % (t.name, d,
+                                                                                               t.shape[d], offset))
+        idx.append((Affine({}, start[d]), span if mine else None))
+    acc = Access(t, idx, {}, pieces)
+    if t.space != "hbm" and pieces[0][1] > t.shape[dims[0]]:
+        raise NkiError("'%s'.ap: %d partitions, the tensor has %d" % (t.name, pieces[0][1], t.shape[dims[0]]))
+    return acc
+
+
 def index_access(t, key):
     """The Access `t[key]`: ranges from slices, nl.ds and nl.arange; points from integers
     and loop variables."""
-    if isinstance(key, IotaIndex) or (isinstance(key, tuple) and any(isinstance(k, View) for k in key)):
-        pass
     key = _norm_key(t, key)
+    if _needs_pattern(key):
+        acc = _pattern_access(t, key)
+        _check_static_bounds(t, acc.idx)
+        return acc
     idx = []
     iota_axes = []
     iotas = {}
@@ -477,11 +622,6 @@ def index_access(t, key):
                     continue
             except ImportError:
                 pass
-            if type(k).__name__ == "IndexExpr":
-                raise NkiError("index %d of '%s' is a strided or combined nl.arange/nl.mgrid index (an access "
-                               "pattern, such as i_f2 * F1 + i_f1, that splits, permutes or strides a dimension) "
-                               "and is not supported: tessel's tile IR accesses contiguous 2-D tiles (a tile "
-                               "index is one nl.arange plus an affine offset)" % (d, t.name))
             raise NkiError("index of type %s is not supported (slices, nl.ds, nl.arange, integers and "
                            "loop variables)" % type(k).__name__)
     _partition_vector(idx)
@@ -490,13 +630,17 @@ def index_access(t, key):
         raise NkiError("nl.arange indices in transposed order are not supported (a tile's partition "
                        "index comes first)")
     acc = Access(t, idx, iotas)
+    _check_static_bounds(t, idx)
+    return acc
+
+
+def _check_static_bounds(t, idx):
     for d, (start, ext) in enumerate(idx):
         if start.is_const():
             end = start.const + (extent_bound(ext) if ext is not None else 1)
             if start.const < 0 or end > t.shape[d]:
                 raise NkiError("index out of bounds: dimension %d of '%s' has size %d, the access covers "
                                "[%d, %d)" % (d, t.name, t.shape[d], start.const, end))
-    return acc
 
 
 # ----------------------------------------------------------------------------
@@ -762,7 +906,10 @@ class Tracer:
         if swap:
             rs = rs[::-1]
         for x, y in zip(rd, rs):
-            self.unify(dst, x, src, y)
+            # A dimension an access pattern splits into several tile dimensions is reshaped: its
+            # label relates to none of them alone (docs/tile-ir.md, rule 15).
+            if rd.count(x) == 1 and rs.count(y) == 1:
+                self.unify(dst, x, src, y)
 
     # -- loops ---------------------------------------------------------------
     def open_loop(self, lo, hi, step, parallel):

@@ -1,31 +1,64 @@
-# An access pattern that permutes the free dimension of an SBUF tile (the schedule of AWS's transpose2d
-# tutorial: three nl.mgrid indices, the destination indexed i_f2 * F1 + i_f1) is an error naming the
-# index at its line: tessel's tile IR accesses contiguous 2-D tiles. So is a tile's .ap() (the current
-# average-pool tutorial's 5-D view of its input).
-# RUN: not tessel compile %s -k permute_free --arg x=f32[128,12] 2>&1 | FileCheck %s
-# RUN: not tessel compile %s -k pool_view --arg x=f32[128,16] 2>&1 | FileCheck %s --check-prefix=AP
+# Access patterns outside what tessel's tile IR expresses are errors at their line, naming the
+# tensor: a pattern as an operand of the tensor engine (2-D tiles only), one tile axis indexing two
+# dimensions (a diagonal), an index running backwards, the partitions not the first axis,
+# and an .ap() step that crosses dimensions. (Patterns themselves run: transpose2d.py, average-pool.py.)
+# RUN: not tessel compile %s -k pattern_matmul --arg x=bf16[128,128] 2>&1 | FileCheck %s --check-prefix=MM
+# RUN: not tessel compile %s -k diagonal --arg x=f32[128,4,4] 2>&1 | FileCheck %s --check-prefix=DIAG
+# RUN: not tessel compile %s -k backwards --arg x=f32[128,4] 2>&1 | FileCheck %s --check-prefix=BACK
+# RUN: not tessel compile %s -k partitions_second --arg x=f32[128,128] 2>&1 | FileCheck %s --check-prefix=PART
+# RUN: not tessel compile %s -k ap_across --arg x=f32[128,4,6] 2>&1 | FileCheck %s --check-prefix=AP
 import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 
 
 @nki.jit
-def permute_free(x, rows_cols=(3, 4)):
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+def pattern_matmul(x):
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
     t = nl.load(x)
-    f1, f2 = rows_cols
-    ip, i1, i2 = nl.mgrid[0:128, 0:f1, 0:f2]
-    u = nl.ndarray((128, f1 * f2), dtype=x.dtype, buffer=nl.sbuf)
-    # CHECK: err-access-pattern.py:[[@LINE+1]]: error: index 1 of 't' is a strided or combined nl.arange/nl.mgrid index (an access pattern, such as i_f2 * F1 + i_f1, that splits, permutes or strides a dimension) and is not supported: tessel's tile IR accesses contiguous 2-D tiles
-    u[ip, i2 * f1 + i1] = nl.copy(t[ip, i1 * f2 + i2])
-    nl.store(out, value=u)
+    ip, i1, i2 = nl.mgrid[0:128, 0:2, 0:64]
+    # MM: err-access-pattern.py:[[@LINE+1]]: error: the moving operand of 't' is an access pattern (nl.mgrid / nl.arange indices combined, strided or over more than two axes); this operation takes a 2-D tile of two contiguous ranges
+    p = nisa.nc_matmul(t[:, 0:128], t[ip, i2 * 2 + i1])
+    nl.store(out, value=p)
     return out
 
 
 @nki.jit
-def pool_view(x):
-    out = nl.ndarray((128, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+def diagonal(x):
+    out = nl.ndarray((128, 4), dtype=x.dtype, buffer=nl.shared_hbm)
     t = nl.load(x)
-    # AP: err-access-pattern.py:[[@LINE+1]]: error: 't'.ap (an explicit access pattern) is not supported: tessel's tile IR accesses contiguous 2-D tiles
-    pairs = t.ap([[16, 128], [2, 8], [1, 2]])
-    nl.store(out, value=nl.sum(pairs, axis=[2]))
+    ip, i1 = nl.mgrid[0:128, 0:4]
+    # DIAG: err-access-pattern.py:[[@LINE+1]]: error: tile axis 1 indexes two dimensions of 't' (a diagonal)
+    nl.store(out, value=nl.copy(t[ip, i1 * 1, i1 * 1]))
+    return out
+
+
+@nki.jit
+def backwards(x):
+    out = nl.ndarray((128, 4), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    ip, i1 = nl.mgrid[0:128, 0:4]
+    # BACK: err-access-pattern.py:[[@LINE+1]]: error: index 1 of 't' runs backwards along a tile axis (coefficient -1); access patterns take positive steps
+    nl.store(out, value=nl.copy(t[ip, 3 - i1]))
+    return out
+
+
+@nki.jit
+def partitions_second(x):
+    out = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    i0, i1, i2 = nl.mgrid[0:2, 0:128, 0:64]
+    # PART: err-access-pattern.py:[[@LINE+1]]: error: the access pattern of 't' must keep the partition dimension as the tile's first axis, one contiguous range
+    nl.store(out, value=nl.copy(t[i1, i0 * 64 + i2]))
+    return out
+
+
+@nki.jit
+def ap_across(x):
+    out = nl.ndarray((128, 4), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 4, 6), dtype=x.dtype, buffer=nl.sbuf)
+    t[...] = nl.load(x)
+    # AP: err-access-pattern.py:[[@LINE+1]]: error: 't'.ap: [5, 4] steps across the tensor's dimensions [128, 4, 6]
+    v = t.ap([[24, 128], [5, 4]])
+    nl.store(out, value=nl.copy(v))
     return out

@@ -1,8 +1,8 @@
 # A matrix transpose over an SPMD grid: each program instance moves one 128 x 128 tile to its mirrored
 # place, transposing it on the tensor engine (nisa.nc_transpose into PSUM, a copy back to SBUF) or in
 # the DMA (nl.load_transpose2d). Written for tessel; not the schedule of AWS's transpose2d tutorial,
-# which permutes the free dimension of an SBUF tile with an access pattern (i_f2 * F1 + i_f1), which
-# tessel's 2-D tiles do not express (an error at its line: err-access-pattern.py).
+# which permutes the free dimension of an SBUF tile with an access pattern (i_f2 * F1 + i_f1:
+# transpose2d.py).
 # REQUIRES: numpy
 # RUN: tessel compile %s -k transpose --arg x=bf16[256,384] | FileCheck %s
 # RUN: tessel run %s -k transpose --arg x=bf16[256,384] --check --reference %S/Inputs/refs.py:transpose | FileCheck %s --check-prefix=PASS

@@ -270,12 +270,13 @@ tensor_reduce.add %y <- %z
 TEST(VectorOps, RunTimeShapeErrors) {
   auto error = [](const std::string &op) {
     return runError(parseOrFail("buffer %a : sbuf f32[128, 64] bufs=1 addr=0\n"
-                                "buffer %r : sbuf f32[128, 2] bufs=1 addr=256\n"
+                                "buffer %r : sbuf f32[128, 3] bufs=1 addr=256\n"
                                 "memset %a <- 1\nmemset %r <- 1\n" +
                                 op + "\n"));
   };
-  EXPECT_NE(error("tensor_reduce.add %r <- %a").find("tensor_reduce folds a [128, 64] tile into [128, 1], but the "
-                                                      "destination is [128, 2]"),
+  // 3 does not divide 64: no runs of the source's elements make the destination.
+  EXPECT_NE(error("tensor_reduce.add %r <- %a").find("tensor_reduce folds a [128, 64] tile into [128, 1] or runs of "
+                                                      "its elements, but the destination is [128, 3]"),
             std::string::npos);
   EXPECT_NE(error("tensor_scalar.mul %a <- %a, %r[0:64, 0:1]")
                 .find("a per-partition operand must be [128, 1] (one value per partition of the destination "

@@ -116,3 +116,20 @@ def exp_row_sums(x, scales):
 def tensor_add_unused(a, b, unused=None):
     assert unused is None
     return a + b
+
+
+def transpose2d(x, shape2D):
+    """Each row of x is a row-major F1 x F2 matrix; each row of the result is its transpose."""
+    f1, f2 = shape2D
+    return x.reshape(x.shape[0], f1, f2).transpose(0, 2, 1).reshape(x.shape[0], f1 * f2)
+
+
+def average_pool(in_tensor, pool_size):
+    """2-D average pooling of C x H x W over pool_size x pool_size windows (stride pool_size)."""
+    c, h, w = in_tensor.shape
+    windows = in_tensor.astype(np.float64).reshape(c, h // pool_size, pool_size, w // pool_size, pool_size)
+    return windows.mean(axis=(2, 4))
+
+
+def every_other_column(x):
+    return x[:, 0::2]
