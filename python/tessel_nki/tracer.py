@@ -242,9 +242,19 @@ class TileLike:
         t = getattr(self, "tensor", None) or self
         return getattr(t, "name", None) or getattr(self, "name_hint", "tile")
 
-    def reshape(self, *a, **k):
-        raise NkiError("'%s'.reshape is not supported: tessel's tile IR accesses a tensor in its declared shape"
-                       % self._tile_name())
+    def reshape(self, *shape, **k):
+        """A view of the tensor in another shape (row-major, sharing its elements) whose dimensions
+        split the tensor's: `g.reshape((1, D))` of a [D] weight, [P, A * B] as [P, A, B]. Indexed with
+        slices, nl.ds and points, it is an access pattern of the tensor (docs/nki.md)."""
+        if k:
+            raise NkiError("'%s'.reshape: argument '%s' is not supported" % (self._tile_name(), next(iter(k))))
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        t = self._tensor() if isinstance(self, Lazy) else self
+        if not isinstance(t, Tensor):
+            raise NkiError("'%s'.reshape of a slice is not supported; reshape the tensor, then index it"
+                           % self._tile_name())
+        return ReshapedView(t, shape)
 
     def view(self, *a, **k):
         raise NkiError("'%s'.view is not supported: tessel's tile IR accesses a tensor in its declared shape and "
@@ -346,6 +356,97 @@ class View(TileLike):
     def __isub__(self, other):
         current().update_inplace(self.access, "sub", other)
         return View(self.access, applied=True)
+
+
+class ReshapedView(View):
+    """`t.reshape(shape)`: indexing it gives an access pattern of `t`, each new dimension a range of
+    the tensor dimension its group splits (steps: the sizes of the later dimensions of the group)."""
+
+    def __init__(self, tensor, shape):
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape):
+            raise NkiError("'%s'.reshape(%r): the shape must be positive integers" % (tensor.name, tuple(shape)))
+        self.new_shape = tuple(shape)
+        self.base = tensor
+        self.group = _split_groups(tensor, self.new_shape)  # new dim -> (tensor dim, step)
+        View.__init__(self, self._access((slice(None),) * len(shape)))
+
+    @property
+    def shape(self):
+        return self.new_shape
+
+    def __getitem__(self, key):
+        return View(self._access(key))
+
+    def _access(self, key):
+        t, n = self.base, len(self.new_shape)
+        if not isinstance(key, tuple):
+            key = (key,)
+        if Ellipsis in key:
+            i = key.index(Ellipsis)
+            key = key[:i] + (slice(None),) * (n - len(key) + 1) + key[i + 1:]
+        if len(key) > n:
+            raise NkiError("%d indices for '%s' reshaped to %s" % (len(key), t.name, list(self.new_shape)))
+        key = key + (slice(None),) * (n - len(key))
+        start = [Affine({}, 0) for _ in range(t.ndim)]
+        pattern = []
+        for j, k in enumerate(key):
+            d, step = self.group[j]
+            if isinstance(k, slice):
+                if k.step not in (None, 1):
+                    raise NkiError("a strided slice of a reshaped tensor is not supported")
+                lo = Affine.of(0 if k.start is None else k.start)
+                ext = Affine.of(self.new_shape[j] if k.stop is None else k.stop) - lo
+                if not ext.is_const():
+                    raise NkiError("slice of reshaped '%s' has no constant size" % t.name)
+                start[d] = start[d] + lo * step
+                pattern.append((d, ext.const, step))
+            elif isinstance(k, Slice):
+                size = k.size.const if isinstance(k.size, Affine) and k.size.is_const() else k.size
+                if not isinstance(size, int) or isinstance(size, bool):
+                    raise NkiError("nl.ds of a reshaped tensor needs a constant size")
+                start[d] = start[d] + Affine.of(k.start) * step
+                pattern.append((d, size, step))
+            elif isinstance(k, (int, Affine)) and not isinstance(k, bool):
+                start[d] = start[d] + Affine.of(k) * step
+            else:
+                raise NkiError("index a reshaped tensor with slices, nl.ds and points (not %s)" % type(k).__name__)
+        idx = []
+        for d in range(t.ndim):
+            mine = [(e, st) for dd, e, st in pattern if dd == d]
+            idx.append((start[d], sum((e - 1) * st for e, st in mine) + 1 if mine else None))
+        _check_pattern(t, pattern)
+        _check_static_bounds(t, idx)
+        return Access(t, idx, {}, pattern)
+
+
+def _split_groups(t, shape):
+    """For each dimension of `shape`, the dimension of `t` it splits and its step in it; an error when
+    the new shape merges dimensions (tessel's access patterns split them)."""
+    groups, j = [], 0
+    for d, size in enumerate(t.shape):
+        members, prod = [], 1
+        while j < len(shape) and (prod < size or (shape[j] == 1 and d == t.ndim - 1)):
+            members.append(j)
+            prod *= shape[j]
+            j += 1
+        if prod != size:
+            raise NkiError("'%s'.reshape(%s): the new shape merges dimensions of %s; tessel's access patterns "
+                           "only split a dimension into several" % (t.name, tuple(shape), list(t.shape)))
+        step = 1
+        for m in reversed(members):
+            groups.append((m, d, step))
+            step *= shape[m]
+    if j != len(shape) or sorted(m for m, _, _ in groups) != list(range(len(shape))):
+        raise NkiError("'%s'.reshape(%s): %d elements, the tensor has %s" % (t.name, tuple(shape), _prod(shape),
+                                                                          list(t.shape)))
+    return {m: (d, step) for m, d, step in groups}
+
+
+def _prod(xs):
+    out = 1
+    for x in xs:
+        out *= x
+    return out
 
 
 class Lazy(TileLike):
@@ -527,6 +628,12 @@ def _pattern_access(t, key):
         mine = [(e, st) for dd, e, st in pattern if dd == d]
         if mine:
             idx[d] = (idx[d][0], sum((e - 1) * st for e, st in mine) + 1)
+    _check_pattern(t, pattern)
+    return Access(t, idx, {}, pattern)
+
+
+def _check_pattern(t, pattern):
+    """On chip, the partitions are the tile's first axis, one contiguous range; 2 to 8 axes."""
     if t.space != "hbm":
         first = pattern[0] if pattern else None
         if not first or first[0] != t.pdim or first[2] != 1 or sum(1 for p in pattern if p[0] == t.pdim) != 1:
@@ -534,7 +641,6 @@ def _pattern_access(t, key):
                            "axis, one contiguous range" % t.name)
     if len(pattern) < 2 or len(pattern) > 8:
         raise NkiError("the access pattern of '%s' has %d tile axes; tessel takes 2 to 8" % (t.name, len(pattern)))
-    return Access(t, idx, {}, pattern)
 
 
 def ap_access(t, pattern, offset):

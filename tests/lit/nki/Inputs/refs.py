@@ -133,3 +133,8 @@ def average_pool(in_tensor, pool_size):
 
 def every_other_column(x):
     return x[:, 0::2]
+
+
+def pair_sums(x):
+    """Sums of adjacent column pairs."""
+    return x.reshape(x.shape[0], x.shape[1] // 2, 2).sum(axis=2)
