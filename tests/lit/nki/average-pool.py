@@ -11,6 +11,8 @@
 # RUN: tessel run %s -k avgpool --arg in_tensor=bf16[128,12,12] --arg pool_size=3 --check --reference %S/Inputs/refs.py:average_pool | FileCheck %s --check-prefix=PASS
 # RUN: tessel run %s -k avgpool_ap --arg in_tensor=f32[128,8,12] --arg pool_size=2 --check --reference %S/Inputs/refs.py:average_pool | FileCheck %s --check-prefix=PASS
 # RUN: tessel run %s -k avgpool_arange --arg in_tensor=f32[128,8,12] --arg pool_size=2 --check --reference %S/Inputs/refs.py:average_pool | FileCheck %s --check-prefix=PASS
+# The trace replayed in Python (--check without --reference) reads the same patterns.
+# RUN: tessel run %s -k avgpool_ap --arg in_tensor=bf16[128,8,12] --arg pool_size=2 --check | FileCheck %s --check-prefix=PASS
 # RUN: tessel compile %s -k avgpool_ap --arg in_tensor=bf16[128,8,12] --arg pool_size=2 | FileCheck %s --check-prefix=AP
 # RUN: tessel run %s -k avgpool --arg in_tensor=bf16[512,64,64] --arg pool_size=2 --target trn1 --timing-only | FileCheck %s --check-prefix=TIME
 # RUN: tessel run %s -k avgpool --arg in_tensor=bf16[512,64,64] --arg pool_size=2 --target trn2 --timing-only | FileCheck %s --check-prefix=TIME
