@@ -22,6 +22,7 @@
 #define TESSEL_BACKEND_NKIEMITTER_H
 
 #include "ir/Kernel.h"
+#include "ir/LoopDeps.h"
 #include "runtime/Target.h"
 
 #include "llvm/Support/Error.h"
@@ -58,9 +59,7 @@ struct NkiEmitOptions {
 llvm::Expected<std::string> emitNki(const ir::Kernel &kernel, const runtime::Target &target,
                                     const llvm::SourceMgr *sources, const NkiEmitOptions &options);
 
-/// A constant an index extent never exceeds (a partial tile `min(128, ...)`:
-/// 128), if it has one.
-std::optional<int64_t> extentBound(const ir::IndexExpr &e);
+using ir::extentBound; // ir/LoopDeps.h
 
 /// Whether NKI may run `loop` as nl.affine_range: no loop-carried
 /// dependence other than a matmul accumulation group (backend/NkiLoops.cpp).

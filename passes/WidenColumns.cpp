@@ -1,4 +1,4 @@
-//===- passes/WidenColumns.cpp - Two column blocks of a weight per load ---===//
+//===- passes/WidenColumns.cpp - Several column blocks of a weight per load ===//
 //
 // `widen-columns` loads the weights a column-block loop streams two blocks
 // wide. TileGen walks a projection's output columns in blocks of n (one PSUM
@@ -43,16 +43,22 @@
 // column would hold every matmul until it landed); schedule
 // double-buffers the block when SBUF allows. Where the kernel is bound by
 // its weights' bandwidth (decode-sized M) this is worth up to a tenth of its
-// time; where it is bound by the tensor engine it only adds SBUF. The pass
-// builds the wide form on copies (passes/Trial.h), loop by loop in program
-// order, taking each that the cost model predicts faster and that still
-// fits, keeps the result only when it is at least policy::kMinWideColumnGain
-// faster, and notes the choice above the kernel.
+// time; where it is bound by the tensor engine it only adds SBUF. The
+// second form, g = 2, 4 or 8 blocks per contraction step with their
+// accumulators live together (passes/ColumnJam.h), reaches runs of 4 and
+// 8 KiB at any K. The pass builds each form on copies (passes/Trial.h),
+// loop by loop in program order, taking for each the form the cost model
+// predicts fastest if faster than none and still fitting, keeps the result
+// only when it is at least policy::kMinWideColumnGain faster, and notes the
+// choice above the kernel.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/ColumnJam.h"
+#include "passes/ColumnLoops.h"
 #include "passes/Passes.h"
 #include "passes/Policy.h"
 #include "passes/Trial.h"
+#include "passes/analysis/KernelCost.h"
 
 #include "ir/Builder.h"
 #include "ir/Clone.h"
@@ -69,103 +75,6 @@ namespace tessel::passes {
 namespace {
 
 using namespace ir;
-
-/// A [P, B] tile a contraction loop streams from a weight whose columns
-/// advance with the column-block loop: the alloc and the one load, at the
-/// top of the contraction loop's body.
-struct ColumnTile {
-  ForOp *kLoop;
-  AllocOp *alloc;
-  DmaOp *load;
-};
-
-bool fixedIn(const IndexExpr &e, const Value *v) { return !e.mentions(v); }
-
-/// Whether `e` is `%v + c` for a constant c (coefficient 1, no other
-/// variable): its value at `%v := %v2 + %h` is known for every block.
-bool isVarPlusConst(const IndexExpr &e, const Value *v) {
-  int64_t c = 0;
-  llvm::SmallVector<std::pair<const Value *, int64_t>, 2> terms;
-  return e.linearForm(c, terms) && terms.size() == 1 && terms[0].first == v && terms[0].second == 1;
-}
-
-/// The tiles `kLoop` (a child of the column loop `nLoop`, of step P) streams
-/// with columns that are `nLoop`'s block: `dma %T[0 +: P, 0 +: B] <-
-/// %W[%k + a +: P, %n + c +: B]`, %T read only inside `kLoop`.
-void columnTiles(ForOp &nLoop, ForOp &kLoop, int64_t P, llvm::SmallVectorImpl<ColumnTile> &out) {
-  const int64_t B = nLoop.step;
-  if (kLoop.step != P || !kLoop.lo.isConst() || !kLoop.hi.isConst() || kLoop.constTripCount() < 1 ||
-      (kLoop.hi.constValue() - kLoop.lo.constValue()) % P != 0)
-    return;
-  for (auto &op : kLoop.body.ops) {
-    auto *alloc = llvm::dyn_cast<AllocOp>(op.get());
-    if (!alloc)
-      continue;
-    const TensorType &t = alloc->result->type;
-    if (t.space != MemSpace::SBUF || t.dims.size() != 2 || t.dims[0].size != P || t.dims[1].size != B)
-      continue;
-    Value *tile = alloc->result;
-    DmaOp *load = nullptr;
-    int writers = 0;
-    walk(kLoop.body, [&](Op &o, llvm::ArrayRef<ForOp *>) {
-      if (Access *w = o.write(); w && w->base == tile) {
-        ++writers;
-        load = llvm::dyn_cast<DmaOp>(&o);
-      }
-    });
-    if (writers != 1 || !load || load->transpose || load->tag != DmaTag::None ||
-        load->src.base->type.space != MemSpace::HBM || load->src.indices.size() != 2 ||
-        load->dst.indices.size() != 2 || llvm::none_of(kLoop.body.ops, [&](auto &o) { return o.get() == load; }))
-      continue;
-    const Index &row = load->src.indices[0], &col = load->src.indices[1];
-    const Index &dRow = load->dst.indices[0], &dCol = load->dst.indices[1];
-    if (!row.hasExtent(P) || !isVarPlusConst(row.start, kLoop.iv) || !col.hasExtent(B) ||
-        !isVarPlusConst(col.start, nLoop.iv) || !dRow.hasExtent(P) || !dCol.hasExtent(B) ||
-        !dRow.start.isConst() || dRow.start.constValue() != 0 || !dCol.start.isConst() ||
-        dCol.start.constValue() != 0)
-      continue;
-    out.push_back({&kLoop, alloc, load});
-  }
-}
-
-/// The column loops the pass widens and their tiles: constant bounds, at
-/// least two whole blocks, every contraction loop directly in the body
-/// independent of the block, no accumulation group restarting per block.
-struct Candidate {
-  ForOp *nLoop;
-  llvm::SmallVector<ColumnTile, 4> tiles;
-};
-
-bool restartsPer(ForOp &loop, const Value *iv) {
-  bool found = false;
-  walk(loop.body, [&](Op &o, llvm::ArrayRef<ForOp *>) {
-    if (auto *mm = llvm::dyn_cast<MatmulOp>(&o))
-      found |= llvm::is_contained(mm->resetOn, iv);
-  });
-  return found;
-}
-
-/// Outermost first; a candidate's body is not searched further.
-void collect(Block &block, int64_t P, llvm::SmallVectorImpl<Candidate> &out) {
-  for (auto &op : block.ops) {
-    auto *loop = llvm::dyn_cast<ForOp>(op.get());
-    if (!loop)
-      continue;
-    const int64_t B = loop->step;
-    Candidate c{loop, {}};
-    if (loop->lo.isConst() && loop->hi.isConst() && B > 0 &&
-        (loop->hi.constValue() - loop->lo.constValue()) % B == 0 && loop->constTripCount() >= 2 &&
-        !restartsPer(*loop, loop->iv))
-      for (auto &inner : loop->body.ops)
-        if (auto *k = llvm::dyn_cast<ForOp>(inner.get());
-            k && fixedIn(k->lo, loop->iv) && fixedIn(k->hi, loop->iv))
-          columnTiles(*loop, *k, P, c.tiles);
-    if (c.tiles.empty())
-      collect(loop->body, P, out);
-    else
-      out.push_back(std::move(c));
-  }
-}
 
 /// A widened tile in one copy of the column loop's body: the tile value,
 /// the contraction loop streaming it and the block it now reads.
@@ -235,7 +144,7 @@ void rewriteBlock(std::vector<std::unique_ptr<Op>> &ops, const Value *nIv, const
 
 /// Replaces `c.nLoop` (in `parent`) by the two-blocks-per-load nest; an odd
 /// last block stays as it was, in a copy of the loop after the nest.
-void rewrite(Kernel &kernel, Block &parent, const Candidate &c) {
+void rewrite(Kernel &kernel, Block &parent, const ColumnLoop &c) {
   ForOp &nLoop = *c.nLoop;
   const int64_t P = kernel.geometry.partitions, B = nLoop.step;
   std::unique_ptr<Op> last;
@@ -298,80 +207,126 @@ void rewrite(Kernel &kernel, Block &parent, const Candidate &c) {
     }
 }
 
-/// Rewrites the candidates of `kernel` whose indices (in collect's order)
-/// `which` lists; the number of weight streams widened.
-int widen(Kernel &kernel, llvm::ArrayRef<size_t> which) {
-  llvm::SmallVector<Candidate, 4> candidates;
-  collect(kernel.body, kernel.geometry.partitions, candidates);
+/// How one column loop is widened: its index in collectColumnLoops' order
+/// and its form, `jam` blocks per contraction step (passes/ColumnJam.h), or
+/// 0 for two blocks' whole K column in SBUF (rewrite above).
+struct Choice {
+  size_t index;
+  int64_t jam;
+};
+
+/// The block holding `loop` directly, or null.
+Block *parentOf(Kernel &kernel, const ForOp *loop) {
+  Block *parent = nullptr;
+  for (auto &child : kernel.body.ops)
+    if (child.get() == loop)
+      parent = &kernel.body;
+  walk(kernel.body, [&](Op &o, llvm::ArrayRef<ForOp *>) {
+    if (auto *l = llvm::dyn_cast<ForOp>(&o))
+      for (auto &child : l->body.ops)
+        if (child.get() == loop)
+          parent = &l->body;
+  });
+  return parent;
+}
+
+/// Rewrites the column loops of `kernel` that `which` chooses; the number of
+/// weight streams widened.
+int widen(Kernel &kernel, llvm::ArrayRef<Choice> which, bool streaming) {
+  llvm::SmallVector<ColumnLoop, 4> candidates;
+  collectColumnLoops(kernel.body, kernel.geometry.partitions, candidates);
   int streams = 0;
-  for (size_t i : which) {
-    if (i >= candidates.size())
+  for (const Choice &ch : which) {
+    if (ch.index >= candidates.size())
       continue;
-    const Candidate &c = candidates[i];
-    Block *parent = nullptr;
-    for (auto &child : kernel.body.ops)
-      if (child.get() == c.nLoop)
-        parent = &kernel.body;
-    walk(kernel.body, [&](Op &o, llvm::ArrayRef<ForOp *>) {
-      if (auto *l = llvm::dyn_cast<ForOp>(&o))
-        for (auto &child : l->body.ops)
-          if (child.get() == c.nLoop)
-            parent = &l->body;
-    });
-    if (!parent)
+    const ColumnLoop &c = candidates[ch.index];
+    Block *parent = parentOf(kernel, c.nLoop);
+    if (!parent || (ch.jam && !canJamColumns(c, ch.jam)))
       continue;
-    rewrite(kernel, *parent, c);
+    if (ch.jam)
+      jamColumns(kernel, *parent, c, ch.jam, streaming);
+    else
+      rewrite(kernel, *parent, c);
     streams += int(c.tiles.size());
   }
   return streams;
 }
 
-/// The predicted latency of `kernel` with the candidates `which` widened
-/// (passes/Trial.h); nullopt when that form does not fit.
-std::optional<double> trialUs(const Kernel &kernel, llvm::ArrayRef<size_t> which, const runtime::Target &target) {
+/// The predicted latency of `kernel` with the column loops `which` chooses
+/// widened (passes/Trial.h); nullopt when that form does not fit.
+std::optional<double> trialUs(const Kernel &kernel, llvm::ArrayRef<Choice> which, bool streaming,
+                              const runtime::Target &target) {
   std::unique_ptr<Kernel> trial = copyKernel(kernel);
   if (!trial)
     return std::nullopt;
-  widen(*trial, which);
+  widen(*trial, which, streaming);
   return predictAfterLatePasses(*trial, target);
+}
+
+/// "two column blocks at a time", "8 column blocks per load": the forms
+/// `taken` uses, for the note.
+std::string describeForms(llvm::ArrayRef<Choice> taken) {
+  std::string out;
+  for (int64_t jam : {int64_t(0), int64_t(2), int64_t(4), int64_t(8)}) {
+    if (llvm::none_of(taken, [&](const Choice &c) { return c.jam == jam; }))
+      continue;
+    if (!out.empty())
+      out += " or ";
+    out += jam ? llvm::formatv("{0} column blocks per load, their accumulators live together", jam).str()
+               : std::string("two column blocks at a time");
+  }
+  return out;
 }
 
 class WidenColumnsPass : public Pass {
 public:
   llvm::StringRef name() const override { return "widen-columns"; }
   llvm::StringRef description() const override {
-    return "load a weight's column blocks two at a time (twice the contiguous bytes per partition) "
+    return "load a weight's column blocks several at a time (more contiguous bytes per partition) "
            "where the cost model finds the kernel faster";
   }
 
-  /// Greedily, in program order: a column loop is widened when, with the
-  /// ones taken before it, the kernel is predicted faster and still fits;
-  /// the result is kept when it is policy::kMinWideColumnGain faster than
-  /// the kernel as it was.
+  /// Greedily, in program order: each column loop takes the form (two
+  /// blocks' whole K column, or 2, 4 or 8 blocks per contraction step) with
+  /// which, and the ones taken before it, the kernel is predicted fastest,
+  /// if faster than without and it still fits; the result is kept when it
+  /// is policy::kMinWideColumnGain faster than the kernel as it was.
   PassResult run(Kernel &kernel, PassContext &ctx) override {
-    llvm::SmallVector<Candidate, 4> candidates;
-    collect(kernel.body, kernel.geometry.partitions, candidates);
+    llvm::SmallVector<ColumnLoop, 4> candidates;
+    collectColumnLoops(kernel.body, kernel.geometry.partitions, candidates);
     if (candidates.empty())
       return PassResult::Unchanged;
     int total = 0;
-    for (const Candidate &c : candidates)
+    for (const ColumnLoop &c : candidates)
       total += int(c.tiles.size());
-    std::optional<double> narrowUs = trialUs(kernel, {}, ctx.target);
+    // Bound by its DMAs: the loads' time as the simulator charges them
+    // exceeds the tensor engine's (passes/ColumnJam.cpp).
+    analysis::KernelCost cost = analysis::analyzeKernel(kernel, ctx.target);
+    const bool streaming = cost.dmaEstimateNs > cost.tensorBusyNs;
+    std::optional<double> narrowUs = trialUs(kernel, {}, streaming, ctx.target);
     if (!narrowUs)
       return PassResult::Unchanged;
     double bestUs = *narrowUs;
-    llvm::SmallVector<size_t, 4> taken;
+    llvm::SmallVector<Choice, 4> taken;
     for (size_t i = 0; i < candidates.size(); ++i) {
-      taken.push_back(i);
-      std::optional<double> us = trialUs(kernel, taken, ctx.target);
-      if (us && *us < bestUs)
-        bestUs = *us;
-      else
+      std::optional<Choice> best;
+      for (int64_t jam : {int64_t(0), int64_t(2), int64_t(4), int64_t(8)}) {
+        if (jam && !canJamColumns(candidates[i], jam))
+          continue;
+        taken.push_back({i, jam});
+        std::optional<double> us = trialUs(kernel, taken, streaming, ctx.target);
         taken.pop_back();
+        if (us && *us < bestUs) {
+          bestUs = *us;
+          best = Choice{i, jam};
+        }
+      }
+      if (best)
+        taken.push_back(*best);
     }
     if (taken.empty() || bestUs > *narrowUs * (1.0 - policy::kMinWideColumnGain)) {
       kernel.notes.push_back(llvm::formatv("[widen-columns] {0} weight stream{1} kept one column block per "
-                                           "load (predicted {2:F1} us; two blocks per load {3}, not {4:F1}% faster)",
+                                           "load (predicted {2:F1} us; several blocks per load {3}, not {4:F1}% faster)",
                                            total, total == 1 ? "" : "s", *narrowUs,
                                            taken.empty() ? std::string("no faster or does not fit SBUF")
                                                          : llvm::formatv("{0:F1} us", bestUs).str(),
@@ -379,10 +334,11 @@ public:
                                  .str());
       return PassResult::Unchanged; // a note only
     }
-    int streams = widen(kernel, taken);
-    kernel.notes.push_back(llvm::formatv("[widen-columns] {0} of {1} weight stream{2} loaded two column blocks "
-                                         "at a time: predicted {3:F1} us, against {4:F1} us",
-                                         streams, total, total == 1 ? "" : "s", bestUs, *narrowUs)
+    int streams = widen(kernel, taken, streaming);
+    kernel.notes.push_back(llvm::formatv("[widen-columns] {0} of {1} weight stream{2} loaded {3}: predicted "
+                                         "{4:F1} us, against {5:F1} us",
+                                         streams, total, total == 1 ? "" : "s", describeForms(taken), bestUs,
+                                         *narrowUs)
                                .str());
     return PassResult::Changed;
   }
