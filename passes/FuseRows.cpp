@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/LoopFusion.h"
 #include "passes/Passes.h"
+#include "passes/Policy.h"
+#include "passes/ResidentOperands.h"
 
 #include "ir/Builder.h"
 #include "support/DType.h"
@@ -44,28 +46,51 @@ std::optional<int64_t> constBound(const IndexExpr &e) {
   return l ? l : r;
 }
 
+/// The loops nested in `loop` that run once (constant bounds, one trip), each
+/// with its only value: a matmul nest at a row strip of one partition tile
+/// walks its row blocks `%mb + %mi` with %mi always 0.
+std::vector<std::pair<const Value *, IndexExpr>> singleTrips(ForOp &loop) {
+  std::vector<std::pair<const Value *, IndexExpr>> once;
+  for (auto &op : loop.body.ops)
+    walkOp(*op, [&](Op &o) {
+      if (auto *inner = llvm::dyn_cast<ForOp>(&o); inner && inner->constTripCount() == 1)
+        once.emplace_back(inner->iv, inner->lo);
+    });
+  return once;
+}
+
 /// Whether every access to `v` within `loop` is rank 2 and covers rows
-/// `iv +: e` with e at most the loop's step, and no DMA moves it transposed.
-bool rowLocal(ForOp &loop, const Value *v) {
+/// `iv +: e` with e at most the loop's step (a loop that runs once counts as
+/// its value), and any DMA moving it transposed is a load of at most
+/// `partitions` columns (keepStripsOnChip puts it on the tensor engine).
+bool rowLocal(ForOp &loop, const Value *v, int64_t partitions) {
   bool ok = true;
   IndexExpr iv = IndexExpr::var(loop.iv);
+  auto once = singleTrips(loop);
   auto check = [&](const Access &a) {
     if (a.base != v)
       return;
-    ok &= a.indices.size() == 2 && a.indices[0].isRange() &&
-          a.indices[0].start.simplified().structurallyEqual(iv);
-    if (ok) {
-      auto bound = constBound(*a.indices[0].extent);
-      ok &= bound && *bound <= loop.step;
-    }
+    ok &= a.indices.size() == 2 && a.indices[0].isRange() && a.indices[1].isRange();
+    if (!ok)
+      return;
+    IndexExpr start = a.indices[0].start;
+    for (const auto &[var, value] : once)
+      start = start.substitute(var, value);
+    ok &= start.simplified().structurallyEqual(iv);
+    auto bound = constBound(*a.indices[0].extent);
+    ok &= bound && *bound <= loop.step;
   };
   walkOp(loop, [&](Op &o) {
     for (Access *a : o.reads())
       check(*a);
     for (Access *w : o.writes())
       check(*w);
-    if (auto *dma = llvm::dyn_cast<DmaOp>(&o))
-      ok &= !dma->transpose || (dma->src.base != v && dma->dst.base != v);
+    if (auto *dma = llvm::dyn_cast<DmaOp>(&o); dma && dma->transpose) {
+      auto cols = dma->src.base == v && dma->src.indices.size() == 2
+                      ? constBound(*dma->src.indices[1].extent)
+                      : std::nullopt;
+      ok &= dma->dst.base != v && (dma->src.base != v || (cols && *cols <= partitions));
+    }
   });
   return ok;
 }
@@ -77,7 +102,7 @@ bool sameRows(const ForOp &a, const ForOp &b) {
 
 /// Whether `b` may join `a`: they share some tensor, every shared one is an
 /// HBM tensor accessed row-locally by both, and a scratch tensor is among them.
-bool chained(ForOp &a, ForOp &b) {
+bool chained(ForOp &a, ForOp &b, int64_t P) {
   Footprint fa = footprintOf(a), fb = footprintOf(b);
   llvm::SmallPtrSet<const Value *, 8> shared;
   for (const Value *v : fa.writes)
@@ -88,7 +113,7 @@ bool chained(ForOp &a, ForOp &b) {
       shared.insert(v);
   bool scratch = false;
   for (const Value *v : shared) {
-    if (v->type.space != MemSpace::HBM || !rowLocal(a, v) || !rowLocal(b, v))
+    if (v->type.space != MemSpace::HBM || !rowLocal(a, v, P) || !rowLocal(b, v, P))
       return false;
     scratch |= v->role == TensorRole::Scratch;
   }
@@ -96,9 +121,9 @@ bool chained(ForOp &a, ForOp &b) {
 }
 
 /// Merges chained consecutive top-level loops (only allocs between them,
-/// which move above the first). Returns whether anything changed.
-bool mergeChains(Kernel &kernel) {
-  bool changed = false;
+/// which move above the first). Returns the merged loops.
+llvm::SmallPtrSet<ForOp *, 4> mergeChains(Kernel &kernel) {
+  llvm::SmallPtrSet<ForOp *, 4> merged;
   Block &top = kernel.body;
   for (size_t i = 0; i < top.ops.size(); ++i) {
     auto *a = llvm::dyn_cast<ForOp>(top.ops[i].get());
@@ -108,7 +133,7 @@ bool mergeChains(Kernel &kernel) {
     while (j < top.ops.size() && llvm::isa<AllocOp>(top.ops[j].get()))
       ++j;
     auto *b = j < top.ops.size() ? llvm::dyn_cast<ForOp>(top.ops[j].get()) : nullptr;
-    if (!b || !sameRows(*a, *b) || !chained(*a, *b))
+    if (!b || !sameRows(*a, *b) || !chained(*a, *b, kernel.geometry.partitions))
       continue;
     appendBody(*a, *b);
     std::unique_ptr<Op> loop = std::move(top.ops[i]);
@@ -116,10 +141,10 @@ bool mergeChains(Kernel &kernel) {
       top.ops[k - 1] = std::move(top.ops[k]);
     top.ops[j - 1] = std::move(loop);
     top.ops.erase(top.ops.begin() + j);
-    changed = true;
+    merged.insert(a);
     i = j - 2; // the merged loop (now at j - 1) may take the next one too
   }
-  return changed;
+  return merged;
 }
 
 /// Points `a` (an access to the HBM tensor `c`) at the strip `s`: rows relative to the strip.
@@ -130,63 +155,54 @@ void retarget(Access &a, const Value *c, Value *s) {
   a.indices[0].start = IndexExpr(0);
 }
 
-/// Rewrites every access of `v` in `block` (recursively) with `f`.
-void rewriteAccesses(Block &block, const Value *v, const std::function<void(Access &)> &f) {
-  for (auto &op : block.ops)
-    walkOp(*op, [&](Op &o) {
-      for (Access *a : o.reads())
-        if (a->base == v)
-          f(*a);
-      for (Access *w : o.writes())
-        if (w->base == v)
-          f(*w);
-    });
-}
-
-/// `alloc %T; dma %T[...] <- %S[...]` with T written nowhere else and of S's
-/// dtype: the readers of T read S (at the load's offsets) and both ops go.
-bool dropLoadTile(Block &block, size_t at, Value *s) {
-  auto *dma = llvm::dyn_cast<DmaOp>(block.ops[at].get());
-  auto *alloc = at > 0 ? llvm::dyn_cast<AllocOp>(block.ops[at - 1].get()) : nullptr;
-  if (!dma || dma->src.base != s || !alloc || dma->dst.base != alloc->result ||
-      alloc->result->type.dtype != s->type.dtype || dma->dst.indices.size() != 2)
-    return false;
-  Value *t = alloc->result;
-  bool onlyWrite = true;
-  for (size_t k = at + 1; k < block.ops.size(); ++k)
-    walkOp(*block.ops[k], [&](Op &o) {
-      for (Access *w : o.writes())
-        onlyWrite &= w->base != t;
-    });
-  if (!onlyWrite)
-    return false;
-  Access src = dma->src, dst = dma->dst;
-  Block rest;
-  for (size_t k = at + 1; k < block.ops.size(); ++k)
-    rest.ops.push_back(std::move(block.ops[k]));
-  rewriteAccesses(rest, t, [&](Access &a) {
-    a.base = s;
-    for (size_t d = 0; d < 2; ++d)
-      a.indices[d].start = (a.indices[d].start + src.indices[d].start - dst.indices[d].start).simplified();
-  });
-  block.ops.resize(at - 1);
-  for (auto &op : rest.ops)
-    block.ops.push_back(std::move(op));
-  return true;
+/// `dma transpose %T[d] <- %S[r]` with %S now an SBUF strip: a transpose on
+/// the tensor engine into PSUM and a copy out of it, as io-transpose's form.
+std::vector<std::unique_ptr<Op>> transposeOnChip(Kernel &kernel, DmaOp &dma) {
+  Block out;
+  const TensorType &t = dma.dst.base->type;
+  const Index &d0 = dma.dst.indices[0], &d1 = dma.dst.indices[1];
+  auto bound = [](const Index &i) { return constBound(*i.extent).value_or(1); };
+  Value *p = appendAlloc(kernel, out, dma.src.base->name + "_Tpsum", MemSpace::PSUM, DType::F32,
+                         {Dim{t.dims[0].label, bound(d0)}, Dim{t.dims[1].label, bound(d1)}}, 2,
+                         dma.loc);
+  Access inPsum = makeAccess(p, {{IndexExpr(0), *d0.extent}, {IndexExpr(0), *d1.extent}});
+  inPsum.loc = dma.loc;
+  auto tr = std::make_unique<TransposeOp>();
+  tr->loc = dma.loc;
+  tr->dst = inPsum;
+  tr->src = dma.src;
+  out.ops.push_back(std::move(tr));
+  auto copy = std::make_unique<CopyOp>();
+  copy->loc = dma.loc;
+  copy->dst = dma.dst;
+  copy->src = inPsum;
+  out.ops.push_back(std::move(copy));
+  return std::move(out.ops);
 }
 
 /// In `block` (recursively): stores into the strip become copies; loads
-/// from it become reads of the strip, or copies when the tile must stay.
-void replaceMoves(Block &block, Value *s) {
+/// from it become reads of the strip, or copies when the tile must stay
+/// (transposes on the tensor engine when the load transposed).
+void replaceMoves(Kernel &kernel, Block &block, Value *s) {
   for (size_t i = 0; i < block.ops.size(); ++i) {
     if (auto *loop = llvm::dyn_cast<ForOp>(block.ops[i].get())) {
-      replaceMoves(loop->body, s);
+      replaceMoves(kernel, loop->body, s);
       continue;
     }
     auto *dma = llvm::dyn_cast<DmaOp>(block.ops[i].get());
     if (!dma || (dma->src.base != s && dma->dst.base != s))
       continue;
-    if (dropLoadTile(block, i, s)) {
+    if (dma->transpose) {
+      std::vector<std::unique_ptr<Op>> ops = transposeOnChip(kernel, *dma);
+      size_t n = ops.size();
+      block.ops[i] = std::move(ops.back());
+      ops.pop_back();
+      block.ops.insert(block.ops.begin() + i, std::make_move_iterator(ops.begin()),
+                       std::make_move_iterator(ops.end()));
+      i += n - 1;
+      continue;
+    }
+    if (readFromHeld(block, i, s, s)) {
       i -= 2; // the alloc and the load are gone; the op now at i - 1 is next
       continue;
     }
@@ -219,7 +235,7 @@ std::vector<std::string> keepStripsOnChip(Kernel &kernel) {
         loop = llvm::dyn_cast<ForOp>(op.get());
       }
     }
-    if (users != 1 || !loop || loop->step > kernel.geometry.partitions || !rowLocal(*loop, c))
+    if (users != 1 || !loop || loop->step > kernel.geometry.partitions || !rowLocal(*loop, c, kernel.geometry.partitions))
       continue;
     const TensorType &t = c->type;
     int64_t bytes = t.dims[1].size * dtypeBytes(t.dtype);
@@ -230,11 +246,40 @@ std::vector<std::string> keepStripsOnChip(Kernel &kernel) {
     Value *s = appendAlloc(kernel, holder, c->name + "_rows", MemSpace::SBUF, t.dtype,
                            {Dim{t.dims[0].label, loop->step}, t.dims[1]}, 1, cAlloc->loc);
     rewriteAccesses(loop->body, c, [&](Access &a) { retarget(a, c, s); });
-    replaceMoves(loop->body, s);
+    replaceMoves(kernel, loop->body, s);
     loop->body.ops.insert(loop->body.ops.begin(), std::move(holder.ops.front()));
     kept.push_back(c->name);
     top.ops.erase(top.ops.begin() + ci);
     --ci;
+  }
+  return kept;
+}
+
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string out;
+  for (const std::string &n : names)
+    out += (out.empty() ? "%" : ", %") + n;
+  return out;
+}
+
+/// keepOperandsResident for each merged loop that runs a matmul (a chain's
+/// producer or consumer came in: its other operand is the same in every
+/// strip), within SBUF less the planner's headroom.
+std::vector<std::string> keepMergedOperandsResident(Kernel &kernel,
+                                                    const llvm::SmallPtrSet<ForOp *, 4> &merged) {
+  std::vector<std::string> kept;
+  auto budget = int64_t(double(kernel.geometry.sbufBytes) * (1 - policy::kSbufHeadroom));
+  for (size_t i = 0; i < kernel.body.ops.size(); ++i) {
+    auto *loop = llvm::dyn_cast<ForOp>(kernel.body.ops[i].get());
+    bool matmul = false;
+    if (loop && merged.count(loop))
+      walkOp(*loop, [&](Op &o) { matmul |= llvm::isa<MatmulOp>(o); });
+    if (!matmul || loop->constTripCount() < 2)
+      continue;
+    size_t before = kernel.body.ops.size();
+    for (std::string &n : keepOperandsResident(kernel, i, budget))
+      kept.push_back(std::move(n));
+    i += kernel.body.ops.size() - before; // the fills went in before the loop
   }
   return kept;
 }
@@ -247,15 +292,17 @@ public:
            "time, their intermediates in SBUF strips instead of HBM";
   }
   PassResult run(Kernel &kernel, PassContext &) override {
-    if (!mergeChains(kernel))
+    llvm::SmallPtrSet<ForOp *, 4> merged = mergeChains(kernel);
+    if (merged.empty())
       return PassResult::Unchanged;
     std::vector<std::string> kept = keepStripsOnChip(kernel);
-    std::string names;
-    for (const std::string &n : kept)
-      names += (names.empty() ? "%" : ", %") + n;
     kernel.notes.push_back(kept.empty() ? "[fuse-rows] row-wise nests merged; no strip fits SBUF"
                                         : "[fuse-rows] kept in SBUF, one row strip at a time: " +
-                                              names);
+                                              joinNames(kept));
+    std::vector<std::string> resident = keepMergedOperandsResident(kernel, merged);
+    if (!resident.empty())
+      kernel.notes.push_back("[fuse-rows] loaded once, kept in SBUF across the row strips: " +
+                             joinNames(resident));
     return PassResult::Changed;
   }
 };

@@ -53,6 +53,8 @@ void renameIn(Op &op, const ValueMap &map) {
       for (Value *&iv : mm->resetOn)
         if (auto it = map.find(iv); it != map.end())
           iv = it->second;
+    if (AffineIndex *index = affineIndexOf(o)) // a mask's offset names loop variables too
+      index->offset = remapExpr(index->offset, map);
     for (Access *a : o.reads())
       *a = remapAccess(*a, map);
     for (Access *w : o.writes())
