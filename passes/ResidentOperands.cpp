@@ -12,6 +12,7 @@
 #include "passes/LoopFusion.h"
 
 #include "ir/Builder.h"
+#include "ir/IndexBounds.h"
 
 #include "llvm/Support/Casting.h"
 
@@ -48,7 +49,7 @@ bool writtenAfter(Block &block, size_t at, const Value *t) {
 
 } // namespace
 
-bool readFromHeld(Block &block, size_t at, const Value *x, Value *held) {
+bool readFromHeld(Block &block, size_t at, const Value *x, Value *held, int64_t firstRow) {
   auto *dma = llvm::dyn_cast<DmaOp>(block.ops[at].get());
   auto *alloc = at > 0 ? llvm::dyn_cast<AllocOp>(block.ops[at - 1].get()) : nullptr;
   if (!dma || dma->src.base != x || !alloc || dma->dst.base != alloc->result ||
@@ -63,6 +64,7 @@ bool readFromHeld(Block &block, size_t at, const Value *x, Value *held) {
   IndexExpr off[2];
   for (unsigned d = 0; d < 2; ++d)
     off[d] = src.indices[dma->transpose ? 1 - d : d].start - dst.indices[d].start;
+  off[dma->transpose ? 1 : 0] = off[dma->transpose ? 1 : 0] - firstRow;
   Block rest;
   for (size_t k = at + 1; k < block.ops.size(); ++k)
     rest.ops.push_back(std::move(block.ops[k]));
@@ -89,10 +91,12 @@ int64_t sbufFootprint(Op &op, int64_t partitions) {
 
 namespace {
 
-/// A load in the loop that reads the same data in every iteration.
+/// A load in the loop that reads the same data in every iteration, and the
+/// rows of its tensor it reads over them: [lo, hi).
 struct InvariantLoad {
   Block *block;
   size_t at;
+  int64_t lo, hi;
 };
 
 /// Whether nothing about `a` changes with the loop variable `iv`.
@@ -103,51 +107,85 @@ bool invariant(const Access &a, const Value *iv) {
   return true;
 }
 
-/// The loads of `block` (recursively, through loops of constant bounds) of
-/// HBM tensors `written` does not hold, that do not depend on `iv`.
+/// The loads of `block` (recursively, through loops of constant bounds,
+/// `nest` around it) of HBM tensors `loop` does not write, that do not depend on `iv`.
 void findInvariantLoads(Block &block, const Value *iv, const Footprint &loop,
-                        std::vector<InvariantLoad> &out) {
+                        std::vector<ForOp *> &nest, std::vector<InvariantLoad> &out) {
   for (size_t i = 0; i < block.ops.size(); ++i) {
     if (auto *inner = llvm::dyn_cast<ForOp>(block.ops[i].get())) {
-      if (inner->lo.isConst() && inner->hi.isConst())
-        findInvariantLoads(inner->body, iv, loop, out);
+      if (inner->lo.isConst() && inner->hi.isConst()) {
+        nest.push_back(inner);
+        findInvariantLoads(inner->body, iv, loop, nest, out);
+        nest.pop_back();
+      }
       continue;
     }
     auto *dma = llvm::dyn_cast<DmaOp>(block.ops[i].get());
-    if (dma && i > 0 && llvm::isa<AllocOp>(block.ops[i - 1].get()) &&
-        dma->src.base->type.space == MemSpace::HBM && dma->src.indices.size() == 2 &&
-        dma->src.base->type.dims.size() == 2 && !loop.writes.count(dma->src.base) &&
-        invariant(dma->src, iv) && invariant(dma->dst, iv))
-      out.push_back({&block, i});
+    if (!dma || i == 0 || !llvm::isa<AllocOp>(block.ops[i - 1].get()) ||
+        dma->src.base->type.space != MemSpace::HBM || dma->src.indices.size() != 2 ||
+        dma->src.base->type.dims.size() != 2 || loop.writes.count(dma->src.base) ||
+        !invariant(dma->src, iv) || !invariant(dma->dst, iv))
+      continue;
+    const Index &rows = dma->src.indices[0];
+    LoopNestBounds bounds(nest);
+    auto lo = bounds.min(rows.start);
+    auto hi = rows.extent ? bounds.max(rows.start + *rows.extent) : std::nullopt;
+    if (lo && hi)
+      out.push_back({&block, i, lo->value, hi->value});
   }
 }
 
-/// `%X_res = alloc sbuf` holding all of `x` (transposed: x's columns on the
-/// partitions), and the loop filling it one partition tile of x's rows at a
-/// time, appended to `out`.
-Value *appendHeldFill(Kernel &kernel, Block &out, Value *x, bool transposed, llvm::SMLoc loc) {
+/// `%X_res = alloc sbuf` holding rows [lo, hi) of `x` (transposed: x's
+/// columns on the partitions), and the loop filling it one partition tile of
+/// those rows at a time, appended to `out`.
+Value *appendHeldFill(Kernel &kernel, Block &out, Value *x, bool transposed, int64_t lo,
+                      int64_t hi, llvm::SMLoc loc) {
   const int64_t P = kernel.geometry.partitions;
   const TensorType &t = x->type;
-  int64_t rows = t.dims[0].size, cols = t.dims[1].size;
-  std::vector<Dim> dims = {t.dims[0], t.dims[1]};
+  int64_t rows = hi - lo, cols = t.dims[1].size;
+  std::vector<Dim> dims = {Dim{t.dims[0].label, rows}, t.dims[1]};
   if (transposed)
     std::swap(dims[0], dims[1]);
   else if (rows > P)
     dims[0].size = (rows + P - 1) / P * P;
   Value *held = appendAlloc(kernel, out, x->name + "_res", MemSpace::SBUF, t.dtype, dims, 1, loc);
-  ForOp &fill = appendLoop(kernel, out, "r", IndexExpr(0), IndexExpr(rows), P, loc);
-  IndexExpr r = IndexExpr::var(fill.iv);
+  ForOp &fill = appendLoop(kernel, out, "r", IndexExpr(lo), IndexExpr(hi), P, loc);
+  IndexExpr r = IndexExpr::var(fill.iv), at = (r - lo).simplified();
   IndexExpr ext = rows <= P ? IndexExpr(rows)
                   : rows % P == 0 ? IndexExpr(P)
-                                  : min(IndexExpr(P), IndexExpr(rows) - r);
+                                  : min(IndexExpr(P), IndexExpr(hi) - r);
   auto dma = std::make_unique<DmaOp>();
   dma->loc = loc;
   dma->transpose = transposed;
   dma->src = makeAccess(x, {{r, ext}, {IndexExpr(0), IndexExpr(cols)}});
-  dma->dst = transposed ? makeAccess(held, {{IndexExpr(0), IndexExpr(cols)}, {r, ext}})
-                        : makeAccess(held, {{r, ext}, {IndexExpr(0), IndexExpr(cols)}});
+  dma->dst = transposed ? makeAccess(held, {{IndexExpr(0), IndexExpr(cols)}, {at, ext}})
+                        : makeAccess(held, {{at, ext}, {IndexExpr(0), IndexExpr(cols)}});
   dma->src.loc = dma->dst.loc = loc;
   fill.body.ops.push_back(std::move(dma));
+  return held;
+}
+
+/// What one held buffer keeps: rows [lo, hi) of a tensor, maybe transposed.
+struct Held {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  Value *buffer = nullptr;
+};
+
+using HeldKey = std::pair<const Value *, bool>;
+
+/// The rows of each (tensor, transposed) the loads read; a region must start
+/// on a partition tile when it spans several (reads stay in their group).
+std::map<HeldKey, Held> regionsOf(llvm::ArrayRef<InvariantLoad> loads, int64_t P) {
+  std::map<HeldKey, Held> held;
+  for (const InvariantLoad &l : loads) {
+    auto &dma = llvm::cast<DmaOp>(*l.block->ops[l.at]);
+    Held &h = held[{dma.src.base, dma.transpose}];
+    h.lo = std::min(h.lo, l.lo);
+    h.hi = std::max(h.hi, l.hi);
+  }
+  for (auto &[key, h] : held)
+    if (h.hi - h.lo > P && h.lo % P != 0)
+      h.lo = h.lo / P * P;
   return held;
 }
 
@@ -157,35 +195,37 @@ std::vector<std::string> keepOperandsResident(Kernel &kernel, size_t at, int64_t
   const int64_t P = kernel.geometry.partitions;
   auto &loop = llvm::cast<ForOp>(*kernel.body.ops[at]);
   std::vector<InvariantLoad> loads;
-  findInvariantLoads(loop.body, loop.iv, footprintOf(loop), loads);
+  std::vector<ForOp *> nest;
+  findInvariantLoads(loop.body, loop.iv, footprintOf(loop), nest, loads);
   int64_t used = sbufFootprint(loop, P);
-  std::map<std::pair<const Value *, bool>, Value *> held;
+  std::map<HeldKey, Held> held = regionsOf(loads, P);
   std::vector<std::string> kept;
   Block fills;
   // Latest first: a rewrite only moves the ops after its own load.
   for (auto it = loads.rbegin(); it != loads.rend(); ++it) {
     auto &dma = llvm::cast<DmaOp>(*it->block->ops[it->at]);
     Value *x = dma.src.base;
+    Held &h = held[{x, dma.transpose}];
     if (dma.transpose && x->type.dims[1].size > P)
       continue;
-    Value *&h = held[{x, dma.transpose}];
-    if (!h) {
+    if (!h.buffer) {
       TensorType t = x->type;
+      t.dims[0].size = h.hi - h.lo;
       if (dma.transpose)
         std::swap(t.dims[0], t.dims[1]);
       else if (t.dims[0].size > P)
         t.dims[0].size = (t.dims[0].size + P - 1) / P * P;
       t.space = MemSpace::SBUF;
       int64_t bytes = t.bytesPerPartition(P);
-      if (used + bytes > budget) {
-        held.erase({x, dma.transpose});
+      if (h.lo == INT64_MAX || used + bytes > budget) {
+        h.lo = INT64_MAX; // never held: every load of it stays
         continue;
       }
       used += bytes;
-      h = appendHeldFill(kernel, fills, x, dma.transpose, dma.loc);
+      h.buffer = appendHeldFill(kernel, fills, x, dma.transpose, h.lo, h.hi, dma.loc);
       kept.push_back(x->name);
     }
-    readFromHeld(*it->block, it->at, x, h);
+    readFromHeld(*it->block, it->at, x, h.buffer, h.lo);
   }
   kernel.body.ops.insert(kernel.body.ops.begin() + at, std::make_move_iterator(fills.ops.begin()),
                          std::make_move_iterator(fills.ops.end()));

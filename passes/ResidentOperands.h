@@ -22,9 +22,10 @@ void rewriteAccesses(ir::Block &block, const ir::Value *v,
 
 /// `alloc %T; dma [transpose] %T[...] <- %X[...]` at `block.ops[at - 1..at]`,
 /// T written nowhere else and of X's dtype: the readers of T read `held`
-/// instead, a buffer holding all of X (transposed when the load transposes)
-/// at X's own indices, and both ops go. Returns whether it did.
-bool readFromHeld(ir::Block &block, size_t at, const ir::Value *x, ir::Value *held);
+/// instead, a buffer holding X's rows from `firstRow` on (transposed when
+/// the load transposes), and both ops go. Returns whether it did.
+bool readFromHeld(ir::Block &block, size_t at, const ir::Value *x, ir::Value *held,
+                  int64_t firstRow = 0);
 
 /// SBUF bytes per partition of the buffers allocated in `op` (recursively),
 /// each counted with its rotating copies: an upper bound on what it keeps live.
