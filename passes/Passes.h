@@ -24,6 +24,7 @@ std::unique_ptr<Pass> createFuseHandoffPass();
 /// Row-wise chains per row strip, intermediates in SBUF (passes/FuseRows.cpp).
 std::unique_ptr<Pass> createFuseRowsPass();
 std::unique_ptr<Pass> createFoldRowSumsPass();
+std::unique_ptr<Pass> createBalanceEnginesPass();
 std::unique_ptr<Pass> createDeferRowScalePass();
 std::unique_ptr<Pass> createFoldActivationInputsPass();
 std::unique_ptr<Pass> createFuseSiblingsPass();

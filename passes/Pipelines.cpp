@@ -59,6 +59,7 @@ PassList buildO2(const PipelineParams &params) {
   pl.add("io-transpose");       // the input's transposes on the cheaper engine, before loads widen
   pl.add("widen-columns");      // longer runs per partition, where the model finds it faster
   pl.add("widen-loads");        // after the nests are final: several tiles per transfer
+  pl.add("balance-engines");    // last of the rewrites: the engines' loads are final
   pl.add("schedule");           // prefetch depths: before allocate places the buffers
   pl.add("allocate");           // after every pass that creates or resizes buffers
   return pl;
