@@ -11,8 +11,8 @@
 //     SBUF strip (the loop's rows x the tensor's width) allocated in the
 //     loop's body: its stores become copies into the strip, and a load of it
 //     into a tile becomes reads of the strip itself (the tile is dropped).
-// The strips of a loop together stay within half of SBUF (the rest is the
-// nests' tiles); a tensor that does not fit stays in HBM. Loops that share
+// The loop's buffers (at every copy) and strips together stay within SBUF
+// less the planner's headroom; a tensor that does not fit stays in HBM. Loops that share
 // no tensor are `fuse-siblings`' business; a matmul nest walking row blocks
 // (`%mb + %mi`) is not row-local and keeps its own loop.
 //
@@ -21,6 +21,7 @@
 #include "passes/Passes.h"
 #include "passes/Policy.h"
 #include "passes/ResidentOperands.h"
+#include "passes/analysis/KernelCost.h"
 
 #include "ir/Builder.h"
 #include "support/DType.h"
@@ -214,8 +215,16 @@ void replaceMoves(Kernel &kernel, Block &block, Value *s) {
   }
 }
 
+/// What a loop's buffers and strips may take per partition: SBUF less the
+/// block planner's headroom.
+int64_t stripBudget(const Kernel &kernel) {
+  return int64_t(double(kernel.geometry.sbufBytes) * (1 - policy::kSbufHeadroom));
+}
+
 /// Turns the HBM scratch tensors used row-locally by one top-level loop into
-/// SBUF strips of that loop, within half of SBUF per loop. Returns their names.
+/// SBUF strips of that loop, while the loop's buffers (each at its copies, the
+/// tiles a strip will replace included) and strips fit SBUF less the
+/// planner's headroom. Returns their names.
 std::vector<std::string> keepStripsOnChip(Kernel &kernel) {
   std::vector<std::string> kept;
   Block &top = kernel.body;
@@ -239,7 +248,9 @@ std::vector<std::string> keepStripsOnChip(Kernel &kernel) {
       continue;
     const TensorType &t = c->type;
     int64_t bytes = t.dims[1].size * dtypeBytes(t.dtype);
-    if (used[loop] + bytes > kernel.geometry.sbufBytes / 2)
+    if (!used.count(loop)) // the loop's own buffers first, at every copy
+      used[loop] = sbufFootprint(*loop, kernel.geometry.partitions);
+    if (used[loop] + bytes > stripBudget(kernel))
       continue;
     used[loop] += bytes;
     Block holder;
@@ -264,11 +275,14 @@ std::string joinNames(const std::vector<std::string> &names) {
 
 /// keepOperandsResident for each merged loop that runs a matmul (a chain's
 /// producer or consumer came in: its other operand is the same in every
-/// strip), within SBUF less the planner's headroom.
+/// strip). A resident buffer is live across the whole loop, so it adds to
+/// the kernel's SBUF peak (liveness-placed, phases sharing addresses, the
+/// tiles it replaces still counted): the residents take what that peak
+/// leaves of SBUF less the planner's headroom.
 std::vector<std::string> keepMergedOperandsResident(Kernel &kernel,
                                                     const llvm::SmallPtrSet<ForOp *, 4> &merged) {
   std::vector<std::string> kept;
-  auto budget = int64_t(double(kernel.geometry.sbufBytes) * (1 - policy::kSbufHeadroom));
+  int64_t budget = stripBudget(kernel) - analysis::sbufLeastPeakBytesPerPartition(kernel);
   for (size_t i = 0; i < kernel.body.ops.size(); ++i) {
     auto *loop = llvm::dyn_cast<ForOp>(kernel.body.ops[i].get());
     bool matmul = false;

@@ -197,7 +197,7 @@ std::vector<std::string> keepOperandsResident(Kernel &kernel, size_t at, int64_t
   std::vector<InvariantLoad> loads;
   std::vector<ForOp *> nest;
   findInvariantLoads(loop.body, loop.iv, footprintOf(loop), nest, loads);
-  int64_t used = sbufFootprint(loop, P);
+  int64_t used = 0;
   std::map<HeldKey, Held> held = regionsOf(loads, P);
   std::vector<std::string> kept;
   Block fills;

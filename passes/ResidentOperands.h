@@ -33,9 +33,9 @@ int64_t sbufFootprint(ir::Op &op, int64_t partitions);
 
 /// The loads in the top-level loop `kernel.body.ops[at]` that do not depend
 /// on its iterations (the other operand of a matmul in a row-strip loop) are
-/// loaded once, before it, into an SBUF buffer holding the whole tensor,
-/// while the loop's footprint stays within `budget` bytes per partition;
-/// their tiles go. Returns the names of the tensors kept.
+/// loaded once, before it, into an SBUF buffer holding the rows of the
+/// tensor it reads, while those buffers together take at most `budget`
+/// bytes per partition; their tiles go. Returns the names of the tensors kept.
 std::vector<std::string> keepOperandsResident(ir::Kernel &kernel, size_t at, int64_t budget);
 
 } // namespace tessel::passes
