@@ -62,18 +62,25 @@ bool startsAtZero(ForOp &loop, const Access &a, unsigned i) {
 std::optional<std::vector<CopyOp *>> evacuations(ForOp &loop, const Value *p) {
   std::vector<CopyOp *> out;
   const Value *stationary = nullptr;
+  size_t fills = 0; // the copies of P's transposes into the stationary strip
   for (Op *r : usersOf(loop, p).readers) {
     auto *tr = llvm::dyn_cast<TransposeOp>(r);
     if (!tr || !startsAtZero(loop, tr->src, 0))
       return std::nullopt;
-    for (Op *c : usersOf(loop, tr->dst.base).readers) {
+    Users t = usersOf(loop, tr->dst.base);
+    for (Op *w : t.writers)
+      if (auto *other = llvm::dyn_cast<TransposeOp>(w); !other || other->src.base != p)
+        return std::nullopt;
+    for (Op *c : t.readers) {
       auto *copy = llvm::dyn_cast<CopyOp>(c);
       if (!copy || (stationary && copy->dst.base != stationary) || !startsAtZero(loop, copy->dst, 1))
         return std::nullopt;
       stationary = copy->dst.base;
+      ++fills;
     }
   }
-  if (!stationary)
+  // Every row of the stationary strip must be a row of P, scaled alike.
+  if (!stationary || usersOf(loop, stationary).writers.size() != fills)
     return std::nullopt;
   llvm::SmallPtrSet<const Value *, 2> accs;
   for (Op *r : usersOf(loop, stationary).readers) {

@@ -54,7 +54,6 @@ PassList buildO2(const PipelineParams &params) {
     pl.add("fuse-handoff");     // the MLP's gated strip feeds the down projection in SBUF
   pl.add("forward-copies");     // after the fusions: ops write their strips without a tile
   pl.add("fold-activation-inputs"); // after forward-copies: the shift feeds the activation alone
-  pl.add("fold-row-sums");
   pl.add("defer-row-scale");    // softmax's 1 / sum on P @ V's result, not on P      // after forward-copies: the activation writes the summed strip
   pl.add("io-transpose");       // the input's transposes on the cheaper engine, before loads widen
   pl.add("widen-columns");      // longer runs per partition, where the model finds it faster

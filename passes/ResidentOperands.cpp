@@ -121,11 +121,13 @@ void findInvariantLoads(Block &block, const Value *iv, const Footprint &loop,
       continue;
     }
     auto *dma = llvm::dyn_cast<DmaOp>(block.ops[i].get());
-    if (!dma || i == 0 || !llvm::isa<AllocOp>(block.ops[i - 1].get()) ||
-        dma->src.base->type.space != MemSpace::HBM || dma->src.indices.size() != 2 ||
-        dma->src.base->type.dims.size() != 2 || loop.writes.count(dma->src.base) ||
-        !invariant(dma->src, iv) || !invariant(dma->dst, iv))
-      continue;
+    auto *tile = i > 0 ? llvm::dyn_cast<AllocOp>(block.ops[i - 1].get()) : nullptr;
+    if (!dma || !tile || tile->result != dma->dst.base || dma->tag != DmaTag::None ||
+        tile->result->type.dtype != dma->src.base->type.dtype || dma->dst.indices.size() != 2 ||
+        writtenAfter(block, i, tile->result) || dma->src.base->type.space != MemSpace::HBM ||
+        dma->src.indices.size() != 2 || dma->src.base->type.dims.size() != 2 ||
+        loop.writes.count(dma->src.base) || !invariant(dma->src, iv) || !invariant(dma->dst, iv))
+      continue; // what readFromHeld takes, and only that: every held buffer gets its readers
     const Index &rows = dma->src.indices[0];
     LoopNestBounds bounds(nest);
     auto lo = bounds.min(rows.start);
