@@ -113,7 +113,7 @@ public:
     for (const Value *arg : kernel.args)
       declareTensor(*arg);
     if (auto err = lowerBlock(kernel.body, prog.body))
-      return std::move(err);
+      return err;
     return std::move(prog);
   }
 

@@ -124,7 +124,7 @@ public:
     header();
     iotaDefsAt = out.size();
     if (auto err = block(kernel.body, 1))
-      return std::move(err);
+      return err;
     std::string defs;
     for (const auto &[name, def] : iotaDefs)
       defs += "    " + name + " = " + def + "\n";
@@ -758,7 +758,7 @@ llvm::Expected<std::string> compileToNki(ir::Kernel &kernel, const runtime::Targ
     options.api = *api;
   }
   if (auto err = assignStackAddresses(kernel, target, sources))
-    return std::move(err);
+    return err;
   auto program = lowerToProgram(kernel, target, sources);
   if (!program)
     return program.takeError();

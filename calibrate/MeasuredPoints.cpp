@@ -212,7 +212,7 @@ static Expected<MeasuredPoint> parseRow(const std::string &origin, std::map<std:
   if (!isKernelFile(p.kernel.path))
     return rowError(origin, formatv("unknown kernel type '{0}' (expected .tsl, .tasm or .py)", row["kernel"]));
   if (Error e = parseDefines(origin, row["defines"], p.kernel.defines))
-    return std::move(e);
+    return e;
   if (!row["pipeline"].empty()) {
     if (!StringRef(p.kernel.path).endswith(".tsl"))
       return rowError(origin, formatv("pipeline applies to .tsl kernels; {0} is run as written",
@@ -232,7 +232,7 @@ static Expected<MeasuredPoint> parseRow(const std::string &origin, std::map<std:
     }
     p.profile = std::string(prof);
     if (Error e = readProfileSummary(prof, p))
-      return std::move(e);
+      return e;
   }
   bool anyBusy = any_of(measuredEngines(), [&](const std::string &e) { return !row[e + "_us"].empty(); });
   if (!row["latency_us"].empty() || (row["profile"].empty() && !anyBusy)) {

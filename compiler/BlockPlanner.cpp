@@ -598,7 +598,7 @@ llvm::Expected<BlockPlan> Planner::run() {
                      "({3:f0}% headroom)",
                      t.name, t.ridgeFlopsPerByte(), kib(plannerSbufLimit(t)), kSbufHeadroom * 100));
   if (llvm::Error err = step("row strip", [&] { return chooseRowStrip(); }))
-    return std::move(err);
+    return err;
   const Candidate *final = step("column block", [&] { return chooseColumnBlock(); });
   if (!final)
     final = step("fit the strip", [&] { return fitChosenStrip(); });

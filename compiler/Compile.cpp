@@ -127,7 +127,7 @@ bool runPasses(ir::Kernel &kernel, llvm::ArrayRef<std::string> names,
 llvm::Expected<runtime::Program> emitProgram(ir::Kernel &kernel, const runtime::Target &target,
                                              const llvm::SourceMgr *sources) {
   if (auto err = backend::assignStackAddresses(kernel, target, sources))
-    return std::move(err);
+    return err;
   return backend::lowerToProgram(kernel, target, sources);
 }
 

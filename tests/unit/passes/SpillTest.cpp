@@ -132,8 +132,9 @@ TEST_F(SpillTest, RewriteVerifiesAndTouchesTheSlotOnlyThroughSpillDmas) {
   walk(k.body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
     for (Access *a : op.reads())
       EXPECT_NE(a->base, old);
-    if (Access *w = op.write())
+    if (Access *w = op.write()) {
       EXPECT_NE(w->base, old);
+    }
     if (auto *d = llvm::dyn_cast<DmaOp>(&op)) {
       saves += d->tag == DmaTag::SpillSave;
       reloads += d->tag == DmaTag::SpillReload;

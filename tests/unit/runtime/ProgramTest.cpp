@@ -345,10 +345,11 @@ TEST(Program, HotspotsTraceAndSourceLinesNameTheSource) {
   std::set<std::string> values;
   for (const HotspotReport &h : r.report.hotspots) {
     values.insert(h.opcode + " " + h.value);
-    if (h.opcode == "matmul")
+    if (h.opcode == "matmul") {
       EXPECT_EQ(h.source, "k.tsl:3:11");
-    else if (h.opcode == "activation.silu")
+    } else if (h.opcode == "activation.silu") {
       EXPECT_EQ(h.source, "kernel.py:17");
+    }
   }
   // The value involved: the tensor a DMA moves, else the buffer written.
   EXPECT_EQ(values, (std::set<std::string>{"dma X", "dma Y", "matmul p", "activation.silu b"}));
