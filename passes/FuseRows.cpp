@@ -24,6 +24,7 @@
 #include "passes/analysis/KernelCost.h"
 
 #include "ir/Builder.h"
+#include "ir/LoopDeps.h"
 #include "support/DType.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -34,18 +35,6 @@ namespace tessel::passes {
 namespace {
 
 using namespace ir;
-
-/// The largest value `e` can take, when a constant bounds it.
-std::optional<int64_t> constBound(const IndexExpr &e) {
-  if (e.isConst())
-    return e.constValue();
-  if (e.kind() != IndexExpr::Kind::Min)
-    return std::nullopt;
-  auto l = constBound(e.lhs()), r = constBound(e.rhs());
-  if (l && r)
-    return std::min(*l, *r);
-  return l ? l : r;
-}
 
 /// The loops nested in `loop` that run once (constant bounds, one trip), each
 /// with its only value: a matmul nest at a row strip of one partition tile
@@ -78,7 +67,7 @@ bool rowLocal(ForOp &loop, const Value *v, int64_t partitions) {
     for (const auto &[var, value] : once)
       start = start.substitute(var, value);
     ok &= start.simplified().structurallyEqual(iv);
-    auto bound = constBound(*a.indices[0].extent);
+    auto bound = extentBound(*a.indices[0].extent);
     ok &= bound && *bound <= loop.step;
   };
   walkOp(loop, [&](Op &o) {
@@ -88,7 +77,7 @@ bool rowLocal(ForOp &loop, const Value *v, int64_t partitions) {
       check(*w);
     if (auto *dma = llvm::dyn_cast<DmaOp>(&o); dma && dma->transpose) {
       auto cols = dma->src.base == v && dma->src.indices.size() == 2
-                      ? constBound(*dma->src.indices[1].extent)
+                      ? extentBound(*dma->src.indices[1].extent)
                       : std::nullopt;
       ok &= dma->dst.base != v && (dma->src.base != v || (cols && *cols <= partitions));
     }
@@ -162,7 +151,7 @@ std::vector<std::unique_ptr<Op>> transposeOnChip(Kernel &kernel, DmaOp &dma) {
   Block out;
   const TensorType &t = dma.dst.base->type;
   const Index &d0 = dma.dst.indices[0], &d1 = dma.dst.indices[1];
-  auto bound = [](const Index &i) { return constBound(*i.extent).value_or(1); };
+  auto bound = [](const Index &i) { return extentBound(*i.extent).value_or(1); };
   Value *p = appendAlloc(kernel, out, dma.src.base->name + "_Tpsum", MemSpace::PSUM, DType::F32,
                          {Dim{t.dims[0].label, bound(d0)}, Dim{t.dims[1].label, bound(d1)}}, 2,
                          dma.loc);
