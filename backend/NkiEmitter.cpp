@@ -339,6 +339,51 @@ private:
     return names[a.base] + "[" + llvm::join(idx, ", ") + "]";
   }
 
+  /// `a` indexed by the mgrid `p, g, f` of a legacy multi-group load or
+  /// store: its whole-group range as group g's partition p (rows g * P + p
+  /// on HBM), its one other range as f.
+  llvm::Expected<std::string> gridAccess(const Access &a, llvm::SMLoc loc, const std::string &p,
+                                         const std::string &g, const std::string &f) {
+    std::vector<std::string> idx;
+    bool groupDone = false;
+    for (const Index &i : a.indices) {
+      auto start = linear(i.start, loc);
+      if (!start)
+        return start.takeError();
+      if (!i.isRange()) {
+        idx.push_back(start->str());
+      } else if (!groupDone) {
+        groupDone = true;
+        if (folded(a.base->type)) {
+          Linear group = start->group(P, start->constant / P);
+          group.add(g, 1);
+          idx.push_back(p);
+          idx.push_back(group.str());
+        } else {
+          start->add(g, P);
+          start->add(p, 1);
+          idx.push_back(start->str());
+        }
+      } else {
+        start->add(f, 1);
+        idx.push_back(start->str());
+      }
+    }
+    return names[a.base] + "[" + llvm::join(idx, ", ") + "]";
+  }
+
+  /// The columns of a multi-group transfer's other range, when it has exactly
+  /// one of constant size (the mgrid's third axis); else 0.
+  static int64_t gridColumns(const Access &a) {
+    int64_t ranges = 0, cols = 0;
+    for (size_t d = 0; d < a.indices.size(); ++d)
+      if (a.indices[d].isRange()) {
+        if (++ranges == 2 && a.indices[d].extent->isConst())
+          cols = a.indices[d].extent->constValue();
+      }
+    return ranges == 2 ? cols : 0;
+  }
+
   std::string fresh(llvm::StringRef base) {
     std::string name = base.str();
     for (int i = 1; used.count(name); ++i)
@@ -520,6 +565,14 @@ private:
       return llvm::Error::success();
     };
     int64_t groups = d.transpose ? 0 : std::max(groupsSpanned(d.dst), groupsSpanned(d.src));
+    if (groups && legacy && !masking && !d.src.isPattern() && !d.dst.isPattern()) {
+      // One transfer for every group, as tessel runs it: the legacy API
+      // indexes a 3-D tile with nl.mgrid (a loop of one load per group would
+      // be as many transfers, each paying the DMA's fixed cost).
+      int64_t cols = gridColumns(d.src);
+      if (cols && cols == gridColumns(d.dst))
+        return gridDma(d, depth, groups, cols);
+    }
     std::string groupVar;
     if (groups) {
       // NKI tiles keep one partition group: one transfer per group.
@@ -550,6 +603,25 @@ private:
       return emit("nisa.dma_copy(dst=" + *dst + ", src=" + *src + ")" + tag);
     return emit(load ? *dst + " = nl.load(" + *src + maskArg() + ")" + tag
                      : "nl.store(" + *dst + ", value=" + *src + maskArg() + ")" + tag);
+  }
+
+  llvm::Error gridDma(const DmaOp &d, int depth, int64_t groups, int64_t cols) {
+    std::string p = fresh("i_p"), g = fresh("i_g"), f = fresh("i_f");
+    std::string n = std::to_string(groups);
+    line(depth, p + ", " + g + ", " + f + " = nl.mgrid[0:" + std::to_string(P) + ", 0:" + n + ", 0:" +
+                    std::to_string(cols) + "]  # " + n + " partition groups in one transfer");
+    auto dst = gridAccess(d.dst, d.loc, p, g, f);
+    if (!dst)
+      return dst.takeError();
+    auto src = gridAccess(d.src, d.loc, p, g, f);
+    if (!src)
+      return src.takeError();
+    std::string tag = d.tag == DmaTag::SpillSave     ? "  # spill save"
+                      : d.tag == DmaTag::SpillReload ? "  # spill reload"
+                                                     : "";
+    bool load = d.src.base->type.space == MemSpace::HBM;
+    line(depth, load ? *dst + " = nl.load(" + *src + ")" + tag : "nl.store(" + *dst + ", value=" + *src + ")" + tag);
+    return llvm::Error::success();
   }
 
   /// Emits `op` with NKI's masking when it is legacy and has a partial tile.

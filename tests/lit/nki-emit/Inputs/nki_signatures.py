@@ -82,7 +82,9 @@ VALUES = {
                 "nl.copy", "nl.silu", "nl.gelu", "nl.relu", "nl.exp", "nl.sigmoid", "nl.tanh", "nl.square",
                 "nl.add", "nl.subtract", "nl.multiply", "nl.maximum", "nl.minimum"},
 }
-VALUES["legacy"] = VALUES["current"] | {"nl.hbm"}
+# nl.mgrid (LEGACY + "nki.language.mgrid.html"): numpy's mgrid, indexed by the
+# legacy emitter's multi-group loads and stores.
+VALUES["legacy"] = VALUES["current"] | {"nl.hbm", "nl.mgrid"}
 BUILTINS = {"min"}  # Python's min on specialization-time integers (partial tiles)
 
 
