@@ -118,13 +118,16 @@ def main():
         f"{fact['decode']['total_us'] / 1e3:.2f} ms factorised. The paper gives latency against the contest's "
         f"NKI baselines, not these parts alone, so there is no figure to set beside them.",
     ]
+    dense_layer = dense["prefill"]["per_layer"]
     explanation = [
         "Why tessel's figures are not the paper's:",
         "",
-        "* **Attention is tessel's unfused -O2 kernel** (issue 36: the fused attention kernel is not derived",
-        "  yet; its scores go through HBM). It takes the same time dense and factorised and, far from its",
-        "  bound, a large share of each layer, so it dilutes every speedup towards 1.00 more than the",
-        "  hardware's attention would. It cannot explain the paper's larger speedups.",
+        "* **Attention is the same in both variants and far from its bound.** -O2 derives the fused kernel",
+        "  (no S x S tensor in HBM), but runs several times its bound (bench/REPORT.md, \"Attention\";",
+        f"  issue 36). It takes {dense_layer['attention_us']:.0f} of {dense_layer['total_us']:.0f} us "
+        f"of each dense Llama-3.2-1B layer at prefill ({100 * dense_layer['attention_us'] / dense_layer['total_us']:.0f}%),",
+        "  so it dilutes every speedup towards 1.00 more than the hardware's attention would. It cannot",
+        "  explain the paper's larger speedups.",
         "* **The split of the factorised MLP over two cores.** compiler/TensorParallel splits a factorised",
         "  MLP by its intermediate columns (Vg, Vu column-wise, Ud row-wise) and replicates Ug, Uu and Vd:",
         "  every core computes X @ Ug, X @ Uu and the partial result @ Vd in full. At these ratios the",
