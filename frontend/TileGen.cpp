@@ -183,6 +183,7 @@ private:
   }
   Value *alloc(llvm::StringRef hint, MemSpace space, ir::DType dt, llvm::ArrayRef<Dim> dims,
                int64_t bufs, llvm::SMLoc loc);
+  Value *onesRow(ir::DType dt, const std::string &rowLabel, const std::string &colLabel, llvm::SMLoc loc);
   /// Opens `for %hint = lo to hi step step`, making its body current; returns the iv.
   Value *openLoop(llvm::StringRef hint, IndexExpr lo, IndexExpr hi, int64_t step, llvm::SMLoc loc);
   void closeLoop() { cur = loopStack.back(); loopStack.pop_back(); }
@@ -271,6 +272,8 @@ private:
   /// The locals with heads: per kernel head h, the tensor of its head h / (H / G).
   std::map<std::string, std::vector<Value *>> headTensors;
   Value *outTensor = nullptr;
+  /// The [1, P] rows of ones that broadcast row vectors, one per dtype and labels.
+  std::map<std::pair<ir::DType, std::string>, Value *> onesRows;
   std::map<std::pair<Value *, std::string>, Value *> views; // (input, labels) -> view
   std::vector<Block *> loopStack;
   /// The row strip and column block asked for (given, or the defaults).
@@ -285,6 +288,25 @@ private:
 Value *TileGen::alloc(llvm::StringRef hint, MemSpace space, ir::DType dt, llvm::ArrayRef<Dim> dims,
                       int64_t bufs, llvm::SMLoc loc) {
   return appendAlloc(*kernel, *cur, hint, space, dt, dims, bufs, loc);
+}
+
+Value *TileGen::onesRow(ir::DType dt, const std::string &rowLabel, const std::string &colLabel,
+                        llvm::SMLoc loc) {
+  Value *&ones = onesRows[{dt, rowLabel + ":" + colLabel}];
+  if (ones)
+    return ones;
+  // At the kernel's start, not before the nest that first needs it: a
+  // constant between two row-strip loops would keep fuse-rows from merging them.
+  Block prologue;
+  ones = appendAlloc(*kernel, prologue, "ones", MemSpace::SBUF, dt, {{rowLabel, 1}, {colLabel, rowTile}}, 1, loc);
+  auto fill = std::make_unique<MemsetOp>();
+  fill->loc = loc;
+  fill->dst = access(ones, {{0, 1}, {0, rowTile}});
+  fill->value = 1.0;
+  prologue.ops.push_back(std::move(fill));
+  auto &body = kernel->body.ops;
+  body.insert(body.begin(), std::make_move_iterator(prologue.ops.begin()), std::make_move_iterator(prologue.ops.end()));
+  return ones;
 }
 
 Value *TileGen::openLoop(llvm::StringRef hint, IndexExpr lo, IndexExpr hi, int64_t step,
@@ -858,10 +880,7 @@ void TileGen::lowerElementwise(const ast::Expr &e, Value *a, Value *b, Value *c)
   Value *ones = nullptr;
   auto broadcastsRows = [](Operand k) { return k == Operand::Row || k == Operand::Single; };
   if (Value *row = broadcastsRows(ka) ? a : broadcastsRows(kb) ? b : nullptr) {
-    ones = alloc("ones", MemSpace::SBUF, row->type.dtype, {{row->type.dims[0].label, 1}, {rowDim.label, rowTile}}, 1, loc);
-    auto &fill = emit<MemsetOp>(loc);
-    fill.dst = access(ones, {{0, 1}, {0, rowTile}});
-    fill.value = 1.0;
+    ones = onesRow(row->type.dtype, row->type.dims[0].label, rowDim.label, loc);
   }
   Value *m = openLoop("m", 0, M, rowTile, loc);
   IndexExpr em = extent(M, rowTile, IndexExpr::var(m));
