@@ -37,6 +37,8 @@ std::unique_ptr<Pass> createStripCachePass();
 std::unique_ptr<Pass> createStripAccumulatePass();
 /// A weight's column blocks loaded two at a time (passes/WidenColumns.cpp).
 std::unique_ptr<Pass> createWidenColumnsPass();
+/// Elementwise column loops in wider tiles (passes/WidenElementwise.cpp).
+std::unique_ptr<Pass> createWidenElementwisePass();
 std::unique_ptr<Pass> createWidenLoadsPass();
 
 } // namespace tessel::passes

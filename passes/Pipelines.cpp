@@ -57,6 +57,7 @@ PassList buildO2(const PipelineParams &params) {
   pl.add("defer-row-scale");    // softmax's 1 / sum on P @ V's result, not on P      // after forward-copies: the activation writes the summed strip
   pl.add("io-transpose");       // the input's transposes on the cheaper engine, before loads widen
   pl.add("widen-columns");      // longer runs per partition, where the model finds it faster
+  pl.add("widen-elementwise");  // elementwise loops in tiles wider than a PSUM bank
   pl.add("widen-loads");        // after the nests are final: several tiles per transfer
   pl.add("balance-engines");    // last of the rewrites: the engines' loads are final
   pl.add("schedule");           // prefetch depths: before allocate places the buffers
