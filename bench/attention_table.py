@@ -42,6 +42,8 @@ LENGTHS = [2048, 4096, 8192, 16384]
 HEAD_DIMS = [64, 128]
 DECODE = os.path.join(ROOT, "examples", "decode_attention.tsl")
 DECODE_KV_HEADS, DECODE_DIM = 2, 128
+LAYER = os.path.join(ROOT, "examples", "llama_decoder_layer.tsl")
+LAYER_ROWS = [130, 647, 2048]
 
 
 def prefill_source(d, causal):
@@ -85,6 +87,38 @@ def prefill_bound(t, peak_flops, s, d, causal):
     return (max(parts), *parts)
 
 
+def layer_consts():
+    """The `const NAME = VALUE` lines of the decoder-layer example."""
+    consts = {}
+    with open(LAYER) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 4 and parts[0] == "const" and parts[2] == "=":
+                consts[parts[1]] = int(parts[3])
+    return consts
+
+
+def layer_bound(t, peak_flops, m, c):
+    """The sum of the decoder layer's parts' bounds in us, each part the larger of its FLOPs at
+    peak and its minimal HBM traffic (inputs and weights read, result written once) at the
+    HBM bandwidth: three RMSNorms, the Q, K, V and O projections, causal attention per
+    query head (prefill_bound), two residual adds and the SwiGLU MLP."""
+    bw = t["hbm_bandwidth_gbs"] * 1e9
+
+    def part(flops, elems):
+        return max(flops / peak_flops, elems * 2 / bw) * 1e6
+
+    dm, h, hkv, d, hd, f = c["DM"], c["H"], c["HKV"], c["D"], c["HD"], c["F"]
+    norms = 3 * part(0, 2 * m * dm + dm)
+    q = part(2 * m * dm * d * h, m * dm + h * dm * d + m * h * d)
+    kv = 2 * part(2 * m * dm * d * hkv, m * dm + hkv * dm * d + m * hkv * d)
+    attention = h * prefill_bound(t, peak_flops, m, d, True)[0]
+    o = part(2 * m * hd * dm, m * hd + hd * dm + m * dm)
+    residuals = 2 * part(0, 3 * m * dm)
+    mlp = part(6 * m * dm * f, 2 * m * dm + 3 * dm * f)
+    return norms + q + kv + attention + o + residuals + mlp
+
+
 def fmt_row(cells):
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -112,6 +146,8 @@ def main():
                          for t in targets for s in lengths for opt in (0, 2)]
         jobs += [(("decode", DECODE_DIM, False, l, t, opt), DECODE, "L", l)
                  for t in targets for l in lengths for opt in (0, 2)]
+        jobs += [(("layer", 0, True, m, t, opt), LAYER, "M", m)
+                 for t in targets for m in LAYER_ROWS for opt in (0, 2)]
 
         def run(job):
             key, path, name, value = job
@@ -120,7 +156,8 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             results = dict(zip([j[0] for j in jobs], pool.map(run, jobs)))
 
-    rows, prefill, decode = [], [], []
+    rows, prefill, decode, layer = [], [], [], []
+    consts = layer_consts()
     for (kind, d, causal, s, t, opt), r in results.items():
         if opt != 2:
             continue
@@ -129,7 +166,8 @@ def main():
         if "error" in r or "error" in o0:
             row["error"] = r.get("error") or o0.get("error")
             rows.append(row)
-            (prefill if kind == "prefill" else decode).append(fmt_row([t, d, s, "error: " + row["error"]]))
+            {"prefill": prefill, "decode": decode, "layer": layer}[kind].append(
+                fmt_row([t, d, s, "error: " + row["error"]]))
             continue
         row.update({"o0_us": o0["latency_us"], "o2_us": r["latency_us"],
                     "o0_compile_run_s": o0["wall_seconds"], "o2_compile_run_s": r["wall_seconds"],
@@ -144,6 +182,13 @@ def main():
                 f"{row['o0_us'] / bound:.2f}", f"{row['o2_us'] / bound:.2f}", f"{row['o0_us'] / row['o2_us']:.2f}",
                 "yes" if row["s_by_s_in_hbm"] else "no", f"{row['intermediate_bytes'] / 1e6:.0f}",
                 f"{row['o2_compile_run_s']:.2f}"]))
+        elif kind == "layer":
+            bound = layer_bound(fields[t], r["peak_flops"], s, consts)
+            row.update({"bound_us": bound})
+            layer.append(fmt_row([
+                t, s, f"{row['o0_us']:.1f}", f"{row['o2_us']:.1f}", f"{bound:.1f}",
+                f"{row['o0_us'] / bound:.2f}", f"{row['o2_us'] / bound:.2f}",
+                f"{row['intermediate_bytes'] / 1e6:.2f}", f"{row['o2_compile_run_s']:.2f}"]))
         else:
             stream = 2 * DECODE_KV_HEADS * s * DECODE_DIM * 2 / (r["hbm_bandwidth_gbs"] * 1e9) * 1e6
             row.update({"stream_us": stream})
@@ -156,6 +201,7 @@ def main():
     ok = [r for r in rows if "error" not in r]
     pre = [r for r in ok if r["kind"] == "prefill"]
     dec = [r for r in ok if r["kind"] == "decode"]
+    lay = [r for r in ok if r["kind"] == "layer"]
     summary = []
     if pre:
         summary += [
@@ -172,12 +218,19 @@ def main():
     if dec:
         summary.append(f"decode -O2 within 1.2x of streaming K and V: {sum(r['o2_us'] <= 1.2 * r['stream_us'] for r in dec)} "
                        f"of {len(dec)}; worst {max(r['o2_us'] / r['stream_us'] for r in dec):.2f}x")
+    if lay:
+        summary.append(f"decoder layer -O2 within 1.2x of the sum of its parts' bounds: "
+                       f"{sum(r['o2_us'] <= 1.2 * r['bound_us'] for r in lay)} of {len(lay)}; best "
+                       f"{min(r['o2_us'] / r['bound_us'] for r in lay):.2f}x, worst "
+                       f"{max(r['o2_us'] / r['bound_us'] for r in lay):.2f}x")
     summary.append(f"errors: {len(rows) - len(ok)}")
 
     pre_head = ["| target | D | mask | S | -O0 us | -O2 us | bound us (by) | O0/bound | O2/bound | O0/O2 | "
                 "S x S in HBM | interm. MB | -O2 s |", "|" + "---|" * 13]
     dec_head = ["| target | L | -O0 us | -O2 us | stream K, V us | O0/stream | O2/stream | interm. MB | -O2 s |",
                 "|" + "---|" * 9]
+    layer_head = ["| target | M | -O0 us | -O2 us | sum of parts' bounds us | O0/bound | O2/bound | interm. MB | "
+                  "-O2 s |", "|" + "---|" * 9]
     intro = [
         "## Attention: fused prefill and decode against their bounds (issue 36)",
         "",
@@ -187,10 +240,15 @@ def main():
         "(Q, K, V read and O written once); causal counts half the FLOPs and exps. \"S x S in HBM\": the "
         "-O2 kernel's intermediate traffic is at least S^2 bf16. \"-O2 s\": wall time of `tessel run -O2` "
         "(compile and simulate) on the bench machine. Decode: `examples/decode_attention.tsl` (2 KV heads of "
-        "128, 4 query rows each) against the time to stream K and V once.",
+        "128, 4 query rows each) against the time to stream K and V once. Decoder layer: "
+        "`examples/llama_decoder_layer.tsl` (its own small widths: hidden 256, 4 query and 2 KV heads of "
+        "64, MLP 512; causal) against the sum of its parts' bounds (each part's FLOPs at peak or its "
+        "minimal HBM traffic, whichever is larger: three RMSNorms, the Q, K, V and O projections, "
+        "attention per query head as above, two residual adds, the MLP).",
         "",
     ]
-    lines = intro + pre_head + prefill + [""] + dec_head + decode + [""] + summary
+    lines = (intro + pre_head + prefill + [""] + dec_head + decode + [""] + layer_head + layer + [""] +
+             summary)
     text = "\n".join(lines)
     print(text)
     with open(args.out + ".json", "w") as f:
