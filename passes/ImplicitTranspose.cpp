@@ -19,7 +19,9 @@
 // 4. An input's transpose that TileGen wrote to an HBM scratch is read in
 //    place: its readers load the input with the indices swapped and the
 //    opposite transpose flag (passes/InputTransposes.cpp), and the scratch
-//    goes.
+//    goes. Where the input is read again by every row strip (a weight
+//    used as W.T), the scratch becomes an SBUF buffer filled once at the
+//    kernel's start (passes/ResidentTransposes.cpp).
 // All four rewrites keep the kernel's numbers: every value is computed by the
 // same products and sums, only operand roles and layouts change.
 //
@@ -608,6 +610,8 @@ public:
       transposeProducers(kernel);
       changed = true;
     }
+    // Last: the producers above match the scratch's tile loads.
+    changed |= keepArgumentTransposesResident(kernel);
     return changed ? PassResult::Changed : PassResult::Unchanged;
   }
 };

@@ -94,16 +94,9 @@ int64_t extentBound(const IndexExpr &e) {
   return 0;
 }
 
-/// A DMA that reads the scratch, and how many elements it reads over the
-/// whole kernel (its tile times its loops' trips; 0 when not constant).
-struct Reader {
-  DmaOp *dma;
-  int64_t elements;
-};
-
 /// Every DMA of the kernel that reads `v`; false when something other than
 /// a DMA reads it.
-bool dmaReaders(Kernel &kernel, const Value *v, std::vector<Reader> &out) {
+bool dmaReaders(Kernel &kernel, const Value *v, std::vector<ScratchReader> &out) {
   bool onlyDmas = true;
   walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *> loops) {
     for (Access *a : op.reads())
@@ -131,10 +124,10 @@ bool dmaReaders(Kernel &kernel, const Value *v, std::vector<Reader> &out) {
 /// (an operand strip loaded once; not a weight reloaded for every row
 /// strip). Partial tiles count whole, so the scratch counts with each
 /// dimension rounded up to the reads' tile.
-bool cheaperInPlace(llvm::ArrayRef<Reader> readers, const Value *scratch) {
+bool cheaperInPlace(llvm::ArrayRef<ScratchReader> readers, const Value *scratch) {
   int64_t transposed = 0;
   int64_t tile[2] = {1, 1};
-  for (const Reader &r : readers) {
+  for (const ScratchReader &r : readers) {
     if (r.dma->transpose)
       continue;
     if (r.elements == 0)
@@ -152,39 +145,48 @@ bool cheaperInPlace(llvm::ArrayRef<Reader> readers, const Value *scratch) {
 
 } // namespace
 
+std::optional<ArgumentTranspose> matchArgumentTranspose(Kernel &kernel, size_t i) {
+  auto *alloc = llvm::dyn_cast<AllocOp>(kernel.body.ops[i].get());
+  if (!alloc || alloc->result->type.space != MemSpace::HBM ||
+      alloc->result->role != TensorRole::Scratch || alloc->result->type.dims.size() != 2)
+    return std::nullopt;
+  Value *scratch = alloc->result;
+  // The one top-level nest that writes the scratch.
+  std::optional<size_t> writer;
+  bool single = true;
+  for (size_t j = 0; j < kernel.body.ops.size(); ++j)
+    walkOp(*kernel.body.ops[j], [&](Op &op) {
+      for (Access *w : op.writes())
+        if (w->base == scratch) {
+          single &= !writer || *writer == j;
+          writer = j;
+        }
+    });
+  if (!writer || !single || *writer <= i)
+    return std::nullopt;
+  auto *nest = llvm::dyn_cast<ForOp>(kernel.body.ops[*writer].get());
+  ArgumentTranspose t{i, *writer, scratch, nest ? transposedArgument(*nest, scratch) : nullptr, {}};
+  if (!t.arg || !dmaReaders(kernel, scratch, t.readers) ||
+      llvm::any_of(t.readers, [](const ScratchReader &r) { return r.dma->dst.base->type.space != MemSpace::SBUF; }))
+    return std::nullopt;
+  return t;
+}
+
+void readArgumentTransposed(const ScratchReader &r, Value *arg) {
+  r.dma->src = swapped(r.dma->src, arg);
+  r.dma->transpose = !r.dma->transpose;
+}
+
 bool absorbInputTransposes(Kernel &kernel) {
   bool changed = false;
   for (size_t i = 0; i < kernel.body.ops.size(); ++i) {
-    auto *alloc = llvm::dyn_cast<AllocOp>(kernel.body.ops[i].get());
-    if (!alloc || alloc->result->type.space != MemSpace::HBM ||
-        alloc->result->role != TensorRole::Scratch || alloc->result->type.dims.size() != 2)
+    std::optional<ArgumentTranspose> t = matchArgumentTranspose(kernel, i);
+    if (!t || !cheaperInPlace(t->readers, t->scratch))
       continue;
-    Value *scratch = alloc->result;
-    // The one top-level nest that writes the scratch.
-    std::optional<size_t> writer;
-    bool single = true;
-    for (size_t j = 0; j < kernel.body.ops.size(); ++j)
-      walkOp(*kernel.body.ops[j], [&](Op &op) {
-        for (Access *w : op.writes())
-          if (w->base == scratch) {
-            single &= !writer || *writer == j;
-            writer = j;
-          }
-      });
-    if (!writer || !single || *writer <= i)
-      continue;
-    auto *nest = llvm::dyn_cast<ForOp>(kernel.body.ops[*writer].get());
-    Value *arg = nest ? transposedArgument(*nest, scratch) : nullptr;
-    std::vector<Reader> readers;
-    if (!arg || !dmaReaders(kernel, scratch, readers) || !cheaperInPlace(readers, scratch) ||
-        llvm::any_of(readers, [](const Reader &r) { return r.dma->dst.base->type.space != MemSpace::SBUF; }))
-      continue;
-    for (const Reader &r : readers) {
-      r.dma->src = swapped(r.dma->src, arg);
-      r.dma->transpose = !r.dma->transpose;
-    }
+    for (const ScratchReader &r : t->readers)
+      readArgumentTransposed(r, t->arg);
     // The nest after the alloc: erase it first so `i` stays the alloc's.
-    kernel.body.ops.erase(kernel.body.ops.begin() + *writer);
+    kernel.body.ops.erase(kernel.body.ops.begin() + t->writerAt);
     kernel.body.ops.erase(kernel.body.ops.begin() + i);
     --i;
     changed = true;

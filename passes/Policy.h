@@ -28,6 +28,12 @@ constexpr double kSbufHeadroom = 0.02;
 /// buffers.
 constexpr double kStripSbufShare = 0.5;
 
+/// implicit-transpose keeps an argument's transpose that every row strip
+/// reads (a weight used as W.T) in SBUF, transposed once, while all such
+/// buffers take at most this share of a partition's SBUF: the strips,
+/// streamed tiles and accumulators the planner sizes need the rest.
+constexpr double kResidentTransposeShare = 0.25;
+
 /// The block planner builds row strips 128, 256, ... and stops after this
 /// many in a row do not fit SBUF once one has. A taller strip can take less
 /// SBUF than a shorter one: past TileGen's strip budget (kStripSbufShare) it
