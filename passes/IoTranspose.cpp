@@ -45,8 +45,13 @@
 
 #include "ir/Builder.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+#include <string>
+#include <vector>
 
 namespace tessel::passes {
 namespace {
@@ -84,13 +89,43 @@ bool isIoTranspose(const DmaOp &dma, int64_t partitions) {
   return dma.dst.indices[0].isRange() && dma.dst.indices[1].isRange();
 }
 
+/// The number of partition tiles of rows of a transposing load of a kernel
+/// input that reads a whole number of them, more than one, with at most
+/// partitions columns (a column block of W^T filled from W's rows); 0 when
+/// it is anything else.
+int64_t wideRowTiles(const DmaOp &dma, int64_t partitions) {
+  if (!dma.transpose || dma.tag != DmaTag::None || dma.src.base->type.space != MemSpace::HBM ||
+      dma.dst.base->type.space != MemSpace::SBUF || dma.src.indices.size() != 2 ||
+      dma.dst.indices.size() != 2 || !dma.src.indices[0].isRange() || !dma.src.indices[1].isRange() ||
+      !dma.dst.indices[0].isRange() || !dma.dst.indices[1].isRange() ||
+      llvm::any_of(dma.src.indices, [](const Index &i) { return i.isPatterned(); }) ||
+      llvm::any_of(dma.dst.indices, [](const Index &i) { return i.isPatterned(); }))
+    return 0;
+  const IndexExpr &rows = *dma.src.indices[0].extent;
+  int64_t cols = extentBound(dma.src.indices[1].extent);
+  if (!rows.isConst() || rows.constValue() <= partitions || rows.constValue() % partitions != 0 || cols <= 0 ||
+      cols > partitions || !dma.dst.indices[1].extent->structurallyEqual(rows))
+    return 0;
+  return rows.constValue() / partitions;
+}
+
+/// A transposing load the tensor engine can take: one partition-square tile
+/// at most, or a whole number of tiles of rows (split first).
+bool isTensorTransposable(const DmaOp &dma, int64_t partitions) {
+  return isIoTranspose(dma, partitions) || wideRowTiles(dma, partitions) > 0;
+}
+
 class Rewriter {
 public:
-  Rewriter(Kernel &kernel, int64_t groups) : kernel(kernel), groups(groups), P(kernel.geometry.partitions) {}
+  /// Moves the transposing loads of the input named `input` to the tensor
+  /// engine, `groups` tiles per plain load.
+  Rewriter(Kernel &kernel, std::string input, int64_t groups)
+      : kernel(kernel), input(std::move(input)), groups(groups), P(kernel.geometry.partitions) {}
 
   /// Rewrites every I/O transpose of `block`, recursively.
   void rewrite(Block &block) {
     for (size_t i = 0; i < block.ops.size(); ++i) {
+      splitRows(block, i);
       Op *op = block.ops[i].get();
       if (auto *loop = llvm::dyn_cast<ForOp>(op)) {
         if (DmaOp *dma = walksRow(*loop))
@@ -100,7 +135,7 @@ public:
         continue;
       }
       auto *dma = llvm::dyn_cast<DmaOp>(op);
-      if (!dma || !isIoTranspose(*dma, P))
+      if (!dma || !isIoTranspose(*dma, P) || dma->src.base->name != input)
         continue;
       Block tile;
       appendTileForm(*dma, tile);
@@ -113,6 +148,26 @@ public:
   }
 
 private:
+  /// A transposing load of several partition tiles of rows at `block.ops[i]`,
+  /// alone or the only op of a loop, becomes a loop over the row tiles
+  /// around it (around the loop: the loop still walks along the rows, so
+  /// its loads can widen), each load one tile of rows.
+  void splitRows(Block &block, size_t i) {
+    auto *loop = llvm::dyn_cast<ForOp>(block.ops[i].get());
+    auto *dma = loop ? (loop->body.ops.size() == 1 ? opAt<DmaOp>(loop->body, 0) : nullptr)
+                     : llvm::dyn_cast<DmaOp>(block.ops[i].get());
+    int64_t tiles = dma && dma->src.base->name == input ? wideRowTiles(*dma, P) : 0;
+    if (tiles == 0)
+      return;
+    Block outer;
+    ForOp &rows = appendLoop(kernel, outer, "rt", IndexExpr(0), IndexExpr(tiles * P), P, dma->loc);
+    IndexExpr j = IndexExpr::var(rows.iv);
+    dma->src.indices[0] = {(dma->src.indices[0].start + j).simplified(), IndexExpr(P)};
+    dma->dst.indices[1] = {(dma->dst.indices[1].start + j).simplified(), IndexExpr(P)};
+    rows.body.ops.push_back(std::move(block.ops[i]));
+    block.ops[i] = std::move(outer.ops[0]);
+  }
+
   /// `loop`'s only op, when it is an I/O transpose of full tiles walking
   /// along one row of the input (`%X[%r +: P, %kt +: P]` into
   /// `%X_T[%kt +: P, ...]`, %kt the loop's variable) and the loop's trips
@@ -122,7 +177,7 @@ private:
         loop.step != P)
       return nullptr;
     auto *dma = opAt<DmaOp>(loop.body, 0);
-    if (!dma || !isIoTranspose(*dma, P))
+    if (!dma || !isIoTranspose(*dma, P) || dma->src.base->name != input)
       return nullptr;
     const Index &col = dma->src.indices[1], &row = dma->src.indices[0], &part = dma->dst.indices[0];
     int64_t trips = ForOp::tripCount(loop.lo.constValue(), loop.hi.constValue(), loop.step);
@@ -197,20 +252,40 @@ private:
   }
 
   Kernel &kernel;
+  std::string input;
   int64_t groups;
   int64_t P;
 };
 
-/// The predicted latency of `kernel` with its I/O transposes in the form of
-/// `groups` (0: the DMA form, as it is), after the passes that still change
-/// its buffers (passes/Trial.h); nullopt when that form does not fit.
-std::optional<double> trialUs(const Kernel &kernel, int64_t groups, const runtime::Target &target) {
+/// Tiles per plain load of each input's transposes moved to the tensor
+/// engine (the others stay on the DMA engines).
+using Placement = std::map<std::string, int64_t>;
+
+/// The predicted latency of `kernel` with its I/O transposes placed as
+/// `placement` says, after the passes that still change its buffers
+/// (passes/Trial.h); nullopt when that form does not fit.
+std::optional<double> trialUs(const Kernel &kernel, const Placement &placement, const runtime::Target &target) {
   std::unique_ptr<Kernel> trial = copyKernel(kernel);
   if (!trial)
     return std::nullopt;
-  if (groups > 0)
-    Rewriter(*trial, groups).rewrite(trial->body);
+  for (const auto &[input, groups] : placement)
+    Rewriter(*trial, input, groups).rewrite(trial->body);
   return predictAfterLatePasses(*trial, target);
+}
+
+/// The inputs loaded transposed, in the order of their first load, and how
+/// many such loads there are.
+std::vector<std::string> transposedInputs(Kernel &kernel, int &sites) {
+  std::vector<std::string> inputs;
+  walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
+    auto *dma = llvm::dyn_cast<DmaOp>(&op);
+    if (!dma || !isTensorTransposable(*dma, kernel.geometry.partitions))
+      return;
+    ++sites;
+    if (!llvm::is_contained(inputs, dma->src.base->name))
+      inputs.push_back(dma->src.base->name);
+  });
+  return inputs;
 }
 
 class IoTransposePass : public Pass {
@@ -221,21 +296,20 @@ public:
            "whichever the cost model finds faster for the kernel";
   }
 
+  /// Each input in turn: its loads moved to the tensor engine at the group
+  /// count the model predicts fastest, kept when policy::kMinIoTransposeGain
+  /// faster than the placement so far.
   PassResult run(Kernel &kernel, PassContext &ctx) override {
     int sites = 0;
-    walk(kernel.body, [&](Op &op, llvm::ArrayRef<ForOp *>) {
-      if (auto *dma = llvm::dyn_cast<DmaOp>(&op); dma && isIoTranspose(*dma, kernel.geometry.partitions))
-        ++sites;
-    });
+    std::vector<std::string> inputs = transposedInputs(kernel, sites);
     if (sites == 0)
       return PassResult::Unchanged;
     const runtime::Target &target = ctx.target;
-    std::optional<double> dmaCost = trialUs(kernel, 0, target);
+    Placement placement;
+    std::optional<double> dmaCost = trialUs(kernel, placement, target);
     if (!dmaCost)
       return PassResult::Unchanged;
-    double dmaUs = *dmaCost;
-    double bestUs = dmaUs * (1.0 - policy::kMinIoTransposeGain);
-    int64_t bestGroups = 0;
+    double dmaUs = *dmaCost, bestUs = dmaUs;
     int64_t maxGroups = std::max<int64_t>(1, kernel.geometry.maxMoving / kernel.geometry.partitions);
     // Widest first, so a tie goes to the fewest transfers: the model may
     // see the phase bound by the tensor engine either way, and fewer, larger
@@ -243,30 +317,50 @@ public:
     int64_t widest = 1;
     while (widest * 2 <= maxGroups)
       widest *= 2;
-    for (int64_t g = widest; g >= 1; g /= 2) {
-      std::optional<double> us = trialUs(kernel, g, target);
-      if (us && *us < bestUs) {
-        bestUs = *us;
-        bestGroups = g;
+    for (const std::string &input : inputs) {
+      double inputBest = bestUs * (1.0 - policy::kMinIoTransposeGain);
+      int64_t inputGroups = 0;
+      for (int64_t g = widest; g >= 1; g /= 2) {
+        Placement p = placement;
+        p[input] = g;
+        std::optional<double> us = trialUs(kernel, p, target);
+        if (us && *us < inputBest) {
+          inputBest = *us;
+          inputGroups = g;
+        }
+      }
+      if (inputGroups > 0) {
+        placement[input] = inputGroups;
+        bestUs = inputBest;
       }
     }
-    if (bestGroups == 0) {
+    noteChoice(kernel, sites, placement, bestUs, dmaUs);
+    for (const auto &[input, groups] : placement)
+      Rewriter(kernel, input, groups).rewrite(kernel.body);
+    return placement.empty() ? PassResult::Unchanged : PassResult::Changed;
+  }
+
+private:
+  static void noteChoice(Kernel &kernel, int sites, const Placement &placement, double bestUs, double dmaUs) {
+    if (placement.empty()) {
       kernel.notes.push_back(llvm::formatv("[io-transpose] {0} transposing load{1} kept on the DMA engines "
                                            "(predicted {2:F1} us; the tensor engine's form is not "
                                            "{3}% faster)",
                                            sites, sites == 1 ? "" : "s", dmaUs,
                                            int(policy::kMinIoTransposeGain * 100))
                                  .str());
-      return PassResult::Unchanged; // a note only: the kernel is the same
+      return;
     }
-    Rewriter(kernel, bestGroups).rewrite(kernel.body);
-    kernel.notes.push_back(llvm::formatv("[io-transpose] {0} transposing load{1} moved to the tensor engine, "
-                                         "{2} tile{3} per plain load: predicted {4:F1} us, against {5:F1} us "
-                                         "on the DMA engines",
-                                         sites, sites == 1 ? "" : "s", bestGroups, bestGroups == 1 ? "" : "s",
-                                         bestUs, dmaUs)
+    std::string moved;
+    for (const auto &[input, groups] : placement)
+      moved += llvm::formatv("{0}%{1} ({2} tile{3} per plain load)", moved.empty() ? "" : ", ", input, groups,
+                             groups == 1 ? "" : "s")
+                   .str();
+    kernel.notes.push_back(llvm::formatv("[io-transpose] transposing loads of {0} moved to the tensor engine: "
+                                         "predicted {1:F1} us, against {2:F1} us with the {3} transposing load{4} on "
+                                         "the DMA engines",
+                                         moved, bestUs, dmaUs, sites, sites == 1 ? "" : "s")
                                .str());
-    return PassResult::Changed;
   }
 };
 
