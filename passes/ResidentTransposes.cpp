@@ -24,6 +24,7 @@
 #include "passes/InputTransposes.h"
 #include "passes/Policy.h"
 #include "passes/ResidentOperands.h"
+#include "passes/WideTransposeNest.h"
 
 #include "ir/Builder.h"
 
@@ -172,6 +173,38 @@ TensorType heldType(const Value *scratch, int64_t P) {
   return t;
 }
 
+/// The scratch's nest rebuilt in wide loads and stores where the argument
+/// has a whole block (passes/WideTransposeNest.h); the top-level ops that
+/// now write the scratch.
+std::vector<const Op *> widenTransposeNest(Kernel &kernel, const ArgumentTranspose &t) {
+  auto &body = kernel.body.ops;
+  Block wide;
+  if (!buildWideTransposeNest(kernel, t.arg, t.scratch, body[t.writerAt]->loc, wide))
+    return {body[t.writerAt].get()};
+  std::vector<const Op *> ops;
+  for (auto &op : wide.ops)
+    ops.push_back(op.get());
+  body.erase(body.begin() + t.writerAt);
+  body.insert(body.begin() + t.writerAt, std::make_move_iterator(wide.ops.begin()),
+              std::make_move_iterator(wide.ops.end()));
+  kernel.notes.push_back(llvm::formatv("[implicit-transpose] %{0}.T does not fit SBUF's share: its scratch "
+                                       "is written first, in loads and stores of {1} partition tiles",
+                                       t.arg->name, kernel.geometry.maxMoving / kernel.geometry.partitions)
+                             .str());
+  return ops;
+}
+
+/// Moves the top-level `ops` to the front of the kernel, keeping their
+/// order; true if that changed the kernel.
+bool hoistToFront(Kernel &kernel, llvm::ArrayRef<const Op *> ops) {
+  auto &body = kernel.body.ops;
+  auto isHoisted = [&](const std::unique_ptr<Op> &op) { return llvm::is_contained(ops, op.get()); };
+  if (std::all_of(body.begin(), body.begin() + ops.size(), isHoisted))
+    return false;
+  std::stable_partition(body.begin(), body.end(), isHoisted);
+  return true;
+}
+
 } // namespace
 
 bool keepArgumentTransposesResident(Kernel &kernel) {
@@ -180,7 +213,7 @@ bool keepArgumentTransposesResident(Kernel &kernel) {
   const int64_t group = std::max<int64_t>(1, kernel.geometry.maxMoving / P);
   int64_t used = 0;
   Block fills;
-  std::vector<const Op *> gone;
+  std::vector<const Op *> gone, hoisted;
   for (size_t i = 0; i < kernel.body.ops.size(); ++i) {
     std::optional<ArgumentTranspose> t = matchArgumentTranspose(kernel, i);
     if (!t)
@@ -188,8 +221,12 @@ bool keepArgumentTransposesResident(Kernel &kernel) {
     TensorType type = heldType(t->scratch, P);
     int64_t bytes = type.bytesPerPartition(P);
     std::optional<std::vector<TileLoad>> loads = tileLoads(kernel.body, t->scratch);
-    if (!loads || used + bytes > budget)
+    if (!loads || used + bytes > budget) {
+      hoisted.push_back(kernel.body.ops[t->allocAt].get());
+      for (const Op *op : widenTransposeNest(kernel, *t))
+        hoisted.push_back(op);
       continue;
+    }
     used += bytes;
     llvm::SMLoc loc = kernel.body.ops[t->writerAt]->loc;
     Value *held = appendAlloc(kernel, fills, t->arg->name + "T_res", MemSpace::SBUF, type.dtype, type.dims, 1, loc);
@@ -206,8 +243,11 @@ bool keepArgumentTransposesResident(Kernel &kernel) {
                                          t->arg->name, bytes / 1024.0)
                                .str());
   }
+  // A scratch that stays is written first: its nest reads only an argument,
+  // and between the kernel's nests it would keep siblings apart.
+  bool moved = hoistToFront(kernel, hoisted);
   if (gone.empty())
-    return false;
+    return moved;
   llvm::erase_if(kernel.body.ops, [&](const std::unique_ptr<Op> &op) { return llvm::is_contained(gone, op.get()); });
   kernel.body.ops.insert(kernel.body.ops.begin(), std::make_move_iterator(fills.ops.begin()),
                          std::make_move_iterator(fills.ops.end()));
