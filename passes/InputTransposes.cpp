@@ -49,10 +49,21 @@ Access swapped(const Access &a, Value *to) {
   return s;
 }
 
+/// The input argument `v` is, or that `v` views (the same data under other
+/// labels: a weight used both as W and W.T); null when neither.
+Value *viewedArgument(Kernel &kernel, Value *v) {
+  if (v->kind == ValueKind::Argument)
+    return v;
+  for (auto &op : kernel.body.ops)
+    if (auto *view = llvm::dyn_cast<ViewOp>(op.get()); view && view->result == v)
+      return view->source;
+  return nullptr;
+}
+
 /// The argument whose transpose the top-level loop nest `nest` writes to
 /// the 2-D scratch `scratch`, element for element, or null when the nest
 /// does anything else.
-Value *transposedArgument(ForOp &nest, const Value *scratch) {
+Value *transposedArgument(Kernel &kernel, ForOp &nest, const Value *scratch) {
   std::vector<Op *> ops;
   walkOp(nest, [&](Op &op) {
     if (!llvm::isa<ForOp>(op) && !llvm::isa<AllocOp>(op))
@@ -67,8 +78,8 @@ Value *transposedArgument(ForOp &nest, const Value *scratch) {
   if (!load || !tr || !copy || !store || load->transpose || store->transpose ||
       load->tag != DmaTag::None || store->tag != DmaTag::None || store->dst.base != scratch)
     return nullptr;
-  Value *arg = load->src.base;
-  if (arg->kind != ValueKind::Argument || arg->role != TensorRole::Input ||
+  Value *arg = load->src.base, *root = viewedArgument(kernel, arg);
+  if (!root || root->kind != ValueKind::Argument || root->role != TensorRole::Input ||
       arg->type.dims.size() != 2 || arg->type.dtype != scratch->type.dtype ||
       tr->src.base != load->dst.base || copy->src.base != tr->dst.base ||
       store->src.base != copy->dst.base || load->src.indices.size() != 2 ||
@@ -165,7 +176,7 @@ std::optional<ArgumentTranspose> matchArgumentTranspose(Kernel &kernel, size_t i
   if (!writer || !single || *writer <= i)
     return std::nullopt;
   auto *nest = llvm::dyn_cast<ForOp>(kernel.body.ops[*writer].get());
-  ArgumentTranspose t{i, *writer, scratch, nest ? transposedArgument(*nest, scratch) : nullptr, {}};
+  ArgumentTranspose t{i, *writer, scratch, nest ? transposedArgument(kernel, *nest, scratch) : nullptr, {}};
   if (!t.arg || !dmaReaders(kernel, scratch, t.readers) ||
       llvm::any_of(t.readers, [](const ScratchReader &r) { return r.dma->dst.base->type.space != MemSpace::SBUF; }))
     return std::nullopt;

@@ -39,6 +39,7 @@
 // Table 2 counts the fused kernel's.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/ContractionGroups.h"
 #include "passes/Passes.h"
 #include "passes/Policy.h"
 #include "passes/Trial.h"
@@ -128,7 +129,9 @@ public:
       splitRows(block, i);
       Op *op = block.ops[i].get();
       if (auto *loop = llvm::dyn_cast<ForOp>(op)) {
-        if (DmaOp *dma = walksRow(*loop))
+        if (groupAlongContraction(kernel, *loop, input, groups))
+          rewrite(loop->body);
+        else if (DmaOp *dma = walksRow(*loop))
           rewriteRow(*loop, *dma);
         else
           rewrite(loop->body);

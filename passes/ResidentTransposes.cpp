@@ -173,6 +173,15 @@ TensorType heldType(const Value *scratch, int64_t P) {
   return t;
 }
 
+/// The position after the kernel's leading views (a transposed argument
+/// may be read through one).
+size_t afterViews(const Kernel &kernel) {
+  size_t i = 0;
+  while (i < kernel.body.ops.size() && llvm::isa<ViewOp>(*kernel.body.ops[i]))
+    ++i;
+  return i;
+}
+
 /// The scratch's nest rebuilt in wide loads and stores where the argument
 /// has a whole block (passes/WideTransposeNest.h); the top-level ops that
 /// now write the scratch.
@@ -198,10 +207,11 @@ std::vector<const Op *> widenTransposeNest(Kernel &kernel, const ArgumentTranspo
 /// order; true if that changed the kernel.
 bool hoistToFront(Kernel &kernel, llvm::ArrayRef<const Op *> ops) {
   auto &body = kernel.body.ops;
+  auto first = body.begin() + afterViews(kernel);
   auto isHoisted = [&](const std::unique_ptr<Op> &op) { return llvm::is_contained(ops, op.get()); };
-  if (std::all_of(body.begin(), body.begin() + ops.size(), isHoisted))
+  if (std::all_of(first, first + ops.size(), isHoisted))
     return false;
-  std::stable_partition(body.begin(), body.end(), isHoisted);
+  std::stable_partition(first, body.end(), isHoisted);
   return true;
 }
 
@@ -249,7 +259,7 @@ bool keepArgumentTransposesResident(Kernel &kernel) {
   if (gone.empty())
     return moved;
   llvm::erase_if(kernel.body.ops, [&](const std::unique_ptr<Op> &op) { return llvm::is_contained(gone, op.get()); });
-  kernel.body.ops.insert(kernel.body.ops.begin(), std::make_move_iterator(fills.ops.begin()),
+  kernel.body.ops.insert(kernel.body.ops.begin() + afterViews(kernel), std::make_move_iterator(fills.ops.begin()),
                          std::make_move_iterator(fills.ops.end()));
   return true;
 }
