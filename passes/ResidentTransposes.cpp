@@ -231,10 +231,17 @@ bool keepArgumentTransposesResident(Kernel &kernel) {
     TensorType type = heldType(t->scratch, P);
     int64_t bytes = type.bytesPerPartition(P);
     std::optional<std::vector<TileLoad>> loads = tileLoads(kernel.body, t->scratch);
-    if (!loads || used + bytes > budget) {
+    // The scratch may hold the transpose of part of the argument only (one
+    // head's rows): then its nest stays as it is, only hoisted.
+    const auto &sd = t->scratch->type.dims, &ad = t->arg->type.dims;
+    bool whole = sd[0].size == ad[1].size && sd[1].size == ad[0].size;
+    if (!whole || !loads || used + bytes > budget) {
       hoisted.push_back(kernel.body.ops[t->allocAt].get());
-      for (const Op *op : widenTransposeNest(kernel, *t))
-        hoisted.push_back(op);
+      if (whole)
+        for (const Op *op : widenTransposeNest(kernel, *t))
+          hoisted.push_back(op);
+      else
+        hoisted.push_back(kernel.body.ops[t->writerAt].get());
       continue;
     }
     used += bytes;
