@@ -21,6 +21,7 @@
 #include "passes/Passes.h"
 #include "passes/Policy.h"
 #include "passes/ResidentOperands.h"
+#include "passes/Trial.h"
 #include "passes/analysis/KernelCost.h"
 
 #include "ir/Builder.h"
@@ -92,7 +93,11 @@ bool sameRows(const ForOp &a, const ForOp &b) {
 
 /// Whether `b` may join `a`: they share some tensor, every shared one is an
 /// HBM tensor accessed row-locally by both, and a scratch tensor is among them.
+/// Two loops that each run once merge without reordering anything, so there
+/// a tensor both only write (each head's rows of one output, at row offsets)
+/// need not be row-local; one that passes values between them still must.
 bool chained(ForOp &a, ForOp &b, int64_t P) {
+  const bool once = a.constTripCount() == 1 && b.constTripCount() == 1;
   Footprint fa = footprintOf(a), fb = footprintOf(b);
   llvm::SmallPtrSet<const Value *, 8> shared;
   for (const Value *v : fa.writes)
@@ -103,7 +108,8 @@ bool chained(ForOp &a, ForOp &b, int64_t P) {
       shared.insert(v);
   bool scratch = false;
   for (const Value *v : shared) {
-    if (v->type.space != MemSpace::HBM || !rowLocal(a, v, P) || !rowLocal(b, v, P))
+    bool onlyWritten = once && !fa.reads.count(v) && !fb.reads.count(v);
+    if (v->type.space != MemSpace::HBM || (!onlyWritten && (!rowLocal(a, v, P) || !rowLocal(b, v, P))))
       return false;
     scratch |= v->role == TensorRole::Scratch;
   }
@@ -210,10 +216,37 @@ int64_t stripBudget(const Kernel &kernel) {
   return int64_t(double(kernel.geometry.sbufBytes) * (1 - policy::kSbufHeadroom));
 }
 
+/// Makes the HBM scratch `c` (allocated at top-level op `ci`) an SBUF strip
+/// of the top-level loop `loop`, its one user.
+void keepStripOnChip(Kernel &kernel, size_t ci, ForOp &loop) {
+  auto *cAlloc = llvm::cast<AllocOp>(kernel.body.ops[ci].get());
+  Value *c = cAlloc->result;
+  const TensorType &t = c->type;
+  Block holder;
+  Value *s = appendAlloc(kernel, holder, c->name + "_rows", MemSpace::SBUF, t.dtype,
+                         {Dim{t.dims[0].label, loop.step}, t.dims[1]}, 1, cAlloc->loc);
+  rewriteAccesses(loop.body, c, [&](Access &a) { retarget(a, c, s); });
+  replaceMoves(kernel, loop.body, s);
+  loop.body.ops.insert(loop.body.ops.begin(), std::move(holder.ops.front()));
+  kernel.body.ops.erase(kernel.body.ops.begin() + ci);
+}
+
+/// Whether the kernel with `c` (top-level op `ci`) kept on chip in its loop
+/// (top-level op `li`) still fits SBUF less the planner's headroom, its
+/// buffers placed by liveness (strips that are not live together share).
+bool fitsOnChip(const Kernel &kernel, size_t ci, size_t li) {
+  std::unique_ptr<Kernel> trial = copyKernel(kernel);
+  if (!trial)
+    return false;
+  keepStripOnChip(*trial, ci, *llvm::cast<ForOp>(trial->body.ops[li].get()));
+  return analysis::sbufLeastPeakBytesPerPartition(*trial) <= stripBudget(kernel);
+}
+
 /// Turns the HBM scratch tensors used row-locally by one top-level loop into
 /// SBUF strips of that loop, while the loop's buffers (each at its copies, the
 /// tiles a strip will replace included) and strips fit SBUF less the
-/// planner's headroom. Returns their names.
+/// planner's headroom; a strip beyond that sum is kept when the kernel still
+/// fits with its buffers placed by liveness. Returns their names.
 std::vector<std::string> keepStripsOnChip(Kernel &kernel) {
   std::vector<std::string> kept;
   Block &top = kernel.body;
@@ -225,31 +258,26 @@ std::vector<std::string> keepStripsOnChip(Kernel &kernel) {
       continue;
     Value *c = cAlloc->result;
     ForOp *loop = nullptr;
+    size_t li = 0;
     unsigned users = 0;
-    for (auto &op : top.ops) {
-      Footprint f = footprintOf(*op);
-      if (op.get() != cAlloc && (f.reads.count(c) || f.writes.count(c))) {
+    for (size_t j = 0; j < top.ops.size(); ++j) {
+      Footprint f = footprintOf(*top.ops[j]);
+      if (top.ops[j].get() != cAlloc && (f.reads.count(c) || f.writes.count(c))) {
         ++users;
-        loop = llvm::dyn_cast<ForOp>(op.get());
+        loop = llvm::dyn_cast<ForOp>(top.ops[j].get());
+        li = j;
       }
     }
     if (users != 1 || !loop || loop->step > kernel.geometry.partitions || !rowLocal(*loop, c, kernel.geometry.partitions))
       continue;
-    const TensorType &t = c->type;
-    int64_t bytes = t.dims[1].size * dtypeBytes(t.dtype);
+    int64_t bytes = c->type.dims[1].size * dtypeBytes(c->type.dtype);
     if (!used.count(loop)) // the loop's own buffers first, at every copy
       used[loop] = sbufFootprint(*loop, kernel.geometry.partitions);
-    if (used[loop] + bytes > stripBudget(kernel))
+    if (used[loop] + bytes > stripBudget(kernel) && !fitsOnChip(kernel, ci, li))
       continue;
     used[loop] += bytes;
-    Block holder;
-    Value *s = appendAlloc(kernel, holder, c->name + "_rows", MemSpace::SBUF, t.dtype,
-                           {Dim{t.dims[0].label, loop->step}, t.dims[1]}, 1, cAlloc->loc);
-    rewriteAccesses(loop->body, c, [&](Access &a) { retarget(a, c, s); });
-    replaceMoves(kernel, loop->body, s);
-    loop->body.ops.insert(loop->body.ops.begin(), std::move(holder.ops.front()));
     kept.push_back(c->name);
-    top.ops.erase(top.ops.begin() + ci);
+    keepStripOnChip(kernel, ci, *loop);
     --ci;
   }
   return kept;

@@ -14,7 +14,9 @@
 // indices swapped and the opposite `transpose` flag: a transposing load of
 // %AT (the consumer wanted %AT^T = %A) becomes a plain load of %A, a plain
 // load becomes a transposing one (which io-transpose may then place on the
-// tensor engine). The scratch and the nest that wrote it go. A plain read
+// tensor engine). The nest may read a block of the input at a constant
+// offset (one head of a tensor with heads: `%K[%a + 2048 +: 128, ...]`),
+// which the swapped reads then add. The scratch and the nest that wrote it go. A plain read
 // turned transposing pays the transpose on every read, so that is done only
 // when the reads cover each element once; a weight read again by every row
 // strip keeps its scratch, where it is transposed once.
@@ -27,26 +29,35 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace tessel::passes {
 namespace {
 
 using namespace ir;
 
-bool sameIndex(const Index &a, const Index &b) {
-  if (!a.start.structurallyEqual(b.start) || a.isRange() != b.isRange())
-    return false;
-  return !a.isRange() || a.extent->structurallyEqual(*b.extent);
-}
-
-/// A 2-D access of `to` reading what `a` (2-D) reads, with the two indices
-/// swapped.
-Access swapped(const Access &a, Value *to) {
+/// A 2-D access of `t.arg` reading what `a` (2-D, of the scratch) reads,
+/// with the two indices swapped and the offsets added.
+Access swapped(const Access &a, const ArgumentTranspose &t) {
   Access s;
-  s.base = to;
+  s.base = t.arg;
   s.loc = a.loc;
   s.indices = {a.indices[1], a.indices[0]};
+  for (unsigned d = 0; d < 2; ++d)
+    if (t.offset[d] != 0)
+      s.indices[d].start = (s.indices[d].start + t.offset[d]).simplified();
   return s;
+}
+
+/// The constant `load - store` of two slice starts of the same extent.
+std::optional<int64_t> constantOffset(const Index &load, const Index &store) {
+  if (load.isRange() != store.isRange() ||
+      (load.isRange() && !load.extent->structurallyEqual(*store.extent)))
+    return std::nullopt;
+  IndexExpr diff = (load.start - store.start).simplified();
+  if (!diff.isConst())
+    return std::nullopt;
+  return diff.constValue();
 }
 
 /// The input argument `v` is, or that `v` views (the same data under other
@@ -61,34 +72,39 @@ Value *viewedArgument(Kernel &kernel, Value *v) {
 }
 
 /// The argument whose transpose the top-level loop nest `nest` writes to
-/// the 2-D scratch `scratch`, element for element, or null when the nest
-/// does anything else.
-Value *transposedArgument(Kernel &kernel, ForOp &nest, const Value *scratch) {
+/// the 2-D scratch `scratch`, element for element, with the constant
+/// offsets of its indices (into `t.arg` and `t.offset`); false when the
+/// nest does anything else.
+bool transposedArgument(Kernel &kernel, ForOp &nest, const Value *scratch, ArgumentTranspose &t) {
   std::vector<Op *> ops;
   walkOp(nest, [&](Op &op) {
     if (!llvm::isa<ForOp>(op) && !llvm::isa<AllocOp>(op))
       ops.push_back(&op);
   });
   if (ops.size() != 4)
-    return nullptr;
+    return false;
   auto *load = llvm::dyn_cast<DmaOp>(ops[0]);
   auto *tr = llvm::dyn_cast<TransposeOp>(ops[1]);
   auto *copy = llvm::dyn_cast<CopyOp>(ops[2]);
   auto *store = llvm::dyn_cast<DmaOp>(ops[3]);
   if (!load || !tr || !copy || !store || load->transpose || store->transpose ||
       load->tag != DmaTag::None || store->tag != DmaTag::None || store->dst.base != scratch)
-    return nullptr;
+    return false;
   Value *arg = load->src.base, *root = viewedArgument(kernel, arg);
   if (!root || root->kind != ValueKind::Argument || root->role != TensorRole::Input ||
       arg->type.dims.size() != 2 || arg->type.dtype != scratch->type.dtype ||
       tr->src.base != load->dst.base || copy->src.base != tr->dst.base ||
       store->src.base != copy->dst.base || load->src.indices.size() != 2 ||
       store->dst.indices.size() != 2)
-    return nullptr;
-  if (!sameIndex(store->dst.indices[0], load->src.indices[1]) ||
-      !sameIndex(store->dst.indices[1], load->src.indices[0]))
-    return nullptr;
-  return arg;
+    return false;
+  for (unsigned d = 0; d < 2; ++d) {
+    std::optional<int64_t> off = constantOffset(load->src.indices[d], store->dst.indices[1 - d]);
+    if (!off)
+      return false;
+    t.offset[d] = *off;
+  }
+  t.arg = arg;
+  return true;
 }
 
 /// The largest value of a tile extent: its constant, or the constant side
@@ -176,15 +192,15 @@ std::optional<ArgumentTranspose> matchArgumentTranspose(Kernel &kernel, size_t i
   if (!writer || !single || *writer <= i)
     return std::nullopt;
   auto *nest = llvm::dyn_cast<ForOp>(kernel.body.ops[*writer].get());
-  ArgumentTranspose t{i, *writer, scratch, nest ? transposedArgument(kernel, *nest, scratch) : nullptr, {}};
-  if (!t.arg || !dmaReaders(kernel, scratch, t.readers) ||
+  ArgumentTranspose t{i, *writer, scratch, nullptr, {0, 0}, {}};
+  if (!nest || !transposedArgument(kernel, *nest, scratch, t) || !dmaReaders(kernel, scratch, t.readers) ||
       llvm::any_of(t.readers, [](const ScratchReader &r) { return r.dma->dst.base->type.space != MemSpace::SBUF; }))
     return std::nullopt;
   return t;
 }
 
-void readArgumentTransposed(const ScratchReader &r, Value *arg) {
-  r.dma->src = swapped(r.dma->src, arg);
+void readArgumentTransposed(const ScratchReader &r, const ArgumentTranspose &t) {
+  r.dma->src = swapped(r.dma->src, t);
   r.dma->transpose = !r.dma->transpose;
 }
 
@@ -195,7 +211,7 @@ bool absorbInputTransposes(Kernel &kernel) {
     if (!t || !cheaperInPlace(t->readers, t->scratch))
       continue;
     for (const ScratchReader &r : t->readers)
-      readArgumentTransposed(r, t->arg);
+      readArgumentTransposed(r, *t);
     // The nest after the alloc: erase it first so `i` stays the alloc's.
     kernel.body.ops.erase(kernel.body.ops.begin() + t->writerAt);
     kernel.body.ops.erase(kernel.body.ops.begin() + i);

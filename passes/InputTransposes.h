@@ -23,15 +23,19 @@ struct ScratchReader {
 struct ArgumentTranspose {
   size_t allocAt, writerAt;
   ir::Value *scratch, *arg;
+  /// scratch[i, j] = arg[j + offset[0], i + offset[1]]: the nest may
+  /// transpose a block of the argument (one head's rows of a stacked K).
+  int64_t offset[2];
   std::vector<ScratchReader> readers;
 };
 
 /// The argument transpose whose scratch `kernel.body.ops[i]` allocates.
 std::optional<ArgumentTranspose> matchArgumentTranspose(ir::Kernel &kernel, size_t i);
 
-/// `r` reads the argument with the indices swapped and the opposite
-/// `transpose` flag: the same elements, without the scratch.
-void readArgumentTransposed(const ScratchReader &r, ir::Value *arg);
+/// `r` reads `t`'s argument with the indices swapped (and its offsets
+/// added) and the opposite `transpose` flag: the same elements, without
+/// the scratch.
+void readArgumentTransposed(const ScratchReader &r, const ArgumentTranspose &t);
 
 /// implicit-transpose's rewrite of an argument's transpose that TileGen
 /// wrote to an HBM scratch: its readers read the argument with the indices

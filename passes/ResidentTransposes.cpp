@@ -252,7 +252,7 @@ bool keepArgumentTransposesResident(Kernel &kernel) {
       readHeld(*it, held);
     for (const ScratchReader &r : t->readers)
       if (r.dma->transpose)
-        readArgumentTransposed(r, t->arg);
+        readArgumentTransposed(r, *t);
     gone.push_back(kernel.body.ops[t->allocAt].get());
     gone.push_back(kernel.body.ops[t->writerAt].get());
     kernel.notes.push_back(llvm::formatv("[implicit-transpose] %{0}.T held in SBUF ({1:F1} KiB per partition), "
