@@ -199,7 +199,7 @@ bool deferIn(ForOp &loop) {
     if (!evac || evac->empty())
       continue;
     defer(loop, *d, *evac);
-    return true; // the ops collected may be gone; the next run of the pass finds the rest
+    return true; // the ops collected may be gone; the caller runs this again
   }
   return changed;
 }
@@ -213,9 +213,13 @@ public:
   }
   PassResult run(Kernel &kernel, PassContext &) override {
     bool changed = false;
+    // One scale per call (the ops it collected may be gone after it), so
+    // each loop is run again until none is left: every head of a batched
+    // attention has its own.
     for (auto &op : kernel.body.ops)
       if (auto *loop = llvm::dyn_cast<ForOp>(op.get()))
-        changed |= deferIn(*loop);
+        while (deferIn(*loop))
+          changed = true;
     if (!changed)
       return PassResult::Unchanged;
     kernel.notes.push_back("[defer-row-scale] a per-row scale of a matmul's operand applied to "
