@@ -40,6 +40,7 @@ std::unique_ptr<Pass> createWidenColumnsPass();
 /// Elementwise column loops in wider tiles (passes/WidenElementwise.cpp).
 std::unique_ptr<Pass> createWidenElementwisePass();
 std::unique_ptr<Pass> createWidenLoadsPass();
+std::unique_ptr<Pass> createWholeRowReductionsPass();
 
 } // namespace tessel::passes
 
