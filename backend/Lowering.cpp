@@ -476,6 +476,26 @@ private:
       srcs = {&t.src};
       break;
     }
+    case OpKind::TensorTensorScan: {
+      const auto &t = llvm::cast<TensorTensorScanOp>(op);
+      in.func = uint8_t(t.op0);
+      in.func1 = uint8_t(t.op1);
+      in.imm = t.initial;
+      dst = &t.dst;
+      srcs = {&t.first, &t.second};
+      if (t.initialTile) {
+        in.tiles |= rt::ScalarTile;
+        srcs.push_back(&*t.initialTile);
+      }
+      break;
+    }
+    case OpKind::BnStats:
+    case OpKind::BnAggr: {
+      const auto &t = llvm::cast<BnOp>(op);
+      dst = &t.dst;
+      srcs = {&t.src};
+      break;
+    }
     case OpKind::Iota: {
       const auto &t = llvm::cast<IotaOp>(op);
       if (auto err = lowerAffineIndex(t.index, in))

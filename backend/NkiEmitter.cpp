@@ -741,6 +741,20 @@ private:
       return emit(legacy ? *dst + " = nisa.tensor_reduce(" + args + ", keepdims=True" + maskArg() + ")"
                          : "nisa.tensor_reduce(dst=" + *dst + ", " + args + ")");
     }
+    case OpKind::TensorTensorScan: {
+      const auto &t = llvm::cast<TensorTensorScanOp>(op);
+      std::string args = "data0=" + src[0] + ", data1=" + src[1] + ", initial=" +
+                         (t.initialTile ? src[2] : shortestFloatText(t.initial)) + ", op0=" + aluText(t.op0) +
+                         ", op1=" + aluText(t.op1);
+      return emit(legacy ? *dst + " = nisa.tensor_tensor_scan(" + args + maskArg() + ")"
+                         : "nisa.tensor_tensor_scan(dst=" + *dst + ", " + args + ")");
+    }
+    case OpKind::BnStats:
+    case OpKind::BnAggr: {
+      std::string call = "nisa." + op.mnemonic().str();
+      return emit(legacy ? *dst + " = " + call + "(data=" + src[0] + maskArg() + ")"
+                         : call + "(dst=" + *dst + ", data=" + src[0] + ")");
+    }
     case OpKind::Iota:
     case OpKind::AffineSelect: {
       // The current API's form: offset, channel_multiplier and a 1-D

@@ -8,7 +8,8 @@
 //  - `view` reads an input argument under other dimension labels;
 //  - `for` loops over element offsets with index-expression bounds;
 //  - instructions (dma, matmul, transpose, activation, tensor_tensor,
-//    tensor_scalar, copy, memset, tensor_reduce, iota, affine_select) each
+//    tensor_scalar, copy, memset, tensor_reduce, iota, affine_select,
+//    tensor_tensor_scan, bn_stats, bn_aggr) each
 //    read and write Accesses: a tensor or
 //    buffer sliced by one `start +: extent` range (or a point) per dimension.
 // Instruction semantics and the rules the verifier enforces are in
@@ -332,6 +333,50 @@ struct TensorReduceOp : Op {
   llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
   Access *write() override { return &dst; }
   static bool classof(const Op *op) { return op->kind == OpKind::TensorReduce; }
+};
+
+/// Vector engine (nisa.tensor_tensor_scan): along the free dimension,
+/// dst[p, f] = op1(op0(first[p, f], dst[p, f - 1]), second[p, f]), where
+/// dst[p, -1] is the initial value, a number or a [P, 1] tile; in fp32.
+struct TensorTensorScanOp : Op {
+  AluOp op0 = AluOp::Mul, op1 = AluOp::Add;
+  Access dst, first, second;
+  double initial = 0.0;
+  std::optional<Access> initialTile;
+  TensorTensorScanOp() : Op(OpKind::TensorTensorScan) {}
+  llvm::SmallVector<Access *, 3> reads() override {
+    if (initialTile)
+      return {&first, &second, &*initialTile};
+    return {&first, &second};
+  }
+  llvm::SmallVector<llvm::StringRef, 3> readRoles() const override {
+    if (initialTile)
+      return {"first operand", "second operand", "initial"};
+    return {"first operand", "second operand"};
+  }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::TensorTensorScan; }
+};
+
+/// Vector engine batch-norm statistics, in fp32 (docs/ops.md): `bn_stats`
+/// writes dst[P, 6] = (count, mean, variance * count) of the even, then the
+/// odd elements of each partition of src[P, F]; `bn_aggr` folds the
+/// (count, mean, variance * count) triples of src[P, 3k] into dst[P, 2] =
+/// (mean, variance).
+struct BnOp : Op {
+  Access dst, src;
+  explicit BnOp(OpKind k) : Op(k) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::BnStats || op->kind == OpKind::BnAggr; }
+};
+struct BnStatsOp : BnOp {
+  BnStatsOp() : BnOp(OpKind::BnStats) {}
+  static bool classof(const Op *op) { return op->kind == OpKind::BnStats; }
+};
+struct BnAggrOp : BnOp {
+  BnAggrOp() : BnOp(OpKind::BnAggr) {}
+  static bool classof(const Op *op) { return op->kind == OpKind::BnAggr; }
 };
 
 /// The affine form iota and affine_select evaluate at tile element [p, f]

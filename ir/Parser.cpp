@@ -534,6 +534,9 @@ private:
     case Opcode::TensorReduce: return parseTensorReduce(out, loc);
     case Opcode::Iota: return parseIota(out, loc);
     case Opcode::AffineSelect: return parseAffineSelect(out, loc);
+    case Opcode::TensorTensorScan: return parseTensorScan(out, loc);
+    case Opcode::BnStats: return parseUnary<BnStatsOp>(out, loc);
+    case Opcode::BnAggr: return parseUnary<BnAggrOp>(out, loc);
     }
     return false;
   }
@@ -823,6 +826,26 @@ private:
     if (tok.isKeyword("reverse")) {
       consume();
       op->reverse = true;
+    }
+    out = std::move(op);
+    return true;
+  }
+
+  /// `tensor_tensor_scan OP0 OP1 D <- A, B initial (NUMBER | TILE)`.
+  bool parseTensorScan(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
+    auto op = std::make_unique<TensorTensorScanOp>();
+    op->loc = loc;
+    if (!parseAlu(op->op0) || !parseAlu(op->op1) || !parseAccess(op->dst, "destination") || !parseArrow() ||
+        !parseAccess(op->first, "first operand") || !parseComma("between tensor_tensor_scan's operands") ||
+        !parseAccess(op->second, "second operand") ||
+        !expectKeyword("initial", "after the operands (the value before the first element)"))
+      return false;
+    if (tok.is(Tok::ValueRef)) {
+      op->initialTile.emplace();
+      if (!parseAccess(*op->initialTile, "initial tile"))
+        return false;
+    } else if (!parseFloat(op->initial, "an initial value (a number or a [P, 1] tile)")) {
+      return false;
     }
     out = std::move(op);
     return true;

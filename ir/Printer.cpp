@@ -187,6 +187,30 @@ private:
       t.src.print(os);
       break;
     }
+    case OpKind::TensorTensorScan: {
+      const auto &t = llvm::cast<TensorTensorScanOp>(op);
+      os << op.mnemonic() << ' ' << aluOpName(t.op0) << ' ' << aluOpName(t.op1) << ' ';
+      t.dst.print(os);
+      os << " <- ";
+      t.first.print(os);
+      os << ", ";
+      t.second.print(os);
+      os << " initial ";
+      if (t.initialTile)
+        t.initialTile->print(os);
+      else
+        os << shortestFloatText(t.initial);
+      break;
+    }
+    case OpKind::BnStats:
+    case OpKind::BnAggr: {
+      const auto &t = llvm::cast<BnOp>(op);
+      os << op.mnemonic() << ' ';
+      t.dst.print(os);
+      os << " <- ";
+      t.src.print(os);
+      break;
+    }
     case OpKind::Iota: {
       const auto &t = llvm::cast<IotaOp>(op);
       os << op.mnemonic() << ' ';

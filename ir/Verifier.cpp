@@ -654,6 +654,8 @@ private:
       break;
     }
     case OpKind::TensorReduce: verifyTensorReduce(llvm::cast<TensorReduceOp>(op), operands); break;
+    case OpKind::BnStats:
+    case OpKind::BnAggr: verifyBn(llvm::cast<BnOp>(op), operands); break;
     default: {
       // Elementwise engines: activation, tensor_tensor, tensor_scalar, copy,
       // memset, iota, affine_select.
@@ -683,12 +685,12 @@ private:
                    op.mnemonic().str() + " " + o.role.str() + " extent of dimension " +
                        labelsOf(*o.access)[r] + " must equal the destination's");
       }
-      // nisa.tensor_tensor: the vector engine reads at most one input from PSUM.
-      if (op.kind == OpKind::TensorTensor && operands.size() == 3 &&
+      // nisa.tensor_tensor(_scan): the vector engine reads at most one input from PSUM.
+      if ((op.kind == OpKind::TensorTensor || op.kind == OpKind::TensorTensorScan) && operands.size() >= 3 &&
           spaceOf(*operands[1].access) == MemSpace::PSUM && spaceOf(*operands[2].access) == MemSpace::PSUM)
         error(locOf(*operands[2].access, op), &op,
-              "tensor_tensor inputs cannot both be in psum (nisa.tensor_tensor reads at most one "
-              "from PSUM); copy one to sbuf first");
+              op.mnemonic() + " inputs cannot both be in psum (nisa." + op.mnemonic() +
+                  " reads at most one from PSUM); copy one to sbuf first");
       break;
     }
     }
@@ -775,6 +777,29 @@ private:
     for (unsigned r = 1; r < dl.size(); ++r)
       addEqual(extentOf(op.dst, r), extentOf(op.src, r), dloc,
                "tensor_reduce destination extent of dimension " + dl[r] + " must equal the source's");
+  }
+
+  /// bn_stats: dst[P, 6] from src[P, F]; bn_aggr: dst[P, 2] from src[P, 3k].
+  void verifyBn(BnOp &op, llvm::ArrayRef<Operand> operands) {
+    requireSpace(operands[0], op, {MemSpace::SBUF});
+    requireSpace(operands[1], op, {MemSpace::SBUF, MemSpace::PSUM});
+    const bool stats = op.kind == OpKind::BnStats;
+    auto dl = labelsOf(op.dst), sl = labelsOf(op.src);
+    llvm::SMLoc dloc = locOf(op.dst, op);
+    if (dl[0] != sl[0])
+      error(dloc, &op, op.mnemonic() + " keeps the partitions: the destination's partition dimension must be "
+                       "the source's (" + sl[0] + "), found " + dl[0]);
+    addEqual(extentOf(op.dst, 0), extentOf(op.src, 0), dloc,
+             op.mnemonic().str() + " destination partitions (" + dl[0] + ") must equal the source's");
+    addEqual(extentOf(op.dst, 1), IndexExpr(int64_t(stats ? 6 : 2)), dloc,
+             op.mnemonic().str() + (stats ? " writes 6 values per partition (count, mean, variance * count of "
+                                            "the even and the odd elements)"
+                                          : " writes 2 values per partition (mean, variance)") +
+                 "; the destination's free extent (" + dl[1] + ") vs " + (stats ? "6" : "2"));
+    IndexExpr f = extentOf(op.src, 1);
+    if (!stats && f.isConst() && f.constValue() % 3 != 0)
+      error(locOf(op.src, op), &op, "bn_aggr reads (count, mean, variance * count) triples: the source's free "
+                                    "extent " + llvm::Twine(f.constValue()) + " is not a multiple of 3");
   }
 
   void verifyDma(DmaOp &op) {

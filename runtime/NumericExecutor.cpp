@@ -1,5 +1,6 @@
 //===- runtime/NumericExecutor.cpp - The numbers of a program run ----------===//
 #include "runtime/NumericExecutor.h"
+#include "runtime/RowOps.h"
 
 #include "runtime/BF16.h"
 #include "runtime/HugePages.h"
@@ -395,7 +396,12 @@ void NumericExecutor::runWithTiles(const Instr &in, const TileView &dst, const T
     else
       out.assign(size_t(P), float(value));
   };
-  if (in.op == Opcode::TensorScalar) {
+  if (in.op == Opcode::TensorTensorScan) {
+    perPartition(ScalarTile, b, in.imm);
+    gather(srcs[1], c);
+    for (int64_t p = 0; p < P; ++p)
+      scanRow(in.aluOp(), in.aluOp1(), a.data() + p * F, c.data() + p * F, F, b[size_t(p)]);
+  } else if (in.op == Opcode::TensorScalar) {
     perPartition(ScalarTile, b, in.imm);
     const AluOp op = in.aluOp();
     for (int64_t p = 0; p < P; ++p) {
@@ -473,6 +479,21 @@ void NumericExecutor::runElementwise(const Instr &in, const TileView &dst, const
         acc = applyAluOp(in.aluOp(), acc, run[f]);
       a[i] = acc;
     }
+    break;
+  }
+  case Opcode::TensorTensorScan:
+    gather(srcs[0], a);
+    gather(srcs[1], b);
+    for (int64_t p = 0; p < dst.P; ++p)
+      scanRow(in.aluOp(), in.aluOp1(), a.data() + p * dst.F, b.data() + p * dst.F, dst.F, float(in.imm));
+    break;
+  case Opcode::BnStats:
+  case Opcode::BnAggr: {
+    gather(srcs[0], b);
+    const int64_t F = srcs[0].F;
+    a.resize(n);
+    for (int64_t p = 0; p < dst.P; ++p)
+      (in.op == Opcode::BnStats ? bnStatsRow : bnAggrRow)(b.data() + p * F, F, a.data() + p * dst.F);
     break;
   }
   case Opcode::Iota:

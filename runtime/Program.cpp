@@ -14,6 +14,7 @@ std::string instrName(const Instr &in) {
   case FuncKind::None: break;
   case FuncKind::Activation: name += "." + actFnName(in.actFn()).str(); break;
   case FuncKind::Alu: name += "." + aluOpName(in.aluOp()).str(); break;
+  case FuncKind::AluPair: name += "." + aluOpName(in.aluOp()).str() + "." + aluOpName(in.aluOp1()).str(); break;
   }
   return name;
 }
@@ -231,7 +232,7 @@ struct Verifier {
         if (s.isTensor())
           error(s.loc, formatv("`{0}` cannot read an HBM tensor; only `dma` accesses HBM", op));
     }
-    const uint8_t allowedTiles = in.op == Opcode::TensorScalar ? ScalarTile
+    const uint8_t allowedTiles = in.op == Opcode::TensorScalar || in.op == Opcode::TensorTensorScan ? ScalarTile
                                  : in.op == Opcode::Activation ? BiasTile | ScaleTile | Accumulator
                                                                : 0;
     if (in.tiles & ~allowedTiles)
@@ -300,6 +301,8 @@ struct Verifier {
     case Opcode::Copy:
     case Opcode::Memset:
     case Opcode::Iota:
+    case Opcode::BnStats:
+    case Opcode::BnAggr:
       break;
     case Opcode::TensorReduce:
       if (!isReduction(in.aluOp()))
@@ -312,8 +315,9 @@ struct Verifier {
                               aluOpName(in.aluOp())));
       break;
     case Opcode::TensorTensor:
-      if (in.srcs.size() == 2 && isSpace(in.srcs[0], MemSpace::PSUM) && isSpace(in.srcs[1], MemSpace::PSUM))
-        error(in.loc, "`tensor_tensor` inputs cannot both be in PSUM");
+    case Opcode::TensorTensorScan:
+      if (in.srcs.size() >= 2 && isSpace(in.srcs[0], MemSpace::PSUM) && isSpace(in.srcs[1], MemSpace::PSUM))
+        error(in.loc, formatv("`{0}` inputs cannot both be in PSUM", opcodeName(in.op)));
       break;
     }
     if (in.engine == Engine::GpSimd) {

@@ -179,7 +179,8 @@ enum TileOperand : uint8_t { ScalarTile = 1, BiasTile = 2, ScaleTile = 4, Accumu
 struct Instr {
   Opcode op = Opcode::Copy;
   Engine engine = Engine::Vector;
-  uint8_t func = 0; ///< ActFn for activation, AluOp for tensor_tensor / tensor_scalar
+  uint8_t func = 0; ///< ActFn for activation, AluOp for tensor_tensor / tensor_scalar, a scan's op0
+  uint8_t func1 = 0; ///< a scan's op1 (AluOp)
   // dma
   uint32_t queue = 0;
   /// Executions rotate over queues [queue, queue + queueSpan): the k-th
@@ -193,10 +194,10 @@ struct Instr {
   llvm::SmallVector<uint32_t, 2> accVars;
   // activation: out = f(in * scale + bias)
   double scale = 1.0, bias = 0.0;
-  // tensor_scalar operand, memset value, affine_select fill
+  // tensor_scalar operand, memset value, affine_select fill, tensor_tensor_scan initial value
   double imm = 0.0;
   /// Optional [P, 1] tiles (TileOperand bits), in `srcs` after the required
-  /// sources in this order: a tensor_scalar's scalar; an activation's bias,
+  /// sources in this order: a tensor_scalar's scalar (a scan's initial value); an activation's bias,
   /// scale, then its accumulator (written, not read).
   uint8_t tiles = 0;
   /// tensor_scalar: dst = scalar op src.
@@ -212,6 +213,7 @@ struct Instr {
 
   ActFn actFn() const { return ActFn(func); }
   AluOp aluOp() const { return AluOp(func); }
+  AluOp aluOp1() const { return AluOp(func1); }
   bool has(uint8_t tile) const { return (tiles & tile) != 0; }
   /// The sources it reads: all of `srcs` but an accumulator.
   unsigned numReads() const { return unsigned(srcs.size()) - (has(Accumulator) ? 1 : 0); }
@@ -225,7 +227,7 @@ struct Instr {
   }
 };
 
-/// `activation.gelu`, `tensor_scalar.mul`, `matmul`: the opcode and the
+/// `activation.gelu`, `tensor_scalar.mul`, `tensor_tensor_scan.mul.add`, `matmul`: the opcode and the
 /// function it applies, as in .tasm text, traces and messages.
 std::string instrName(const Instr &in);
 

@@ -632,7 +632,7 @@ private:
   bool unknownStatement(StringRef name, StringRef base) {
     std::vector<std::string> forms = {"for", "alloc"};
     for (Opcode op : allOpcodes()) {
-      static const char *const suffixes[] = {"", ".F", ".OP"}; // by FuncKind
+      static const char *const suffixes[] = {"", ".F", ".OP", ".OP0.OP1"}; // by FuncKind
       forms.push_back((opcodeName(op) + suffixes[unsigned(opInfo(op).func)]).str());
     }
     std::string hint = closestName(base, forms);
@@ -694,35 +694,47 @@ private:
       }
       in.func = uint8_t(*f);
     } else if (func == FuncKind::Alu) {
-      std::optional<AluOp> o = parseAluOp(suffix);
-      if (!o) {
-        std::vector<StringRef> names = namesOf(allAluOps(), aluOpName);
-        std::string hint = closestName(suffix, names);
-        return error(formatv("unknown operation '{0}' for {1} ({2})", suffix, base,
-                             hint.empty() ? formatv("expected {0}.OP with OP one of {1}", base, join(names, ", ")).str()
-                                          : "did you mean '" + hint + "'?"));
-      }
-      in.func = uint8_t(*o);
+      return parseAluSuffix(suffix, base, "OP", in.func);
+    } else if (func == FuncKind::AluPair) {
+      auto [op0, op1] = suffix.split('.');
+      return parseAluSuffix(op0, base, "OP0.OP1", in.func) && parseAluSuffix(op1, base, "OP0.OP1", in.func1);
     } else if (!suffix.empty() || name.endswith(".")) {
       return error(formatv("`{0}` takes no '.' suffix", base));
     }
     return true;
   }
 
+  /// One ALU operation of a mnemonic's suffix (`form` names the suffix in messages).
+  bool parseAluSuffix(StringRef suffix, StringRef base, StringRef form, uint8_t &out) {
+    std::optional<AluOp> o = parseAluOp(suffix);
+    if (!o) {
+      std::vector<StringRef> names = namesOf(allAluOps(), aluOpName);
+      std::string hint = closestName(suffix, names);
+      return error(formatv("unknown operation '{0}' for {1} ({2})", suffix, base,
+                           hint.empty() ? formatv("expected {0}.{1} with OP one of {2}", base, form, join(names, ", ")).str()
+                                        : "did you mean '" + hint + "'?"));
+    }
+    out = uint8_t(*o);
+    return true;
+  }
+
   /// After `<-`: memset's value, iota's nothing, else the source accesses
-  /// (tensor_scalar's last a number or a [P, 1] tile).
+  /// (tensor_scalar's and tensor_tensor_scan's last a number or a [P, 1] tile).
   bool parseSources(Instr &in, InstrParts &parts) {
+    const bool scalarLast = in.op == Opcode::TensorScalar || in.op == Opcode::TensorTensorScan;
+    const size_t full = opInfo(in.op).srcRoles.size();
     if (in.op == Opcode::Memset)
       return parseNumber(in.imm, "the memset value (a number)");
     if (in.op == Opcode::Iota)
       return true;
     for (;;) {
-      if (in.op == Opcode::TensorScalar && !in.srcs.empty()) {
+      if (scalarLast && in.srcs.size() == full) {
         if (tok.kind == Tok::Var) {
           parts.scalarTile.emplace();
           return parseAccess(*parts.scalarTile);
         }
-        return parseNumber(in.imm, "the scalar operand (a number or a [P, 1] tile)");
+        return parseNumber(in.imm, in.op == Opcode::TensorScalar ? "the scalar operand (a number or a [P, 1] tile)"
+                                                                 : "the initial value (a number or a [P, 1] tile)");
       }
       Access a;
       if (!parseAccess(a))
@@ -734,6 +746,8 @@ private:
     }
     if (in.op == Opcode::TensorScalar)
       return error("expected ', NUMBER' or ', %TILE[...]': tensor_scalar takes a tile and a scalar operand");
+    if (in.op == Opcode::TensorTensorScan)
+      return error("expected ', NUMBER' or ', %TILE[...]': tensor_tensor_scan takes two tiles and an initial value");
     return true;
   }
 

@@ -81,7 +81,7 @@ std::string printInstruction(const Program &p, const Instr &in) {
   std::string s = instrName(in) + " " + printAccess(p, in.dst) + " <-" + (required.empty() ? "" : " ") +
                   join(map_range(required, [&](const Access &a) { return printAccess(p, a); }), ", ");
   auto tile = [&](uint8_t t) { return printAccess(p, in.srcs[in.tileIndex(t)]); };
-  if (in.op == Opcode::TensorScalar) {
+  if (in.op == Opcode::TensorScalar || in.op == Opcode::TensorTensorScan) {
     s += ", " + (in.has(ScalarTile) ? tile(ScalarTile) : num(in.imm));
     if (in.reverse)
       s += " reverse";

@@ -621,6 +621,13 @@ bool Machine::exec(const Instr &in, uint32_t id) {
       return fail(formatv("tensor_reduce folds a {0} tile into [{1}, 1] or runs of its elements, but the "
                           "destination is {2}",
                           tileStr(vSrc[0]), vSrc[0].P, tileStr(vDst)));
+  } else if (in.op == Opcode::BnStats || in.op == Opcode::BnAggr) {
+    const bool stats = in.op == Opcode::BnStats;
+    if (vDst.P != vSrc[0].P || vDst.F != (stats ? 6 : 2) || (!stats && vSrc[0].F % 3 != 0))
+      return fail(formatv("writes [{0}, {1}] from a [P, {2}] tile of the same partitions, but the source is {3} "
+                          "and the destination {4}",
+                          vSrc[0].P, stats ? 6 : 2, stats ? "F" : "3k", tileStr(vSrc[0]),
+                          tileStr(vDst)));
   } else {
     const unsigned full = in.tiles ? unsigned(opInfo(in.op).srcRoles.size()) : nsrc;
     for (unsigned i = 0; i < full; ++i)

@@ -305,6 +305,14 @@ void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst
   case Opcode::Memset:
     factor = (in.imm == 0.0 && dtypeOf(dst) == DType::BF16) ? 0.5 : 1.0; // docs/hardware.md §4.2 memset
     break;
+  case Opcode::TensorTensorScan: // docs/hardware.md §4.2: tensor_tensor_scan max(MIN_II, 2N)
+    factor = 2.0;
+    break;
+  case Opcode::BnStats: // docs/hardware.md §4.2: bn_stats max(MIN_II, N), bn_aggr max(MIN_II, 13 N / 3)
+  case Opcode::BnAggr:
+    N = srcs[0].F;
+    factor = in.op == Opcode::BnStats ? 1.0 : 13.0 / 3.0;
+    break;
   default:
     break;
   }
@@ -318,7 +326,7 @@ void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst
         dependent = dependent || trackers[a].writtenBy(srcs[i].rect, unit, unitFree[unit]);
     }
   LastCost &last = lastCost[id];
-  if (!last.same(N, dependent, int64_t(factor * 4), 0)) { // factor: 0.5, 1 or 2
+  if (!last.same(N, dependent, int64_t(factor * 12), 0)) { // factor: 0.5, 1, 2 or 13/3
     if (in.op == Opcode::Iota || in.op == Opcode::AffineSelect)
       last.ns = cost.gpsimdGenerateNs(N, dependent); // docs/hardware.md §4.2: GPSIMD_START + N
     else

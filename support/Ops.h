@@ -23,8 +23,9 @@ enum class Opcode : uint8_t {
 #include "support/Ops.def"
 };
 
-/// What selects the operation an instruction performs.
-enum class FuncKind : uint8_t { None, Activation, Alu };
+/// What selects the operation an instruction performs: AluPair is two ALU
+/// operations (a scan's op0 and op1).
+enum class FuncKind : uint8_t { None, Activation, Alu, AluPair };
 
 struct OpInfo {
   llvm::StringRef mnemonic;

@@ -233,6 +233,11 @@ def op_text(op):
         return "tensor_scalar %s %s <- %s, %s%s" % (a["alu"], d, s[0], scalar, " reverse" if a.get("reverse") else "")
     if op.kind == "tensor_reduce":
         return "tensor_reduce %s %s <- %s" % (a["alu"], d, s[0])
+    if op.kind == "tensor_tensor_scan":
+        init = a["initial"].text() if hasattr(a["initial"], "text") else _num(a["initial"])
+        return "tensor_tensor_scan %s %s %s <- %s, %s initial %s" % (a["op0"], a["op1"], d, s[0], s[1], init)
+    if op.kind in ("bn_stats", "bn_aggr"):
+        return "%s %s <- %s" % (op.kind, d, s[0])
     if op.kind == "iota":
         return "iota %s %s" % (d, _affine_text(a))
     if op.kind == "affine_select":

@@ -1,7 +1,7 @@
 """The stand-in for nki.language / neuronxcc.nki.language."""
 import builtins
 
-from . import isa, isa_vector
+from . import isa, isa_scan, isa_vector
 from .affine import Affine
 from .predicate import check_mask
 from .spmd import nc, num_programs, program_id, program_ndim, spmd_dim  # noqa: F401 (nl's SPMD API)
@@ -35,6 +35,10 @@ class _TileSize:
     @property
     def psum_fmax(self):
         return current().geometry["psum_bank_bytes"] // 4
+
+    @property
+    def bn_stats_fmax(self):
+        return isa_scan.BN_STATS_FMAX
 
 
 tile_size = _TileSize()

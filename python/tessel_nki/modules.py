@@ -7,6 +7,7 @@ import sys
 import types
 
 from . import isa as _isa
+from . import isa_scan as _isa_scan
 from . import isa_vector as _isa_vector
 from . import language as _language
 from . import spmd as _spmd
@@ -63,13 +64,14 @@ def install():
     lang = _public(_language)
     for k in ("Lazy", "Tensor", "View", "Tracer", "Space", "ParDim", "Slice", "IotaIndex", "UnsupportedDType",
               "BF16", "F32", "HBM", "PRIVATE_HBM", "PSUM", "SBUF", "SHARED_HBM", "UNSUPPORTED_DTYPES", "Affine",
-              "isa", "isa_vector", "builtins", "check_mask", "as_dtype", "current", "traced_range"):
+              "isa", "isa_scan", "isa_vector", "builtins", "check_mask", "as_dtype", "current", "traced_range"):
         lang.pop(k, None)
     isa_pub = {k: v for k, v in _public(_isa).items()
                if k in ("nc_matmul", "nc_transpose", "dma_copy", "dma_transpose", "tensor_copy", "tensor_tensor",
                         "tensor_scalar", "activation", "activation_reduce", "memset", "tensor_engine",
                         "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine")}
     isa_pub.update({k: getattr(_isa_vector, k) for k in ("tensor_reduce", "iota", "affine_select")})
+    isa_pub.update({k: getattr(_isa_scan, k) for k in ("tensor_tensor_scan", "bn_stats", "bn_aggr")})
     # The data movement and nisa calls read mask= as NKI's masking (masking.py); the nl
     # functions that are also op= values (nl.exp, nl.copy, nl.add) keep their identity.
     for k in ("load", "store", "load_transpose2d", "matmul"):

@@ -161,6 +161,30 @@ class _Machine:
             self.write(a["accumulate"], [[math.fsum(round_f32(row))] for row in out])
 
 
+    def row_op(self, op, src):
+        """The rows of a per-partition recurrence (docs/ops.md), in fp32."""
+        a = op.attrs
+        if op.kind == "tensor_tensor_scan":
+            f0, f1, init = _ALU[a["op0"]], _ALU[a["op1"]], self._per_partition(a["initial"], len(src[0]))
+            out = []
+            for i, (r, q) in enumerate(zip(src[0], src[1])):
+                prev, row = init[i], []
+                for x, y in zip(round_f32(r), round_f32(q)):
+                    prev = round_f32([f1(round_f32([f0(x, prev)])[0], y)])[0]
+                    row.append(prev)
+                out.append(row)
+            return out
+        if op.kind == "bn_stats":
+            return [_half_stats(row[0::2]) + _half_stats(row[1::2]) for row in src[0]]
+        out = []
+        for row in src[0]:
+            parts = [row[i:i + 3] for i in range(0, len(row) - 2, 3)]
+            n = math.fsum(p[0] for p in parts)
+            mean = math.fsum(p[0] * p[1] for p in parts) / n if n else 0.0
+            m2 = math.fsum(p[2] + p[0] * (p[1] - mean) ** 2 for p in parts)
+            out.append([mean, m2 / n if n else 0.0])
+        return out
+
     def _per_partition(self, v, n):
         """A scalar operand as one value per partition: a number repeated, or a [P, 1] tile's column."""
         if hasattr(v, "tensor"):
@@ -209,6 +233,8 @@ class _Machine:
                     folded.append(acc)
                 out.append(folded)
             self.write(op.dst, out)
+        elif k in ("tensor_tensor_scan", "bn_stats", "bn_aggr"):
+            self.write(op.dst, self.row_op(op, src))
         elif k in ("iota", "affine_select"):
             e0, e1 = (extent_value(e, self.env) for e in op.dst.shape)
             off, cp, cf = a["offset"].eval(self.env), a["partition"], a["free"]
@@ -224,6 +250,13 @@ class _Machine:
             self.write(op.dst, [[a["value"]] * len(free) for _ in range(e0)])
         else:
             raise AssertionError(k)
+
+
+def _half_stats(xs):
+    """(count, mean, variance * count) of a partition's even or odd elements (bn_stats)."""
+    n = len(xs)
+    mean = math.fsum(xs) / n if n else 0.0
+    return [float(n), mean, math.fsum((x - mean) ** 2 for x in xs)]
 
 
 def _t(rows):

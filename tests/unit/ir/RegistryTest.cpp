@@ -30,6 +30,11 @@ std::string instructionText(tessel::Opcode op) {
   case tessel::Opcode::Iota: return "iota %s[0 +: 128, 0 +: 128] offset 3 partition 1 free -1";
   case tessel::Opcode::AffineSelect:
     return "affine_select is_ge %s[0 +: 128, 0 +: 128] <- %s[0 +: 128, 0 +: 128] offset 0 partition 1 free -1 fill -inf";
+  case tessel::Opcode::TensorTensorScan:
+    return "tensor_tensor_scan mul add %s[0 +: 128, 0 +: 128] <- %s[0 +: 128, 0 +: 128], %p[0 +: 128, 0 +: 128] "
+           "initial %s[0 +: 128, 0 +: 1]";
+  case tessel::Opcode::BnStats: return "bn_stats %s[0 +: 128, 0 +: 6] <- %p[0 +: 128, 0 +: 128]";
+  case tessel::Opcode::BnAggr: return "bn_aggr %s[0 +: 128, 0 +: 2] <- %s[0 +: 128, 0 +: 6]";
   }
   return "";
 }

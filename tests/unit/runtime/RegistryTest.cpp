@@ -31,6 +31,10 @@ std::string instructionText(Opcode op) {
   case Opcode::Iota: return "iota %s[0:128, 0:128] <- offset=3 partition=1 free=-1";
   case Opcode::AffineSelect:
     return "affine_select.is_ge %s[0:128, 0:128] <- %s[0:128, 0:128] offset=0 partition=1 free=-1 fill=-inf";
+  case Opcode::TensorTensorScan:
+    return "tensor_tensor_scan.mul.add %s[0:128, 0:128] <- %s[0:128, 0:128], %p[0:128, 0:128], %s[0:128, 0:1]";
+  case Opcode::BnStats: return "bn_stats %s[0:128, 0:6] <- %p[0:128, 0:128]";
+  case Opcode::BnAggr: return "bn_aggr %s[0:128, 0:2] <- %s[0:128, 0:6]";
   }
   return "";
 }
@@ -109,7 +113,8 @@ TEST(Registry, MisspelledNamesGetASuggestion) {
             std::string::npos);
   EXPECT_NE(parseError(std::string(kHead) + "frobnicate %s <- %s\n")
                 .find("unknown statement 'frobnicate' (expected for, alloc, dma, matmul, transpose, activation.F, "
-                      "tensor_tensor.OP, tensor_scalar.OP, copy, memset, tensor_reduce.OP, iota or affine_select.OP)"),
+                      "tensor_tensor.OP, tensor_scalar.OP, copy, memset, tensor_reduce.OP, iota, affine_select.OP, "
+                      "tensor_tensor_scan.OP0.OP1, bn_stats or bn_aggr)"),
             std::string::npos);
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
 
+#include <array>
 #include <cmath>
 
 using namespace tessel::runtime;
@@ -296,3 +297,115 @@ TEST(VectorOps, RunTimeShapeErrors) {
 }
 
 } // namespace
+
+TEST(VectorOps, TensorTensorScanCarriesTheRecurrenceAlongTheFreeDimension) {
+  // r[f] = a[f] * r[f - 1] + b[f] (mamba's scan), from a number and from a
+  // [P, 1] tile; then r[f] = max(a[f] - r[f - 1], b[f]) (other ops, in order).
+  const int64_t P = 3, F = 6;
+  const std::string text = R"(
+kernel scan
+tensor %A : f32[3, 6] input
+tensor %B : f32[3, 6] input
+tensor %I : f32[3, 1] input
+tensor %R : f32[3, 6] output
+tensor %T : f32[3, 6] output
+tensor %M : f32[3, 6] output
+buffer %a : sbuf f32[3, 6] bufs=1 addr=0
+buffer %b : sbuf f32[3, 6] bufs=1 addr=32
+buffer %i : sbuf f32[3, 1] bufs=1 addr=64
+buffer %r : sbuf f32[3, 6] bufs=1 addr=96
+buffer %t : sbuf f32[3, 6] bufs=1 addr=128
+buffer %m : sbuf f32[3, 6] bufs=1 addr=160
+dma %a <- %A queue=0
+dma %b <- %B queue=1
+dma %i <- %I queue=2
+tensor_tensor_scan.mul.add %r[0:3, 0:6] <- %a[0:3, 0:6], %b[0:3, 0:6], 0.5
+tensor_tensor_scan.mul.add %t[0:3, 0:6] <- %a[0:3, 0:6], %b[0:3, 0:6], %i[0:3, 0:1]
+tensor_tensor_scan.sub.max %m[0:3, 0:6] <- %a[0:3, 0:6], %b[0:3, 0:6], -1
+dma %R <- %r queue=0
+dma %T <- %t queue=1
+dma %M <- %m queue=2
+)";
+  std::vector<float> A = ramp(P, F), B = ramp(P, F), I = {2.0f, -1.0f, 0.25f};
+  for (float &b : B)
+    b = 0.5f - b;
+  SimResult r = run(text, {{"A", A}, {"B", B}, {"I", I}});
+  ASSERT_TRUE(r.output("R") && r.output("T") && r.output("M"));
+  for (int64_t p = 0; p < P; ++p) {
+    float x = 0.5f, y = I[size_t(p)], z = -1.0f;
+    for (int64_t f = 0; f < F; ++f) {
+      size_t i = size_t(p * F + f);
+      x = A[i] * x + B[i];
+      y = A[i] * y + B[i];
+      z = std::max(A[i] - z, B[i]);
+      EXPECT_FLOAT_EQ(r.output("R")->data[i], x) << i;
+      EXPECT_FLOAT_EQ(r.output("T")->data[i], y) << i;
+      EXPECT_FLOAT_EQ(r.output("M")->data[i], z) << i;
+    }
+  }
+}
+
+TEST(VectorOps, BnStatsAndBnAggrGiveTheMeanAndVarianceOfARow) {
+  // Two bn_stats of 7 and 5 elements into one [P, 12] tile; bn_aggr of it is
+  // the mean and (population) variance of the 12; of the first six values,
+  // of the first 7.
+  const int64_t P = 2, F = 12;
+  const std::string text = R"(
+kernel bn
+tensor %A : f32[2, 12] input
+tensor %S : f32[2, 12] output
+tensor %G : f32[2, 2] output
+tensor %H : f32[2, 2] output
+buffer %a : sbuf f32[2, 12] bufs=1 addr=0
+buffer %s : sbuf f32[2, 12] bufs=1 addr=64
+buffer %g : sbuf f32[2, 2] bufs=1 addr=128
+buffer %h : sbuf f32[2, 2] bufs=1 addr=160
+dma %a <- %A queue=0
+bn_stats %s[0:2, 0:6] <- %a[0:2, 0:7]
+bn_stats %s[0:2, 6:6] <- %a[0:2, 7:5]
+bn_aggr %g[0:2, 0:2] <- %s[0:2, 0:12]
+bn_aggr %h[0:2, 0:2] <- %s[0:2, 0:6]
+dma %S <- %s queue=0
+dma %G <- %g queue=1
+dma %H <- %h queue=2
+)";
+  std::vector<float> A = ramp(P, F);
+  SimResult r = run(text, {{"A", A}});
+  ASSERT_TRUE(r.output("S") && r.output("G") && r.output("H"));
+  auto stats = [&](int64_t p, int64_t lo, int64_t hi, int64_t step) {
+    double n = 0, sum = 0, m2 = 0;
+    for (int64_t f = lo; f < hi; f += step)
+      n += 1, sum += A[size_t(p * F + f)];
+    for (int64_t f = lo; f < hi; f += step)
+      m2 += std::pow(A[size_t(p * F + f)] - sum / n, 2);
+    return std::array<double, 3>{n, sum / n, m2};
+  };
+  for (int64_t p = 0; p < P; ++p) {
+    const float *s = r.output("S")->data.data() + p * F;
+    const std::array<double, 3> parts[] = {stats(p, 0, 7, 2), stats(p, 1, 7, 2), stats(p, 7, 12, 2),
+                                           stats(p, 8, 12, 2)};
+    for (unsigned k = 0; k < 4; ++k)
+      for (unsigned j = 0; j < 3; ++j)
+        EXPECT_NEAR(s[k * 3 + j], parts[k][j], 1e-5) << p << " " << k << " " << j;
+    const std::array<double, 3> all = stats(p, 0, 12, 1), first = stats(p, 0, 7, 1);
+    EXPECT_NEAR(r.output("G")->data[size_t(p * 2)], all[1], 1e-5) << p;
+    EXPECT_NEAR(r.output("G")->data[size_t(p * 2 + 1)], all[2] / 12, 1e-5) << p;
+    EXPECT_NEAR(r.output("H")->data[size_t(p * 2)], first[1], 1e-5) << p;
+    EXPECT_NEAR(r.output("H")->data[size_t(p * 2 + 1)], first[2] / 7, 1e-5) << p;
+  }
+}
+
+TEST(VectorOps, ScanAndBatchNormTimingFollowTheirFormulas) {
+  const Target &t = trn1Target();
+  const double base = t.engine_access_overhead_cycles;
+  for (int64_t F : {1024, 4096}) {
+    const double n = double(F);
+    // tensor_tensor_scan: 2N; bn_stats: N of its source; bn_aggr: 13 N / 3 of its source.
+    EXPECT_NEAR(busyAt(oneOp(F, "f32", "tensor_tensor_scan.mul.add %b <- %a, %a, 0"), 7),
+                (base + 2 * n) / t.vector_clock_ghz, 1e-6);
+    EXPECT_NEAR(busyAt(oneOp(F, "f32", "bn_stats %b[0:128, 0:6] <- %a"), 7), (base + n) / t.vector_clock_ghz, 1e-6);
+    const std::string triples = "%a[0:128, 0:" + std::to_string(F / 3 * 3) + "]";
+    EXPECT_NEAR(busyAt(oneOp(F, "f32", "bn_aggr %b[0:128, 0:2] <- " + triples), 7),
+                (base + 13.0 * double(F / 3 * 3) / 3) / t.vector_clock_ghz, 1e-6);
+  }
+}

@@ -138,3 +138,28 @@ def every_other_column(x):
 def pair_sums(x):
     """Sums of adjacent column pairs."""
     return x.reshape(x.shape[0], x.shape[1] // 2, 2).sum(axis=2)
+
+
+def mamba(delta, u, A, B, C):
+    """Mamba's selective scan: h[t] = exp(delta[t] A) h[t - 1] + delta[t] B[t] u[t] per channel and
+    state, h[-1] = 0; out[t] = the sum over the states of C[t] h[t]."""
+    delta, u, A, B, C = (x.astype(np.float64) for x in (delta, u, A, B, C))
+    decay = np.exp(delta[:, :, None, :] * A[None, :, :, None])  # [batch, channels, states, seq]
+    drive = (delta * u)[:, :, None, :] * B[:, None, :, :]
+    h = np.zeros(decay.shape[:-1])
+    out = np.zeros(delta.shape)
+    for t in range(delta.shape[-1]):
+        h = decay[..., t] * h + drive[..., t]
+        out[..., t] = (h * C[:, None, :, t]).sum(axis=-1)
+    return out
+
+
+def scan_forms(x, y, init):
+    """h[f] = x[f] h[f - 1] + y[f] from init, then g[f] = max(h[f] - g[f - 1], y[f]) from -1."""
+    h, g = np.empty(x.shape), np.empty(x.shape)
+    prev_h, prev_g = init[:, 0].astype(np.float64), np.full(x.shape[0], -1.0)
+    for f in range(x.shape[1]):
+        prev_h = x[:, f] * prev_h + y[:, f]
+        prev_g = np.maximum(prev_h - prev_g, y[:, f])
+        h[:, f], g[:, f] = prev_h, prev_g
+    return g
