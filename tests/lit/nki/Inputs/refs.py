@@ -163,3 +163,13 @@ def scan_forms(x, y, init):
         prev_g = np.maximum(prev_h - prev_g, y[:, f])
         h[:, f], g[:, f] = prev_h, prev_g
     return g
+
+
+def layernorm_tutorial(input_tensor, epsilon, gamma_vector, beta_vector):
+    """The layernorm tutorial's parameter order; gamma and beta 1-D."""
+    return layernorm(input_tensor, gamma_vector, beta_vector, epsilon)
+
+
+def mean_var(x):
+    """Each row's mean and population variance, [rows, 2]."""
+    return np.stack([x.mean(axis=1), x.var(axis=1)], axis=1)
