@@ -489,6 +489,13 @@ private:
       }
       break;
     }
+    case OpKind::TensorPartitionReduce: {
+      const auto &t = llvm::cast<TensorPartitionReduceOp>(op);
+      in.func = uint8_t(t.alu);
+      dst = &t.dst;
+      srcs = {&t.src};
+      break;
+    }
     case OpKind::BnStats:
     case OpKind::BnAggr: {
       const auto &t = llvm::cast<BnOp>(op);

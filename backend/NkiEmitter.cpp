@@ -749,6 +749,12 @@ private:
       return emit(legacy ? *dst + " = nisa.tensor_tensor_scan(" + args + maskArg() + ")"
                          : "nisa.tensor_tensor_scan(dst=" + *dst + ", " + args + ")");
     }
+    case OpKind::TensorPartitionReduce: {
+      const auto &t = llvm::cast<TensorPartitionReduceOp>(op);
+      std::string args = std::string("op=") + aluText(t.alu) + ", data=" + src[0];
+      return emit(legacy ? *dst + " = nisa.tensor_partition_reduce(" + args + maskArg() + ")"
+                         : "nisa.tensor_partition_reduce(dst=" + *dst + ", " + args + ")");
+    }
     case OpKind::BnStats:
     case OpKind::BnAggr: {
       std::string call = "nisa." + op.mnemonic().str();

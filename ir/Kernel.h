@@ -9,7 +9,7 @@
 //  - `for` loops over element offsets with index-expression bounds;
 //  - instructions (dma, matmul, transpose, activation, tensor_tensor,
 //    tensor_scalar, copy, memset, tensor_reduce, iota, affine_select,
-//    tensor_tensor_scan, bn_stats, bn_aggr) each
+//    tensor_tensor_scan, bn_stats, bn_aggr, tensor_partition_reduce) each
 //    read and write Accesses: a tensor or
 //    buffer sliced by one `start +: extent` range (or a point) per dimension.
 // Instruction semantics and the rules the verifier enforces are in
@@ -377,6 +377,17 @@ struct BnStatsOp : BnOp {
 struct BnAggrOp : BnOp {
   BnAggrOp() : BnOp(OpKind::BnAggr) {}
   static bool classof(const Op *op) { return op->kind == OpKind::BnAggr; }
+};
+
+/// GpSimd (nisa.tensor_partition_reduce): dst[1, F] = the partitions of
+/// src[P, F] folded by `alu` (add or max), column by column, in fp32.
+struct TensorPartitionReduceOp : Op {
+  AluOp alu = AluOp::Add;
+  Access dst, src;
+  TensorPartitionReduceOp() : Op(OpKind::TensorPartitionReduce) {}
+  llvm::SmallVector<Access *, 3> reads() override { return {&src}; }
+  Access *write() override { return &dst; }
+  static bool classof(const Op *op) { return op->kind == OpKind::TensorPartitionReduce; }
 };
 
 /// The affine form iota and affine_select evaluate at tile element [p, f]

@@ -537,6 +537,7 @@ private:
     case Opcode::TensorTensorScan: return parseTensorScan(out, loc);
     case Opcode::BnStats: return parseUnary<BnStatsOp>(out, loc);
     case Opcode::BnAggr: return parseUnary<BnAggrOp>(out, loc);
+    case Opcode::TensorPartitionReduce: return parsePartitionReduce(out, loc);
     }
     return false;
   }
@@ -827,6 +828,16 @@ private:
       consume();
       op->reverse = true;
     }
+    out = std::move(op);
+    return true;
+  }
+
+  bool parsePartitionReduce(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
+    auto op = std::make_unique<TensorPartitionReduceOp>();
+    op->loc = loc;
+    if (!parseAlu(op->alu) || !parseAccess(op->dst, "destination") || !parseArrow() ||
+        !parseAccess(op->src, "source"))
+      return false;
     out = std::move(op);
     return true;
   }

@@ -179,6 +179,14 @@ private:
         os << " reverse";
       break;
     }
+    case OpKind::TensorPartitionReduce: {
+      const auto &t = llvm::cast<TensorPartitionReduceOp>(op);
+      os << op.mnemonic() << ' ' << aluOpName(t.alu) << ' ';
+      t.dst.print(os);
+      os << " <- ";
+      t.src.print(os);
+      break;
+    }
     case OpKind::TensorReduce: {
       const auto &t = llvm::cast<TensorReduceOp>(op);
       os << op.mnemonic() << ' ' << aluOpName(t.alu) << ' ';

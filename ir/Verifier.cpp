@@ -656,6 +656,9 @@ private:
     case OpKind::TensorReduce: verifyTensorReduce(llvm::cast<TensorReduceOp>(op), operands); break;
     case OpKind::BnStats:
     case OpKind::BnAggr: verifyBn(llvm::cast<BnOp>(op), operands); break;
+    case OpKind::TensorPartitionReduce:
+      verifyPartitionReduce(llvm::cast<TensorPartitionReduceOp>(op), operands);
+      break;
     default: {
       // Elementwise engines: activation, tensor_tensor, tensor_scalar, copy,
       // memset, iota, affine_select.
@@ -777,6 +780,24 @@ private:
     for (unsigned r = 1; r < dl.size(); ++r)
       addEqual(extentOf(op.dst, r), extentOf(op.src, r), dloc,
                "tensor_reduce destination extent of dimension " + dl[r] + " must equal the source's");
+  }
+
+  /// dst[1, F] from src[P, F], on the GpSimd engine (SBUF only).
+  void verifyPartitionReduce(TensorPartitionReduceOp &op, llvm::ArrayRef<Operand> operands) {
+    requireSpace(operands[0], op, {MemSpace::SBUF});
+    requireSpace(operands[1], op, {MemSpace::SBUF});
+    if (op.alu != AluOp::Add && op.alu != AluOp::Max)
+      error(op.loc, &op, "tensor_partition_reduce folds with add or max, not " + aluOpName(op.alu));
+    auto dl = labelsOf(op.dst), sl = labelsOf(op.src);
+    llvm::SMLoc dloc = locOf(op.dst, op);
+    addEqual(extentOf(op.dst, 0), IndexExpr(int64_t(1)), dloc,
+             "tensor_partition_reduce folds the partitions into one: the destination's partitions (" + dl[0] +
+                 ") vs 1");
+    if (dl[1] != sl[1])
+      error(dloc, &op, "tensor_partition_reduce keeps the free dimension: the destination's must be the "
+                       "source's (" + sl[1] + "), found " + dl[1]);
+    addEqual(extentOf(op.dst, 1), extentOf(op.src, 1), dloc,
+             "tensor_partition_reduce destination free extent (" + dl[1] + ") must equal the source's");
   }
 
   /// bn_stats: dst[P, 6] from src[P, F]; bn_aggr: dst[P, 2] from src[P, 3k].

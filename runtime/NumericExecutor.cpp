@@ -487,6 +487,16 @@ void NumericExecutor::runElementwise(const Instr &in, const TileView &dst, const
     for (int64_t p = 0; p < dst.P; ++p)
       scanRow(in.aluOp(), in.aluOp1(), a.data() + p * dst.F, b.data() + p * dst.F, dst.F, float(in.imm));
     break;
+  case Opcode::TensorPartitionReduce: {
+    // Column by column, the partitions in order, in fp32.
+    gather(srcs[0], b);
+    const int64_t F = srcs[0].F;
+    a.assign(b.begin(), b.begin() + F);
+    for (int64_t p = 1; p < srcs[0].P; ++p)
+      for (int64_t f = 0; f < F; ++f)
+        a[size_t(f)] = applyAluOp(in.aluOp(), a[size_t(f)], b[size_t(p * F + f)]);
+    break;
+  }
   case Opcode::BnStats:
   case Opcode::BnAggr: {
     gather(srcs[0], b);

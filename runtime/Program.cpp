@@ -304,6 +304,10 @@ struct Verifier {
     case Opcode::BnStats:
     case Opcode::BnAggr:
       break;
+    case Opcode::TensorPartitionReduce:
+      if (in.aluOp() != AluOp::Add && in.aluOp() != AluOp::Max)
+        error(in.loc, formatv("`tensor_partition_reduce` folds with add or max, not {0}", aluOpName(in.aluOp())));
+      break;
     case Opcode::TensorReduce:
       if (!isReduction(in.aluOp()))
         error(in.loc, formatv("`tensor_reduce` folds with add, max or min, not {0}", aluOpName(in.aluOp())));

@@ -621,6 +621,10 @@ bool Machine::exec(const Instr &in, uint32_t id) {
       return fail(formatv("tensor_reduce folds a {0} tile into [{1}, 1] or runs of its elements, but the "
                           "destination is {2}",
                           tileStr(vSrc[0]), vSrc[0].P, tileStr(vDst)));
+  } else if (in.op == Opcode::TensorPartitionReduce) {
+    if (vDst.P != 1 || vDst.F != vSrc[0].F)
+      return fail(formatv("folds the partitions of a {0} tile into [1, {1}], but the destination is {2}",
+                          tileStr(vSrc[0]), vSrc[0].F, tileStr(vDst)));
   } else if (in.op == Opcode::BnStats || in.op == Opcode::BnAggr) {
     const bool stats = in.op == Opcode::BnStats;
     if (vDst.P != vSrc[0].P || vDst.F != (stats ? 6 : 2) || (!stats && vSrc[0].F % 3 != 0))

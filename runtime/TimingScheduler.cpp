@@ -305,6 +305,9 @@ void TimingScheduler::engineOp(const Instr &in, uint32_t id, const TileView &dst
   case Opcode::Memset:
     factor = (in.imm == 0.0 && dtypeOf(dst) == DType::BF16) ? 0.5 : 1.0; // docs/hardware.md §4.2 memset
     break;
+  case Opcode::TensorPartitionReduce: // no published cost: one pass over the N columns [ASSUMED] (docs/ops.md)
+    N = srcs[0].F;
+    break;
   case Opcode::TensorTensorScan: // docs/hardware.md §4.2: tensor_tensor_scan max(MIN_II, 2N)
     factor = 2.0;
     break;

@@ -231,8 +231,8 @@ def op_text(op):
     if op.kind == "tensor_scalar":
         scalar = a["scalar"].text() if hasattr(a["scalar"], "text") else _num(a["scalar"])
         return "tensor_scalar %s %s <- %s, %s%s" % (a["alu"], d, s[0], scalar, " reverse" if a.get("reverse") else "")
-    if op.kind == "tensor_reduce":
-        return "tensor_reduce %s %s <- %s" % (a["alu"], d, s[0])
+    if op.kind in ("tensor_reduce", "tensor_partition_reduce"):
+        return "%s %s %s <- %s" % (op.kind, a["alu"], d, s[0])
     if op.kind == "tensor_tensor_scan":
         init = a["initial"].text() if hasattr(a["initial"], "text") else _num(a["initial"])
         return "tensor_tensor_scan %s %s %s <- %s, %s initial %s" % (a["op0"], a["op1"], d, s[0], s[1], init)

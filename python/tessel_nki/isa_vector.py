@@ -1,5 +1,5 @@
-"""nki.isa's reductions and index-pattern ops: tensor_reduce, iota, affine_select (docs/ops.md,
-"Reductions, per-partition operands and masks"). Both API generations: the legacy one returns the
+"""nki.isa's reductions and index-pattern ops: tensor_reduce, tensor_partition_reduce, iota,
+affine_select (docs/ops.md, "Reductions, per-partition operands and masks"). Both API generations: the legacy one returns the
 tile (`r = nisa.tensor_reduce(nl.max, x, axis=1)`), the current one writes `dst` given first."""
 import math
 
@@ -22,7 +22,8 @@ def reduce_axis(api, axis, ndim=2):
     axes = sorted(set(a + ndim if a < 0 else a for a in axes))
     if 0 in axes:
         raise NkiError("%s: axis=%r is not supported: tessel reduces along the free axis of a 2-D tile "
-                       "(axis=1); a reduction over partitions is a matmul against a ones vector" % (api, axis))
+                       "(axis=1); a reduction over partitions is a matmul against a ones vector or "
+                       "nisa.tensor_partition_reduce" % (api, axis))
     if axes[-1] >= ndim:
         raise NkiError("%s: axis=%r is outside a %d-D tile" % (api, axis, ndim))
     return axes
@@ -92,6 +93,41 @@ def tensor_reduce(*args, **kwargs):
     v.pop("keepdims", None)  # the result is [P, 1] either way (docs/nki.md)
     _reject(api, v, ("op", "data", "axis", "dtype"))
     return reduce_tile(api, alu_name(v["op"], api), v["data"], v.get("dtype"), dst=dst, axis=v["axis"])
+
+
+def tensor_partition_reduce_access(dst, src, alu, op="tensor_partition_reduce"):
+    """dst[0, f] = fold(alu, src[:, f]) in fp32, on the GpSimd engine (SBUF only)."""
+    if alu not in ("add", "max"):
+        raise NkiError("%s: a partition reduction folds with add or max, not %s" % (op, alu))
+    _check_space(dst, ("sbuf",), op, "the destination")
+    _check_space(src, ("sbuf",), op, "the source")
+    (dp, df), (sp, sf) = _tile(dst, "the destination"), _tile(src, "the source")
+    if dp != 1 or df != sf:
+        raise NkiError("%s: destination tile %s should be [1, %s] (the source's columns folded over its "
+                       "partitions)" % (op, [dp, df], sf))
+    tr = current()
+    tr.record("tensor_partition_reduce", dst, [src], alu=alu)
+    tr.unify(dst, dst.range_dims()[1], src, src.range_dims()[1])
+
+
+def tensor_partition_reduce(*args, **kwargs):
+    api = "nisa.tensor_partition_reduce"
+    if "dst" in kwargs:
+        dst, rest = kwargs.pop("dst"), list(args)
+    elif args and _is_tile(args[0]):  # the current API: dst first
+        dst, rest = args[0], list(args[1:])
+    else:
+        dst, rest = None, list(args)
+    v = _bind(api, rest, kwargs, ["op", "data", "mask", "dtype"], ["op", "data"])
+    _reject(api, v, ("op", "data", "dtype"))
+    alu = alu_name(v["op"], api)
+    tr = current()
+    tr.consume([v["data"], dst])
+    src = tr.operand(v["data"], "data")
+    _tile(src, "data")
+    dtype = as_dtype(v["dtype"]) if v.get("dtype") is not None else src.tensor.dtype
+    return _dst_or_lazy(api, dst, alu, "sbuf", dtype, (1, src.shape[1]),
+                        lambda d, mode: tensor_partition_reduce_access(d, src, alu, op=api))
 
 
 # ----------------------------------------------------------------------------

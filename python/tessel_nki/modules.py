@@ -70,7 +70,8 @@ def install():
                if k in ("nc_matmul", "nc_transpose", "dma_copy", "dma_transpose", "tensor_copy", "tensor_tensor",
                         "tensor_scalar", "activation", "activation_reduce", "memset", "tensor_engine",
                         "vector_engine", "scalar_engine", "gpsimd_engine", "unknown_engine")}
-    isa_pub.update({k: getattr(_isa_vector, k) for k in ("tensor_reduce", "iota", "affine_select")})
+    isa_pub.update({k: getattr(_isa_vector, k) for k in ("tensor_reduce", "tensor_partition_reduce", "iota",
+                                                                     "affine_select")})
     isa_pub.update({k: getattr(_isa_scan, k) for k in ("tensor_tensor_scan", "bn_stats", "bn_aggr")})
     # The data movement and nisa calls read mask= as NKI's masking (masking.py); the nl
     # functions that are also op= values (nl.exp, nl.copy, nl.add) keep their identity.

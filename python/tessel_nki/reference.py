@@ -233,6 +233,11 @@ class _Machine:
                     folded.append(acc)
                 out.append(folded)
             self.write(op.dst, out)
+        elif k == "tensor_partition_reduce":
+            f, acc = _ALU[a["alu"]], round_f32(src[0][0])
+            for row in src[0][1:]:
+                acc = round_f32([f(x, y) for x, y in zip(acc, row)])
+            self.write(op.dst, [acc])
         elif k in ("tensor_tensor_scan", "bn_stats", "bn_aggr"):
             self.write(op.dst, self.row_op(op, src))
         elif k in ("iota", "affine_select"):

@@ -35,6 +35,8 @@ std::string instructionText(tessel::Opcode op) {
            "initial %s[0 +: 128, 0 +: 1]";
   case tessel::Opcode::BnStats: return "bn_stats %s[0 +: 128, 0 +: 6] <- %p[0 +: 128, 0 +: 128]";
   case tessel::Opcode::BnAggr: return "bn_aggr %s[0 +: 128, 0 +: 2] <- %s[0 +: 128, 0 +: 6]";
+  case tessel::Opcode::TensorPartitionReduce:
+    return "tensor_partition_reduce add %s[0 +: 1, 0 +: 128] <- %s[0 +: 128, 0 +: 128]";
   }
   return "";
 }

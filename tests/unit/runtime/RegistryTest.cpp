@@ -35,6 +35,7 @@ std::string instructionText(Opcode op) {
     return "tensor_tensor_scan.mul.add %s[0:128, 0:128] <- %s[0:128, 0:128], %p[0:128, 0:128], %s[0:128, 0:1]";
   case Opcode::BnStats: return "bn_stats %s[0:128, 0:6] <- %p[0:128, 0:128]";
   case Opcode::BnAggr: return "bn_aggr %s[0:128, 0:2] <- %s[0:128, 0:6]";
+  case Opcode::TensorPartitionReduce: return "tensor_partition_reduce.max %s[0:1, 0:128] <- %s[0:128, 0:128]";
   }
   return "";
 }
@@ -114,7 +115,7 @@ TEST(Registry, MisspelledNamesGetASuggestion) {
   EXPECT_NE(parseError(std::string(kHead) + "frobnicate %s <- %s\n")
                 .find("unknown statement 'frobnicate' (expected for, alloc, dma, matmul, transpose, activation.F, "
                       "tensor_tensor.OP, tensor_scalar.OP, copy, memset, tensor_reduce.OP, iota, affine_select.OP, "
-                      "tensor_tensor_scan.OP0.OP1, bn_stats or bn_aggr)"),
+                      "tensor_tensor_scan.OP0.OP1, bn_stats, bn_aggr or tensor_partition_reduce.OP)"),
             std::string::npos);
 }
 

@@ -409,3 +409,37 @@ TEST(VectorOps, ScanAndBatchNormTimingFollowTheirFormulas) {
                 (base + 13.0 * double(F / 3 * 3) / 3) / t.vector_clock_ghz, 1e-6);
   }
 }
+
+TEST(VectorOps, TensorPartitionReduceFoldsThePartitionsColumnByColumn) {
+  const int64_t P = 5, F = 4;
+  const std::string text = R"(
+kernel pr
+tensor %A : f32[5, 4] input
+tensor %S : f32[1, 4] output
+tensor %X : f32[1, 4] output
+buffer %a : sbuf f32[5, 4] bufs=1 addr=0
+buffer %s : sbuf f32[1, 4] bufs=1 addr=32
+buffer %x : sbuf f32[1, 4] bufs=1 addr=64
+dma %a <- %A queue=0
+tensor_partition_reduce.add %s[0:1, 0:4] <- %a[0:5, 0:4]
+tensor_partition_reduce.max %x[0:1, 0:4] <- %a[0:5, 0:4]
+dma %S <- %s queue=0
+dma %X <- %x queue=1
+)";
+  std::vector<float> A = ramp(P, F);
+  SimResult r = run(text, {{"A", A}});
+  ASSERT_TRUE(r.output("S") && r.output("X"));
+  for (int64_t f = 0; f < F; ++f) {
+    float sum = 0.0f, mx = -1e30f;
+    for (int64_t p = 0; p < P; ++p)
+      sum += A[size_t(p * F + f)], mx = std::max(mx, A[size_t(p * F + f)]);
+    EXPECT_FLOAT_EQ(r.output("S")->data[size_t(f)], sum) << f;
+    EXPECT_EQ(r.output("X")->data[size_t(f)], mx) << f;
+  }
+  // One pass over the columns on GpSimdE [ASSUMED: no published cost].
+  const Target &t = trn1Target();
+  EXPECT_NEAR(busyAt(oneOp(2048, "f32", "tensor_partition_reduce.add %r[0:1, 0:1] <- %a[0:128, 0:1]"), 7),
+              (t.engine_access_overhead_cycles + std::max(t.engine_min_ii_cycles, 1.0 / t.gpsimd_elems_per_cycle)) /
+                  t.gpsimd_clock_ghz,
+              1e-6);
+}

@@ -101,7 +101,7 @@ TEST(Registry, AluOps) {
 }
 
 TEST(Registry, OpcodesAndEngines) {
-  EXPECT_EQ(allOpcodes().size(), 14u);
+  EXPECT_EQ(allOpcodes().size(), 15u);
   for (Opcode op : allOpcodes()) {
     EXPECT_EQ(parseOpcode(opcodeName(op)), op);
     EXPECT_TRUE(engineAllowed(op, defaultEngine(op))) << opcodeName(op).str();

@@ -173,3 +173,8 @@ def layernorm_tutorial(input_tensor, epsilon, gamma_vector, beta_vector):
 def mean_var(x):
     """Each row's mean and population variance, [rows, 2]."""
     return np.stack([x.mean(axis=1), x.var(axis=1)], axis=1)
+
+
+def column_sums_maxes(x):
+    """Each column's sum over the rows, then each column's max: [2, columns]."""
+    return np.stack([x.sum(axis=0), x.max(axis=0)])
