@@ -537,7 +537,7 @@ private:
     case Opcode::TensorTensorScan: return parseTensorScan(out, loc);
     case Opcode::BnStats: return parseUnary<BnStatsOp>(out, loc);
     case Opcode::BnAggr: return parseUnary<BnAggrOp>(out, loc);
-    case Opcode::TensorPartitionReduce: return parsePartitionReduce(out, loc);
+    case Opcode::TensorPartitionReduce: return parseUnary<TensorPartitionReduceOp, true>(out, loc);
     }
     return false;
   }
@@ -726,13 +726,23 @@ private:
     return true;
   }
 
-  template <typename OpT> bool parseUnary(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
+  /// `[ALU] D <- S` into a new OpT held by `out` (with `Alu`, its `alu` first); null on an error.
+  template <typename OpT, bool Alu = false> OpT *parseUnaryInto(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
     auto op = std::make_unique<OpT>();
     op->loc = loc;
+    if constexpr (Alu) {
+      if (!parseAlu(op->alu))
+        return nullptr;
+    }
     if (!parseAccess(op->dst, "destination") || !parseArrow() || !parseAccess(op->src, "source"))
-      return false;
+      return nullptr;
+    OpT *raw = op.get();
     out = std::move(op);
-    return true;
+    return raw;
+  }
+
+  template <typename OpT, bool Alu = false> bool parseUnary(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
+    return parseUnaryInto<OpT, Alu>(out, loc) != nullptr;
   }
 
   bool parseActivation(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
@@ -832,16 +842,6 @@ private:
     return true;
   }
 
-  bool parsePartitionReduce(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
-    auto op = std::make_unique<TensorPartitionReduceOp>();
-    op->loc = loc;
-    if (!parseAlu(op->alu) || !parseAccess(op->dst, "destination") || !parseArrow() ||
-        !parseAccess(op->src, "source"))
-      return false;
-    out = std::move(op);
-    return true;
-  }
-
   /// `tensor_tensor_scan OP0 OP1 D <- A, B initial (NUMBER | TILE)`.
   bool parseTensorScan(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
     auto op = std::make_unique<TensorTensorScanOp>();
@@ -863,10 +863,7 @@ private:
   }
 
   bool parseTensorReduce(std::unique_ptr<Op> &out, llvm::SMLoc loc) {
-    auto op = std::make_unique<TensorReduceOp>();
-    op->loc = loc;
-    if (!parseAlu(op->alu) || !parseAccess(op->dst, "destination") || !parseArrow() ||
-        !parseAccess(op->src, "source"))
+    if (!parseUnaryInto<TensorReduceOp, true>(out, loc))
       return false;
     if (tok.isKeyword("axis")) {
       consume();
@@ -879,7 +876,6 @@ private:
                                   llvm::Twine(axis) + "; a sum over partitions is a matmul against "
                                   "ones (or a transpose, then a reduce)");
     }
-    out = std::move(op);
     return true;
   }
 

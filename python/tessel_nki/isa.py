@@ -221,16 +221,22 @@ def _is_tile(x):
     return isinstance(x, (Tensor, View, Lazy))
 
 
-def _split_dst(api, args, kwargs, n_tiles):
-    """(dst or None, remaining args): the current API passes the destination first."""
-    if "dst" in kwargs:
-        return kwargs.pop("dst"), list(args)
+def _leading_tiles(args):
+    """How many of the positional arguments, from the first, are tiles."""
     tiles = 0
     for a in args:
         if not _is_tile(a):
             break
         tiles += 1
-    if tiles > n_tiles:
+    return tiles
+
+
+def _split_dst(api, args, kwargs, n_tiles):
+    """(dst or None, remaining args): the current API passes the destination first, so more than
+    `n_tiles` leading tiles (the call's tile operands) start with it."""
+    if "dst" in kwargs:
+        return kwargs.pop("dst"), list(args)
+    if _leading_tiles(args) > n_tiles:
         return args[0], list(args[1:])
     return None, list(args)
 

@@ -2,8 +2,8 @@
 (docs/ops.md). Both API generations: the legacy one returns the tile, the current one writes `dst`
 given first."""
 from .errors import NkiError
-from .isa import (_bind, _check_space, _dst_or_lazy, _is_tile, _reject, _same_shape, _space, _tile,
-                  _tile_or_number, _unify_partitions, alu_name, per_partition)
+from .isa import (_bind, _check_space, _dst_or_lazy, _leading_tiles, _reject, _same_shape, _space,
+                  _split_dst, _tile, _tile_or_number, _unify_partitions, alu_name, per_partition)
 from .tracer import as_dtype, current
 
 # nl.tile_size.bn_stats_fmax: the most elements per partition one bn_stats reads (nki.isa.bn_stats).
@@ -37,11 +37,7 @@ def _scan_dst(args, kwargs):
     data0, data1 and a tile initial value."""
     if "dst" in kwargs:
         return kwargs.pop("dst"), list(args)
-    tiles = 0
-    for a in args:
-        if not _is_tile(a):
-            break
-        tiles += 1
+    tiles = _leading_tiles(args)
     current_api = tiles >= 4 or (tiles == 3 and ("initial" in kwargs or (
         len(args) > 3 and isinstance(args[3], (int, float)) and not isinstance(args[3], bool))))
     return (args[0], list(args[1:])) if current_api else (None, list(args))
@@ -91,12 +87,7 @@ def bn_access(kind, dst, src, op):
 
 def _bn_call(kind, args, kwargs):
     api = "nisa." + kind
-    if "dst" in kwargs:
-        dst, rest = kwargs.pop("dst"), list(args)
-    elif len(args) >= 2 and _is_tile(args[0]) and _is_tile(args[1]):
-        dst, rest = args[0], list(args[1:])
-    else:
-        dst, rest = None, list(args)
+    dst, rest = _split_dst(api, args, kwargs, 1)
     v = _bind(api, rest, kwargs, ["data", "mask", "dtype"], ["data"])
     _reject(api, v, ("data", "dtype"))
     tr = current()

@@ -5,7 +5,7 @@ import math
 
 from .affine import Affine, extent_bound
 from .errors import NkiError
-from .isa import (_bind, _check_space, _dst_or_lazy, _is_tile, _reject, _same_shape, _tile,
+from .isa import (_bind, _check_space, _dst_or_lazy, _is_tile, _reject, _same_shape, _split_dst, _tile,
                   alu_name, per_partition)
 from .predicate import IndexExpr, Predicate
 from .tracer import Tracer, as_dtype, current
@@ -80,12 +80,7 @@ def reduce_tile(api, alu, x, dtype=None, mean=False, dst=None, axis=1):
 
 def tensor_reduce(*args, **kwargs):
     api = "nisa.tensor_reduce"
-    if "dst" in kwargs:
-        dst, rest = kwargs.pop("dst"), list(args)
-    elif args and _is_tile(args[0]):  # the current API: dst first
-        dst, rest = args[0], list(args[1:])
-    else:
-        dst, rest = None, list(args)
+    dst, rest = _split_dst(api, args, kwargs, 0)  # the current API: dst first
     v = _bind(api, rest, kwargs, ["op", "data", "axis", "mask", "dtype", "negate", "keepdims"],
               ["op", "data", "axis"])
     if v.get("negate"):
@@ -112,12 +107,7 @@ def tensor_partition_reduce_access(dst, src, alu, op="tensor_partition_reduce"):
 
 def tensor_partition_reduce(*args, **kwargs):
     api = "nisa.tensor_partition_reduce"
-    if "dst" in kwargs:
-        dst, rest = kwargs.pop("dst"), list(args)
-    elif args and _is_tile(args[0]):  # the current API: dst first
-        dst, rest = args[0], list(args[1:])
-    else:
-        dst, rest = None, list(args)
+    dst, rest = _split_dst(api, args, kwargs, 0)  # the current API: dst first
     v = _bind(api, rest, kwargs, ["op", "data", "mask", "dtype"], ["op", "data"])
     _reject(api, v, ("op", "data", "dtype"))
     alu = alu_name(v["op"], api)

@@ -46,10 +46,10 @@ import neuronxcc.nki.language as nl
 CHUNK = 512  # sequence elements per scan in the chunked version (the tutorial's)
 
 
-@nki.jit
-def mamba(delta, u, A, B, C):
+def _mamba(delta, u, A, state):
+    """The tutorial's loops: per batch and 128-channel tile, delta and u loaded once; per state, A's
+    column loaded and `state(b, s, d_tile, u_tile, a_col, total)` adding that state's C h to total."""
     batch, channels, seq = delta.shape
-    states = A.shape[1]
     P = nl.tile_size.pmax
     out = nl.ndarray((batch, channels, seq), dtype=delta.dtype, buffer=nl.shared_hbm)
     for b in nl.affine_range(batch):
@@ -58,46 +58,43 @@ def mamba(delta, u, A, B, C):
             total = nl.zeros((P, seq), dtype=delta.dtype, buffer=nl.sbuf)
             d_tile = nl.load(delta[b, rows, 0:seq])
             u_tile = nl.load(u[b, rows, 0:seq])
-            for s in nl.affine_range(states):
+            for s in nl.affine_range(A.shape[1]):
                 a_col = nl.load(A[rows, s])
-                decay = nisa.activation(op=nl.exp, data=d_tile, scale=a_col)
-                du = nisa.tensor_tensor(d_tile, u_tile, op=nl.multiply)
-                b_rows = nl.load(B[b, s:s + 1, 0:seq]).broadcast_to((P, seq))
-                drive = nisa.tensor_tensor(du, b_rows, op=nl.multiply)
-                h = nisa.tensor_tensor_scan(decay, drive, initial=0, op0=np.multiply, op1=np.add)
-                c_rows = nl.load(C[b, s:s + 1, 0:seq]).broadcast_to((P, seq))
-                total += nisa.tensor_tensor(h, c_rows, op=nl.multiply)
+                state(b, s, d_tile, u_tile, a_col, total)
             nl.store(out[b, rows, 0:seq], value=total)
     return out
+
+
+def _scan_state(B, C, b, s, tiles, cols, n, initial):
+    """Over the n columns `cols`: h = scan(exp(delta A), delta u B) from `initial`; total += C h.
+    `tiles` are delta's and u's tiles, A's column and the total. Returns h."""
+    d_tile, u_tile, a_col, total = tiles
+    P = d_tile.shape[0]
+    decay = nisa.activation(op=nl.exp, data=d_tile[0:P, cols], scale=a_col)
+    du = nisa.tensor_tensor(d_tile[0:P, cols], u_tile[0:P, cols], op=nl.multiply)
+    b_rows = nl.load(B[b, s:s + 1, cols]).broadcast_to((P, n))
+    drive = nisa.tensor_tensor(du, b_rows, op=nl.multiply)
+    h = nisa.tensor_tensor_scan(decay, drive, initial=initial, op0=np.multiply, op1=np.add)
+    c_rows = nl.load(C[b, s:s + 1, cols]).broadcast_to((P, n))
+    total[0:P, cols] += nisa.tensor_tensor(h, c_rows, op=nl.multiply)
+    return h
+
+
+@nki.jit
+def mamba(delta, u, A, B, C):
+    seq = delta.shape[2]
+    return _mamba(delta, u, A, lambda b, s, *tiles: _scan_state(B, C, b, s, tiles, slice(0, seq), seq, 0))
 
 
 def _chunked(delta, u, A, B, C, carry_state):
-    batch, channels, seq = delta.shape
-    states = A.shape[1]
     P = nl.tile_size.pmax
-    out = nl.ndarray((batch, channels, seq), dtype=delta.dtype, buffer=nl.shared_hbm)
-    for b in nl.affine_range(batch):
-        for c in nl.affine_range(channels // P):
-            rows = nl.ds(c * P, P)
-            total = nl.zeros((P, seq), dtype=delta.dtype, buffer=nl.sbuf)
-            d_tile = nl.load(delta[b, rows, 0:seq])
-            u_tile = nl.load(u[b, rows, 0:seq])
-            for s in nl.affine_range(states):
-                a_col = nl.load(A[rows, s])
-                carry = nl.zeros((P, 1), dtype=delta.dtype, buffer=nl.sbuf)
-                for k in nl.sequential_range(seq // CHUNK):
-                    cols = nl.ds(k * CHUNK, CHUNK)
-                    decay = nisa.activation(op=nl.exp, data=d_tile[0:P, cols], scale=a_col)
-                    du = nisa.tensor_tensor(d_tile[0:P, cols], u_tile[0:P, cols], op=nl.multiply)
-                    b_rows = nl.load(B[b, s:s + 1, cols]).broadcast_to((P, CHUNK))
-                    drive = nisa.tensor_tensor(du, b_rows, op=nl.multiply)
-                    h = nisa.tensor_tensor_scan(decay, drive, initial=carry if carry_state else 0.0,
-                                                op0=np.multiply, op1=np.add)
-                    carry[...] = h[0:P, CHUNK - 1]
-                    c_rows = nl.load(C[b, s:s + 1, cols]).broadcast_to((P, CHUNK))
-                    total[0:P, cols] += nisa.tensor_tensor(h, c_rows, op=nl.multiply)
-            nl.store(out[b, rows, 0:seq], value=total)
-    return out
+
+    def state(b, s, *tiles):
+        carry = nl.zeros((P, 1), dtype=delta.dtype, buffer=nl.sbuf)
+        for k in nl.sequential_range(delta.shape[2] // CHUNK):
+            h = _scan_state(B, C, b, s, tiles, nl.ds(k * CHUNK, CHUNK), CHUNK, carry if carry_state else 0.0)
+            carry[...] = h[0:P, CHUNK - 1]
+    return _mamba(delta, u, A, state)
 
 
 @nki.jit
