@@ -337,6 +337,19 @@ public:
         bestUs = inputBest;
       }
     }
+    // One input at a time, each may miss the gain while moving them all
+    // pays (a layer's many small operands): every input at each group
+    // count is a candidate too.
+    for (int64_t g = widest; g >= 1; g /= 2) {
+      Placement all;
+      for (const std::string &input : inputs)
+        all[input] = g;
+      std::optional<double> us = trialUs(kernel, all, target);
+      if (us && *us < bestUs && *us < dmaUs * (1.0 - policy::kMinIoTransposeGain)) {
+        placement = all;
+        bestUs = *us;
+      }
+    }
     noteChoice(kernel, sites, placement, bestUs, dmaUs);
     for (const auto &[input, groups] : placement)
       Rewriter(kernel, input, groups).rewrite(kernel.body);
