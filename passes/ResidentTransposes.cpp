@@ -248,11 +248,13 @@ bool keepArgumentTransposesResident(Kernel &kernel) {
     llvm::SMLoc loc = kernel.body.ops[t->writerAt]->loc;
     Value *held = appendAlloc(kernel, fills, t->arg->name + "T_res", MemSpace::SBUF, type.dtype, type.dims, 1, loc);
     appendTransposedFill(kernel, fills, held, t->arg, group, loc);
-    for (auto it = loads->rbegin(); it != loads->rend(); ++it)
-      readHeld(*it, held);
+    // The transposing readers first: readHeld deletes the plain ones, which
+    // t->readers lists too.
     for (const ScratchReader &r : t->readers)
       if (r.dma->transpose)
         readArgumentTransposed(r, *t);
+    for (auto it = loads->rbegin(); it != loads->rend(); ++it)
+      readHeld(*it, held);
     gone.push_back(kernel.body.ops[t->allocAt].get());
     gone.push_back(kernel.body.ops[t->writerAt].get());
     kernel.notes.push_back(llvm::formatv("[implicit-transpose] %{0}.T held in SBUF ({1:F1} KiB per partition), "
