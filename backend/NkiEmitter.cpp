@@ -121,6 +121,7 @@ public:
       used.insert(reserved);
     for (const Value *arg : kernel.args)
       nameOf(arg);
+    directSbuf = legacy && everySbufBufferPlaced(kernel.body);
     header();
     iotaDefsAt = out.size();
     if (auto err = block(kernel.body, 1))
@@ -129,7 +130,11 @@ public:
     for (const auto &[name, def] : iotaDefs)
       defs += "    " + name + " = " + def + "\n";
     if (!defs.empty())
-      out.insert(iotaDefsAt, "    # the tile indices of the partial tiles' masks (NKI masking)\n" + defs);
+      defs = "    # the tile indices of the partial tiles' masks (NKI masking)\n" + defs;
+    if (!rotatingDefs.empty())
+      defs += "    # buffers the loops rotate through: block i of each lives in tile i % N (modulo allocation)\n" +
+              rotatingDefs;
+    out.insert(iotaDefsAt, defs);
     std::vector<std::string> outs;
     for (const Value *arg : kernel.args)
       if (arg->role == TensorRole::Output)
@@ -197,7 +202,8 @@ private:
       out += "# NKI kernels do not express the collective (nki.benchmark runs one NeuronCore): the\n"
              "# AllReduce of the cores' results is the framework's.\n";
     if (legacy)
-      out += "import neuronxcc.nki as nki\nimport neuronxcc.nki.isa as nisa\nimport neuronxcc.nki.language as nl\n";
+      out += "import neuronxcc.nki as nki\n" + std::string(directSbuf ? "import neuronxcc.nki.compiler as ncc\n" : "") +
+             "import neuronxcc.nki.isa as nisa\nimport neuronxcc.nki.language as nl\n";
     else
       out += "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n";
     out += "\n\n@nki.jit\n";
@@ -336,7 +342,7 @@ private:
         return text.takeError();
       idx.push_back(*text);
     }
-    return names[a.base] + "[" + llvm::join(idx, ", ") + "]";
+    return indexed(a.base, idx);
   }
 
   /// `a` indexed by the mgrid `p, g, f` of a legacy multi-group load or
@@ -369,7 +375,7 @@ private:
         idx.push_back(start->str());
       }
     }
-    return names[a.base] + "[" + llvm::join(idx, ", ") + "]";
+    return indexed(a.base, idx);
   }
 
   /// The columns of a multi-group transfer's other range, when it has exactly
@@ -425,7 +431,7 @@ private:
         return text.takeError();
       idx.push_back(*text);
     }
-    return names[a.base] + "[" + llvm::join(idx, ", ") + "]";
+    return indexed(a.base, idx);
   }
 
   // --- legacy partial tiles: NKI's masking ------------------------------
@@ -513,6 +519,62 @@ private:
     line(depth, text);
   }
 
+  // --- legacy direct allocation ------------------------------------------
+  // neuronxcc.nki states a buffer count only by allocating directly, and then
+  // every SBUF tensor of the kernel must be (nki.compiler.sbuf.auto_alloc):
+  // each at the address tessel's allocator chose. A buffer of N slots
+  // allocated in a loop becomes one tensor declared before the loops, its
+  // block dimension indexed by the loops' iteration count and placed by
+  // `mod_alloc(num_free_tiles=(N,))` in tile `count % N`: the slot tessel's
+  // k-th allocation takes.
+
+  static bool everySbufBufferPlaced(const Block &b) {
+    for (const auto &op : b.ops) {
+      if (const auto *a = llvm::dyn_cast<AllocOp>(op.get())) {
+        if (a->result->type.space == MemSpace::SBUF && !a->address)
+          return false;
+      } else if (const auto *f = llvm::dyn_cast<ForOp>(op.get())) {
+        if (!everySbufBufferPlaced(f->body))
+          return false;
+      }
+    }
+    return true;
+  }
+
+  llvm::Error placeSbuf(const AllocOp &a, int depth) {
+    const Value *v = a.result;
+    const TensorType &t = v->type;
+    std::string head = nameOf(v) + " = nl.ndarray(", shape = shapeText(t, folded(t));
+    std::string rest = std::string(", dtype=") + dtypeText(t.dtype) + ", buffer=ncc.sbuf.mod_alloc(base_addr=" +
+                       std::to_string(*a.address);
+    if (a.bufs <= 1 || enclosing.empty()) {
+      line(depth, head + shape + rest + "))");
+      return llvm::Error::success();
+    }
+    int64_t blocks = 1;
+    std::vector<std::string> terms;
+    for (auto it = enclosing.rbegin(); it != enclosing.rend(); ++it) {
+      int64_t trips = (*it)->constTripCount();
+      if (trips > 1)
+        terms.push_back(blocks == 1 ? nameOf((*it)->iv) : nameOf((*it)->iv) + " * " + std::to_string(blocks));
+      blocks *= trips;
+    }
+    std::reverse(terms.begin(), terms.end());
+    blockIndex[v] = terms.empty() ? "0" : llvm::join(terms, " + ");
+    size_t cut = shape.find_first_of(",)", 1);
+    rotatingDefs += "    " + head + "(" + std::to_string(blocks) + ", nl.par_dim(" + shape.substr(1, cut - 1) + ")" +
+                    shape.substr(cut) + rest + ", num_free_tiles=(" + std::to_string(a.bufs) + ",)))\n";
+    return llvm::Error::success();
+  }
+
+  /// `base[idx]`, a rotating buffer's block index first.
+  std::string indexed(const Value *base, std::vector<std::string> idx) const {
+    auto it = blockIndex.find(base);
+    if (it != blockIndex.end())
+      idx.insert(idx.begin(), it->second);
+    return names.lookup(base) + "[" + llvm::join(idx, ", ") + "]";
+  }
+
   llvm::Error emitOp(const Op &op, int depth) {
     switch (op.kind) {
     case OpKind::Alloc: {
@@ -525,6 +587,8 @@ private:
         note = llvm::formatv("  # {0} buffers", a.bufs).str();
       if (v->role == TensorRole::Spill)
         note = "  # spill slot";
+      if (directSbuf && t.space == MemSpace::SBUF)
+        return placeSbuf(a, depth);
       line(depth, nameOf(v) + " = nl.ndarray(" + shapeText(t, folded(t)) + ", dtype=" + dtypeText(t.dtype) +
                       ", buffer=" + buffer + ")" + note);
       return llvm::Error::success();
@@ -809,6 +873,11 @@ private:
   std::map<std::string, std::string> iotaDefs;
   size_t iotaDefsAt = 0;
   int rangePos = 0;
+  /// Whether SBUF tensors are placed at tessel's addresses (legacy direct allocation, above).
+  bool directSbuf = false;
+  /// Rotating buffers: their block index, and their declarations before the loops.
+  llvm::DenseMap<const Value *, std::string> blockIndex;
+  std::string rotatingDefs;
 
 public:
   std::string targetName;

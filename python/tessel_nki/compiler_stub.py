@@ -6,12 +6,13 @@ reorders its instructions (`skip_middle_end_transformations`, `no_reorder`),
 and allocates as docs/nki.md says ("Buffers"), which is what
 `enable_stack_allocator` asks for too: a tensor's space is freed when its
 scope ends [ASSUMED]. `sbuf.auto_alloc()` / `psum.auto_alloc()` are the plain
-`nl.sbuf` / `nl.psum` (documented as equivalent); direct allocation
-(`alloc`, `mod_alloc`: addresses and buffer counts chosen by the kernel) is an
-error at its line.
+`nl.sbuf` / `nl.psum` (documented as equivalent). `sbuf.mod_alloc` is read for
+the buffer count it fixes (modalloc.py); other direct allocation (`alloc`,
+`psum.mod_alloc`) is an error at its line.
 """
 import contextlib
 
+from . import modalloc
 from .errors import NkiError
 from .tracer import PSUM, SBUF
 
@@ -44,6 +45,8 @@ class _Allocators:
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
+        if attr == "mod_alloc" and self.space is SBUF:
+            return modalloc.sbuf_mod_alloc
         if attr in ("alloc", "mod_alloc"):
             return self._direct(attr)
         raise NkiError("ncc.%s.%s is not supported by tessel's NKI tracer" % (self.name, attr))

@@ -107,14 +107,15 @@ def _peak(block, space, g):
 
 def choose_bufs(tr):
     """Double-buffers every on-chip buffer allocated in a loop (as the NKI compiler
-    pipelines loop iterations), then single-buffers the largest until each space fits."""
+    pipelines loop iterations), then single-buffers the largest until each space fits; a
+    modulo allocation's count (modalloc.py) is kept as written."""
     g = tr.geometry
     allocs = []
     walk(tr.root, lambda x: allocs.append(x) if isinstance(x, Alloc) and x.tensor.space != "hbm" else None)
     for a in allocs:
-        a.bufs = 2 if a.tensor.block is not tr.root else 1
+        a.bufs = a.tensor.slots or (2 if a.tensor.block is not tr.root else 1)
     for space, cap in (("sbuf", g["sbuf_bytes"]), ("psum", g["psum_bytes"])):
-        doubled = sorted((a for a in allocs if a.tensor.space == space and a.bufs == 2),
+        doubled = sorted((a for a in allocs if a.tensor.space == space and a.bufs == 2 and not a.tensor.slots),
                          key=lambda a: -_copy_bytes(a.tensor, g))
         for a in doubled:
             if _peak(tr.root, space, g) <= cap:
@@ -189,7 +190,8 @@ def emit(tr, kernel_name, outputs):
                 if t.role == "output":
                     continue
                 bufs = " bufs %d" % item.bufs if item.bufs > 1 else ""
-                lines.append("%s%%%s = alloc %s%s%s" % (ind, t.name, ty(t), bufs, loc(item)))
+                addr = " addr %d" % t.address if t.address is not None else ""
+                lines.append("%s%%%s = alloc %s%s%s%s" % (ind, t.name, ty(t), bufs, addr, loc(item)))
             elif isinstance(item, Loop):
                 lines.append("%sfor %%%s = %d to %d step %d%s {%s" % (
                     ind, item.var.name, item.lo, item.hi, item.step, " parallel" if item.parallel else "",

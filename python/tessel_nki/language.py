@@ -1,7 +1,7 @@
 """The stand-in for nki.language / neuronxcc.nki.language."""
 import builtins
 
-from . import isa, isa_scan, isa_vector
+from . import isa, isa_scan, isa_vector, modalloc
 from .affine import Affine
 from .predicate import check_mask
 from .spmd import nc, num_programs, program_id, program_ndim, spmd_dim  # noqa: F401 (nl's SPMD API)
@@ -70,6 +70,8 @@ def _space_of(buffer):
         return SBUF
     if isinstance(buffer, Space):
         return buffer
+    if isinstance(buffer, modalloc.ModAlloc):
+        return buffer.space
     raise NkiError("buffer=%r is not supported (nl.shared_hbm, nl.private_hbm, nl.hbm, nl.sbuf, nl.psum)"
                    % (buffer,))
 
@@ -85,7 +87,30 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     if space.ir == "psum":
         dt = F32  # tessel's PSUM holds f32 (docs/nki.md)
     tr = current()
-    return tr.alloc(dims, dt, space.ir, name or Tracer.assigned_name("t"), pdim or 0)
+    direct = isinstance(buffer, modalloc.ModAlloc)
+    if space.ir == "sbuf":
+        _one_allocation_kind(tr, direct)
+    if direct and pdim:
+        t = tr.new_tensor(dims, dt, space.ir, name or Tracer.assigned_name("t"), pdim)
+        t.block = tr.block
+        modalloc.declare(tr, t, buffer)
+        return t
+    t = tr.alloc(dims, dt, space.ir, name or Tracer.assigned_name("t"), pdim or 0)
+    if direct:
+        modalloc.declare(tr, t, buffer)
+    return t
+
+
+def _one_allocation_kind(tr, direct):
+    """NKI: all SBUF tensors of a kernel are allocated directly, or all automatically
+    (nki.compiler.sbuf.auto_alloc)."""
+    kind = "direct" if direct else "auto"
+    first = tr.sbuf_allocation = tr.sbuf_allocation or kind
+    if first != kind:
+        raise NkiError("this SBUF tensor is allocated %s but an earlier one %s: NKI allocates all SBUF tensors of "
+                       "a kernel one way (ncc.sbuf.mod_alloc for every one, or nl.sbuf for every one)"
+                       % ("directly (ncc.sbuf.mod_alloc)" if direct else "automatically (nl.sbuf)",
+                          "directly" if first == "direct" else "automatically"))
 
 
 def zeros(shape, dtype, buffer=None, name="", **kwargs):

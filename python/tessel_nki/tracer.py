@@ -288,12 +288,17 @@ class Tensor(TileLike):
         n = len(self.shape)
         self.ir_dims = [pdim] + [d for d in range(n) if d != pdim] if space != "hbm" else list(range(n))
         self.banks = False  # a PSUM [P, G, F] tensor of G banks (Tracer.alloc)
+        self.slots = None  # the buffer count a modulo allocation fixes (modalloc.py)
+        self.address = None  # its base address (bytes per partition)
+        self.mod = None  # modalloc.ModTensor: a modulo-allocated tensor's per-iteration tile
 
     @property
     def ndim(self):
         return len(self.shape)
 
     def full(self):
+        if self.mod is not None:
+            raise NkiError("modulo-allocated '%s' is indexed by its block first (t[i, ...])" % self.name)
         return Access(self, [(Affine({}, 0), s) for s in self.shape])
 
     def __getitem__(self, key):
@@ -690,6 +695,9 @@ def ap_access(t, pattern, offset):
 def index_access(t, key):
     """The Access `t[key]`: ranges from slices, nl.ds and nl.arange; points from integers
     and loop variables."""
+    if t.mod is not None:
+        from . import modalloc
+        t, key = modalloc.resolve(t, key)
     key = _norm_key(t, key)
     if _needs_pattern(key):
         acc = _pattern_access(t, key)
@@ -825,6 +833,7 @@ class Tracer:
         self.next_suffix = {}
         self.deferred_errors = []
         self.loops_open = 0
+        self.sbuf_allocation = None  # "direct" or "auto": how the kernel's SBUF tensors are allocated
         self.loc_override = None  # the line that created the lazy tile being written
         self.writing_lazy = 0  # > 0 while a lazy tile's ops are recorded
         self.mask = None  # the prefix extents of the mask= of the call being traced (masking.py)

@@ -1,7 +1,7 @@
 # nki.compiler hints change nothing (tessel runs the kernel as written: no middle-end transformations,
 # no reordering, its own allocator): enable_stack_allocator, skip_middle_end_transformations, no_reorder
-# and sbuf/psum.auto_alloc() (the plain nl.sbuf / nl.psum). Direct allocation (mod_alloc, alloc) is an
-# error at its line.
+# and sbuf/psum.auto_alloc() (the plain nl.sbuf / nl.psum). Direct allocation other than
+# ncc.sbuf.mod_alloc (mod-alloc.py) is an error at its line.
 # REQUIRES: numpy
 # RUN: tessel compile %s -k hinted --arg x=f32[128,128] | FileCheck %s
 # RUN: tessel run %s -k hinted --arg x=f32[128,128] --check --reference %S/Inputs/refs.py:transpose | FileCheck %s --check-prefix=PASS
@@ -34,7 +34,7 @@ def hinted(x):
 @nki.jit
 def placed(x):
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    # DIRECT: compiler-hints.py:[[@LINE+1]]: error: ncc.sbuf.mod_alloc (direct allocation: the kernel places its buffers) is not supported; tessel allocates buffers itself (use nl.sbuf)
-    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(2,)))
+    # DIRECT: compiler-hints.py:[[@LINE+1]]: error: ncc.psum.mod_alloc (direct allocation: the kernel places its buffers) is not supported; tessel allocates buffers itself (use nl.psum)
+    t = nl.ndarray(x.shape, dtype=nl.float32, buffer=ncc.psum.mod_alloc(base_bank=0, num_free_tiles=(2,)))
     nl.store(out, value=t)
     return out

@@ -4,7 +4,7 @@ holds an emitted kernel to them.
 
 usage: nki_signatures.py current|legacy KERNEL.py
 
-Every call `nisa.F(...)` / `nl.F(...)` must be a documented function of that
+Every call `nisa.F(...)` / `nl.F(...)` / `ncc.X.F(...)` must be a documented function of that
 generation, called with no more positional arguments than the page lists
 before its keyword-only ones and only with keyword names the page lists;
 every other `nl.X` / `nisa.X` must be a documented name (dtypes, buffers,
@@ -64,6 +64,11 @@ SIGNATURES = {
         "nl.store": (["dst", "value"], ["mask"], DOCS + "/en/latest/nki/api/generated/nki.language.store.html"),
         "nl.load_transpose2d": (["src"], ["mask", "dtype"], LEGACY + "nki.language.load_transpose2d.html"),
         "nl.ndarray": (["shape", "dtype"], ["buffer", "name"], LEGACY + "nki.language.ndarray.html"),
+        # nl.par_dim: a tensor's partition dimension after its block dimension (direct allocation)
+        "nl.par_dim": (["size"], [], DOCS + "/en/latest/general/nki/api/generated/nki.language.par_dim.html"),
+        # the compiler's direct allocation: every SBUF tensor placed, buffer counts by modulo allocation
+        "ncc.sbuf.mod_alloc": ([], ["base_addr", "base_partition", "num_par_tiles", "num_free_tiles"],
+                               DOCS + "/en/latest/nki/api/generated/nki.compiler.sbuf.mod_alloc.html"),
         "nl.ds": (["start", "size"], [], LEGACY + "nki.language.ds.html"),
         # arange(*args), numpy's: the tile indices of masked partial tiles ("NKI API Masking")
         "nl.arange": (["start", "stop", "step"], [], LEGACY + "nki.language.arange.html"),
@@ -95,8 +100,11 @@ def check(api, path):
     calls = set()
 
     def dotted(node):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            return node.value.id + "." + node.attr
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name):
+                return node.value.id + "." + node.attr
+            inner = dotted(node.value)
+            return inner + "." + node.attr if inner else None
         return None
 
     for node in ast.walk(tree):
@@ -108,7 +116,7 @@ def check(api, path):
                 if isinstance(node.func, ast.Attribute) and dotted(node.func.value) == "nki.jit":
                     continue
                 continue
-            if not name.startswith(("nl.", "nisa.")):
+            if not name.startswith(("nl.", "nisa.", "ncc.")):
                 continue
             calls.add(id(node.func))
             if name not in table:
@@ -123,7 +131,8 @@ def check(api, path):
             seen.setdefault(name, page)
     for node in ast.walk(tree):
         name = dotted(node) if isinstance(node, ast.Attribute) else None
-        if name and name.startswith(("nl.", "nisa.")) and id(node) not in calls and name not in VALUES[api]:
+        if name and name.startswith(("nl.", "nisa.", "ncc.")) and id(node) not in calls and name not in VALUES[api] \
+                and not any(name + "." in c for c in seen):
             return "%s:%d: %s is not a documented %s name (%s)" % (path, node.lineno, name, api, SHARED[api])
     for name in sorted(seen):
         print("%s %s: documented (%s)" % (api, name, seen[name]))
