@@ -427,11 +427,14 @@ def _broadcast_partitions(src, shape):
         ones = tr.alloc((1, P), src.tensor.dtype, "sbuf", "ones")
         isa.memset_access(ones.full(), 1.0, op="broadcast_to")
         step = tr.geometry["max_moving"]
-        for c in range(0, F, step):
+        # Two PSUM tiles taken in turn: the product of one chunk overlaps the copy of the
+        # previous, and a wide row takes two banks, not one per chunk.
+        ring = [tr.alloc((P, step), F32, "psum", "bcast_psum") for _ in range(builtins.min(2, -(-F // step)))]
+        for i, c in enumerate(range(0, F, step)):
             n = builtins.min(step, F - c)
-            ps = tr.alloc((P, n), F32, "psum", "bcast_psum")
-            isa.matmul_access(ps.full(), ones.full(), _free_slice(src, c, n), "reset", op="broadcast_to")
-            isa.copy_access(_free_slice(d, c, n), ps.full(), op="broadcast_to")
+            ps = _free_slice(ring[i % len(ring)].full(), 0, n)
+            isa.matmul_access(ps, ones.full(), _free_slice(src, c, n), "reset", op="broadcast_to")
+            isa.copy_access(_free_slice(d, c, n), ps, op="broadcast_to")
     return write
 
 

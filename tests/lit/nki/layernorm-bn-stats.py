@@ -4,16 +4,18 @@
 # scale, then gamma and beta (1-D, reshaped and broadcast as the tutorial does, indexed with slices
 # where the tutorial uses nl.mgrid indices, which tessel takes on a reshaped tensor). The tutorial's
 # tensor_scalar with two ops (op1=) is written as two tensor_scalar calls (tessel's tile IR has one
-# op per instruction). Checked against numpy on trn1 and trn2, timed with the tutorial's 4096 rows
-# but 2048 columns, not 8192: each broadcast_to of gamma and beta holds one PSUM bank per 512
-# columns (docs/nki.md), and 2 x 16 banks do not fit PSUM's 8. Aggregating the first slice's
-# statistics only fails the reference.
+# op per instruction). Checked against numpy on trn1 and trn2, timed with the tutorial's 4096 x 8192
+# in bf16 and 4096 x 4096 in f32 (its f32 8192 columns need 290 KiB of SBUF per partition as tessel
+# allocates it: input, gamma, beta and the results, double-buffered). Each broadcast_to takes two
+# PSUM banks in turn (it took one per 512 columns, and 2 x 8 did not fit PSUM's 8 banks).
+# Aggregating the first slice's statistics only fails the reference.
 # REQUIRES: numpy
 # RUN: tessel compile %s -k layernorm_bn --arg input_tensor=f32[256,1024] --arg gamma_vector=f32[1024] --arg beta_vector=f32[1024] | FileCheck %s
 # RUN: tessel run %s -k layernorm_bn --arg input_tensor=f32[256,1536] --arg gamma_vector=f32[1536] --arg beta_vector=f32[1536] --check --reference %S/Inputs/refs.py:layernorm_tutorial --target trn1 | FileCheck %s --check-prefix=PASS
 # RUN: tessel run %s -k layernorm_bn --arg input_tensor=bf16[256,1024] --arg gamma_vector=bf16[1024] --arg beta_vector=bf16[1024] --arg epsilon=0.5 --check --reference %S/Inputs/refs.py:layernorm_tutorial --target trn2 | FileCheck %s --check-prefix=PASS
-# RUN: tessel run %s -k layernorm_bn --arg input_tensor=f32[4096,2048] --arg gamma_vector=f32[2048] --arg beta_vector=f32[2048] --target trn1 --timing-only | FileCheck %s --check-prefix=TIME
-# RUN: tessel run %s -k layernorm_bn --arg input_tensor=f32[4096,2048] --arg gamma_vector=f32[2048] --arg beta_vector=f32[2048] --target trn2 --timing-only | FileCheck %s --check-prefix=TIME
+# RUN: tessel run %s -k layernorm_bn --arg input_tensor=f32[4096,4096] --arg gamma_vector=f32[4096] --arg beta_vector=f32[4096] --target trn1 --timing-only | FileCheck %s --check-prefix=TIME
+# RUN: tessel run %s -k layernorm_bn --arg input_tensor=bf16[4096,8192] --arg gamma_vector=bf16[8192] --arg beta_vector=bf16[8192] --target trn2 --timing-only | FileCheck %s --check-prefix=TIME
+# RUN: tessel run %s -k layernorm_bn --arg input_tensor=f32[256,2560] --arg gamma_vector=f32[2560] --arg beta_vector=f32[2560] --check --reference %S/Inputs/refs.py:layernorm_tutorial --target trn1 | FileCheck %s --check-prefix=PASS
 # RUN: not tessel run %s -k layernorm_bn_first_slice --arg input_tensor=f32[128,1024] --arg gamma_vector=f32[1024] --arg beta_vector=f32[1024] --check --reference %S/Inputs/refs.py:layernorm_tutorial > %t.out 2> %t.err
 # RUN: FileCheck %s --check-prefix=FAIL < %t.out
 # RUN: FileCheck %s --check-prefix=FAILERR < %t.err
