@@ -121,7 +121,7 @@ public:
       used.insert(reserved);
     for (const Value *arg : kernel.args)
       nameOf(arg);
-    directSbuf = legacy && everySbufBufferPlaced(kernel.body);
+    placedSbuf = everySbufBufferPlaced(kernel.body);
     header();
     iotaDefsAt = out.size();
     if (auto err = block(kernel.body, 1))
@@ -202,7 +202,7 @@ private:
       out += "# NKI kernels do not express the collective (nki.benchmark runs one NeuronCore): the\n"
              "# AllReduce of the cores' results is the framework's.\n";
     if (legacy)
-      out += "import neuronxcc.nki as nki\n" + std::string(directSbuf ? "import neuronxcc.nki.compiler as ncc\n" : "") +
+      out += "import neuronxcc.nki as nki\n" + std::string(placedSbuf ? "import neuronxcc.nki.compiler as ncc\n" : "") +
              "import neuronxcc.nki.isa as nisa\nimport neuronxcc.nki.language as nl\n";
     else
       out += "import nki\nimport nki.isa as nisa\nimport nki.language as nl\n";
@@ -519,14 +519,17 @@ private:
     line(depth, text);
   }
 
-  // --- legacy direct allocation ------------------------------------------
-  // neuronxcc.nki states a buffer count only by allocating directly, and then
-  // every SBUF tensor of the kernel must be (nki.compiler.sbuf.auto_alloc):
-  // each at the address tessel's allocator chose. A buffer of N slots
-  // allocated in a loop becomes one tensor declared before the loops, its
+  // --- placed buffers ----------------------------------------------------
+  // Every SBUF tensor is placed at the address tessel's allocator chose, and a
+  // buffer of N slots allocated in a loop states N, in each API's documented
+  // terms. neuronxcc.nki (legacy) states a count only by allocating directly,
+  // and then every SBUF tensor of the kernel must be (nki.compiler.sbuf.
+  // auto_alloc): the buffer is one tensor declared before the loops, its
   // block dimension indexed by the loops' iteration count and placed by
-  // `mod_alloc(num_free_tiles=(N,))` in tile `count % N`: the slot tessel's
-  // k-th allocation takes.
+  // `mod_alloc(num_free_tiles=(N,))` in tile `count % N`. The current API
+  // unrolls loops, so the count is an integer: `nl.ndarray(address=(0,
+  // A + count % N * S))`, S the tile's bytes. Either way the slot is the one
+  // tessel's k-th allocation takes.
 
   static bool everySbufBufferPlaced(const Block &b) {
     for (const auto &op : b.ops) {
@@ -541,17 +544,9 @@ private:
     return true;
   }
 
-  llvm::Error placeSbuf(const AllocOp &a, int depth) {
-    const Value *v = a.result;
-    const TensorType &t = v->type;
-    std::string head = nameOf(v) + " = nl.ndarray(", shape = shapeText(t, folded(t));
-    std::string rest = std::string(", dtype=") + dtypeText(t.dtype) + ", buffer=ncc.sbuf.mod_alloc(base_addr=" +
-                       std::to_string(*a.address);
-    if (a.bufs <= 1 || enclosing.empty()) {
-      line(depth, head + shape + rest + "))");
-      return llvm::Error::success();
-    }
-    int64_t blocks = 1;
+  /// The enclosing loops' iteration count as Python (their trip product in `blocks`).
+  std::string iterationCount(int64_t &blocks) {
+    blocks = 1;
     std::vector<std::string> terms;
     for (auto it = enclosing.rbegin(); it != enclosing.rend(); ++it) {
       int64_t trips = (*it)->constTripCount();
@@ -560,10 +555,40 @@ private:
       blocks *= trips;
     }
     std::reverse(terms.begin(), terms.end());
-    blockIndex[v] = terms.empty() ? "0" : llvm::join(terms, " + ");
+    return terms.empty() ? "0" : llvm::join(terms, " + ");
+  }
+
+  int64_t slotBytes(const TensorType &t) const {
+    int64_t bytes = dtypeBytes(t.dtype) * (folded(t) ? t.dims[0].size / P : 1);
+    for (size_t i = 1; i < t.dims.size(); ++i)
+      bytes *= t.dims[i].size;
+    return bytes;
+  }
+
+  llvm::Error placeSbuf(const AllocOp &a, int depth) {
+    const Value *v = a.result;
+    const TensorType &t = v->type;
+    std::string head = nameOf(v) + " = nl.ndarray(", shape = shapeText(t, folded(t));
+    std::string dtype = std::string(", dtype=") + dtypeText(t.dtype), addr = std::to_string(*a.address);
+    bool rotating = a.bufs > 1 && !enclosing.empty();
+    int64_t blocks = 1;
+    std::string count = rotating ? iterationCount(blocks) : "";
+    if (!legacy) {
+      std::string at = rotating ? llvm::formatv("{0} + ({1}) % {2} * {3}", addr, count, a.bufs, slotBytes(t)).str()
+                                : addr;
+      line(depth, head + shape + dtype + ", buffer=nl.sbuf, address=(0, " + at + "))" +
+                      (rotating ? llvm::formatv("  # {0} buffers", a.bufs).str() : ""));
+      return llvm::Error::success();
+    }
+    std::string buffer = ", buffer=ncc.sbuf.mod_alloc(base_addr=" + addr;
+    if (!rotating) {
+      line(depth, head + shape + dtype + buffer + "))");
+      return llvm::Error::success();
+    }
+    blockIndex[v] = count;
     size_t cut = shape.find_first_of(",)", 1);
     rotatingDefs += "    " + head + "(" + std::to_string(blocks) + ", nl.par_dim(" + shape.substr(1, cut - 1) + ")" +
-                    shape.substr(cut) + rest + ", num_free_tiles=(" + std::to_string(a.bufs) + ",)))\n";
+                    shape.substr(cut) + dtype + buffer + ", num_free_tiles=(" + std::to_string(a.bufs) + ",)))\n";
     return llvm::Error::success();
   }
 
@@ -587,7 +612,7 @@ private:
         note = llvm::formatv("  # {0} buffers", a.bufs).str();
       if (v->role == TensorRole::Spill)
         note = "  # spill slot";
-      if (directSbuf && t.space == MemSpace::SBUF)
+      if (placedSbuf && t.space == MemSpace::SBUF)
         return placeSbuf(a, depth);
       line(depth, nameOf(v) + " = nl.ndarray(" + shapeText(t, folded(t)) + ", dtype=" + dtypeText(t.dtype) +
                       ", buffer=" + buffer + ")" + note);
@@ -873,8 +898,8 @@ private:
   std::map<std::string, std::string> iotaDefs;
   size_t iotaDefsAt = 0;
   int rangePos = 0;
-  /// Whether SBUF tensors are placed at tessel's addresses (legacy direct allocation, above).
-  bool directSbuf = false;
+  /// Whether SBUF tensors are placed at tessel's addresses (placed buffers, above).
+  bool placedSbuf = false;
   /// Rotating buffers: their block index, and their declarations before the loops.
   llvm::DenseMap<const Value *, std::string> blockIndex;
   std::string rotatingDefs;

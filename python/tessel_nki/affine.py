@@ -92,6 +92,8 @@ class Affine:
     def __mod__(self, other):
         if self.is_const() and isinstance(other, int):
             return Affine({}, self.const % other)
+        if isinstance(other, int) and not isinstance(other, bool) and other > 0:
+            return Rotation(self, other)
         raise NkiError("'%' on a loop variable is not an affine index")
 
     def __index__(self):
@@ -208,3 +210,28 @@ def extent_text(e):
 
 def extent_value(e, env):
     return e.eval(env) if isinstance(e, MinExpr) else e
+
+
+class Rotation:
+    """`offset + (count % slots) * stride`: a buffer address that rotates with a loop count
+    (`nl.ndarray(address=...)`, modalloc.py); nothing else may be done with it."""
+
+    def __init__(self, count, slots, stride=1, offset=0):
+        self.count, self.slots, self.stride, self.offset = count, slots, stride, offset
+
+    def __mul__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool) and self.offset == 0:
+            return Rotation(self.count, self.slots, self.stride * other)
+        raise NkiError("a loop count modulo a number is only scaled and offset, as a buffer's address")
+
+    __rmul__ = __mul__
+
+    def __add__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool):
+            return Rotation(self.count, self.slots, self.stride, self.offset + other)
+        raise NkiError("a loop count modulo a number is only scaled and offset, as a buffer's address")
+
+    __radd__ = __add__
+
+    def text(self):
+        return "%d + (%s) %% %d * %d" % (self.offset, self.count.text(), self.slots, self.stride)

@@ -76,7 +76,7 @@ def _space_of(buffer):
                    % (buffer,))
 
 
-def ndarray(shape, dtype, buffer=None, name="", **kwargs):
+def ndarray(shape, dtype, buffer=None, name="", address=None, **kwargs):
     for k in kwargs:
         raise NkiError("nl.ndarray: argument '%s' is not supported" % k)
     space = _space_of(buffer)
@@ -98,6 +98,11 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     t = tr.alloc(dims, dt, space.ir, name or Tracer.assigned_name("t"), pdim or 0)
     if direct:
         modalloc.declare(tr, t, buffer)
+    if address is not None:
+        if direct:
+            raise NkiError("nl.ndarray: address= and a direct allocation (ncc.sbuf.mod_alloc) both place '%s'"
+                           % t.name)
+        modalloc.place(tr, t, address)
     return t
 
 

@@ -9,7 +9,7 @@ loops with `bufs N`, which is what this module makes of it. The base address is 
 allocates on-chip memory itself (docs/nki.md, "Buffers"). Other forms of modulo allocation (several
 block dimensions, a block index that is not the iteration count, partition tiles) are errors.
 """
-from .affine import Affine
+from .affine import Affine, Rotation
 from .errors import NkiError
 from .tracer import SBUF, Alloc, current
 
@@ -58,18 +58,58 @@ def declare(tr, tensor, alloc):
     if alloc.dims > tensor.pdim:
         raise NkiError("num_free_tiles has %d entries but '%s' has %d block dimensions (those before nl.par_dim)"
                        % (alloc.dims, tensor.name, tensor.pdim))
-    tile = tensor.shape[tensor.pdim:]
-    tile_bytes = tensor.dtype.size * max(1, tile[0] // tr.geometry["partitions"])
-    for s in tile[1:]:
-        tile_bytes *= s
-    end, cap = alloc.address + alloc.slots * tile_bytes, tr.geometry["sbuf_bytes"]
-    if end > cap:
-        raise NkiError("'%s' at base_addr %d with %d tiles of %d bytes ends at byte %d of a partition, past "
-                       "SBUF's %d" % (tensor.name, alloc.address, alloc.slots, tile_bytes, end, cap))
+    _check_fits(tr, tensor, alloc.address, alloc.slots)
     if tensor.pdim == 0:
         tensor.slots, tensor.address = 1, alloc.address
         return
     tensor.mod = ModTensor(alloc, tr.block)
+
+
+def _tile_bytes(tr, tensor):
+    tile = tensor.shape[tensor.pdim:]
+    size = tensor.dtype.size * max(1, tile[0] // tr.geometry["partitions"])
+    for s in tile[1:]:
+        size *= s
+    return size
+
+
+def _check_fits(tr, tensor, address, slots):
+    size, cap = _tile_bytes(tr, tensor), tr.geometry["sbuf_bytes"]
+    end = address + slots * size
+    if end > cap:
+        raise NkiError("'%s' at address %d with %d tiles of %d bytes ends at byte %d of a partition, past "
+                       "SBUF's %d" % (tensor.name, address, slots, size, end, cap))
+
+
+def place(tr, tensor, address):
+    """`nl.ndarray(..., address=(0, A))` or, in a loop, `address=(0, A + (count % N) * S)` with
+    `count` the iteration count of the loops around it and S the tile's bytes: a tile at A, or N
+    tiles from A the loop iterations take in turn (bufs N). NKI 0.7+ unrolls loops, so the count
+    is an integer there; the tracer keeps it symbolic (affine.Rotation)."""
+    if not isinstance(address, tuple) or len(address) != 2 or address[0] != 0:
+        raise NkiError("address=%r: tessel reads (0, free_offset), a tile on partitions 0 and up" % (address,))
+    if tensor.space != "sbuf" or tensor.pdim != 0:
+        raise NkiError("address= places an SBUF tensor whose first dimension is its partition dimension")
+    free = address[1]
+    if isinstance(free, Affine) and free.is_const():
+        free = free.const
+    if isinstance(free, int) and not isinstance(free, bool) and free >= 0:
+        _check_fits(tr, tensor, free, 1)
+        tensor.slots, tensor.address = 1, free
+        return
+    if not isinstance(free, Rotation):
+        raise NkiError("address=(0, %r): the free offset is an integer or A + (count %% N) * S" % (free,))
+    loops = _loops_between(tr, tr.root)
+    counting = _counting_loop(tensor, free.count, loops, free.slots, blocks=None)
+    inner = loops.index(counting) + 1 if counting else 0
+    if any(_trips(lp) > 1 for lp in loops[inner:]):
+        raise NkiError("address %s of '%s' rotates with the count of an outer loop, not every iteration of "
+                       "the loops around it" % (free.text(), tensor.name))
+    if free.stride != _tile_bytes(tr, tensor):
+        raise NkiError("address %s of '%s' steps by %d bytes, not its tile's %d: tessel reads adjacent tiles"
+                       % (free.text(), tensor.name, free.stride, _tile_bytes(tr, tensor)))
+    _check_fits(tr, tensor, free.offset, free.slots)
+    tensor.slots, tensor.address = free.slots, free.offset
 
 
 def _loops_between(tr, block):
@@ -90,7 +130,7 @@ def _trips(loop):
     return loop.hi
 
 
-def _counting_loop(t, index, loops, slots):
+def _counting_loop(t, index, loops, slots, blocks="shape"):
     """The innermost loop whose iterations `index` counts (None: the declaring block's one
     execution), checking that `index` is that count. The count may start below the outer loops
     when their every iteration restarts it at a multiple of the slots (`t[j]` in `for i: for j:`
@@ -107,7 +147,7 @@ def _counting_loop(t, index, loops, slots):
         raise NkiError("block index %s of modulo-allocated '%s' is not the iteration count of the loops around "
                        "it (i * J + j for `for i in range(I): for j in range(J):`), which is the form tessel "
                        "reads as a buffer count" % (index.text(), t.name))
-    if stride > t.shape[0]:
+    if blocks and stride > t.shape[0]:
         raise NkiError("'%s' has %d blocks but its block index counts %d iterations" % (t.name, t.shape[0], stride))
     if start > 0 and stride % slots and any(_trips(lp) > 1 for lp in loops[:start]):
         raise NkiError("block index %s of modulo-allocated '%s' restarts its count of %d iterations, not a "

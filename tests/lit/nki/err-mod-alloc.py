@@ -73,7 +73,7 @@ def no_block(x):
 @nki.jit
 def past_end(x):
     out = nl.ndarray((1024, 512), dtype=nl.bfloat16, buffer=nl.shared_hbm)
-    # END: err-mod-alloc.py:[[@LINE+1]]: error: 't' at base_addr 196000 with 2 tiles of 1024 bytes ends at byte 198048 of a partition, past SBUF's 196608
+    # END: err-mod-alloc.py:[[@LINE+1]]: error: 't' at address 196000 with 2 tiles of 1024 bytes ends at byte 198048 of a partition, past SBUF's 196608
     t = nl.ndarray((8, nl.par_dim(128), 512), dtype=nl.bfloat16, buffer=ncc.sbuf.mod_alloc(base_addr=196000, num_free_tiles=(2,)))
     return out
 
