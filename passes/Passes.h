@@ -28,7 +28,11 @@ std::unique_ptr<Pass> createBalanceEnginesPass();
 std::unique_ptr<Pass> createDeferRowScalePass();
 std::unique_ptr<Pass> createFoldActivationInputsPass();
 std::unique_ptr<Pass> createFuseSiblingsPass();
+/// Per-block row partials reduced once after their loop (passes/GatherRowPartials.cpp).
+std::unique_ptr<Pass> createGatherRowPartialsPass();
 std::unique_ptr<Pass> createImplicitTransposePass();
+/// Partial row maxima of bf16 values kept in bf16 (passes/NarrowRowMax.cpp).
+std::unique_ptr<Pass> createNarrowRowMaxPass();
 /// I/O transposes on the DMA or the tensor engine (passes/IoTranspose.cpp).
 std::unique_ptr<Pass> createIoTransposePass();
 std::unique_ptr<Pass> createSchedulePass();

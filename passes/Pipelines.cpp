@@ -54,11 +54,14 @@ PassList buildO2(const PipelineParams &params) {
     pl.add("fuse-handoff");     // the MLP's gated strip feeds the down projection in SBUF
   pl.add("forward-copies");     // after the fusions: ops write their strips without a tile
   pl.add("fold-activation-inputs"); // after forward-copies: the shift feeds the activation alone
-  pl.add("defer-row-scale");    // softmax's 1 / sum on P @ V's result, not on P      // after forward-copies: the activation writes the summed strip
+  pl.add("defer-row-scale");    // softmax's 1 / sum on P @ V's result, not on P
+  pl.add("fold-row-sums");      // after forward-copies: the activation writes the summed strip
   pl.add("io-transpose");       // the input's transposes on the cheaper engine, before loads widen
   pl.add("widen-columns");      // longer runs per partition, where the model finds it faster
   pl.add("widen-elementwise");  // elementwise loops in tiles wider than a PSUM bank
   pl.add("widen-loads");        // after the nests are final: several tiles per transfer
+  pl.add("gather-row-partials"); // after the widenings: the row loops' blocks are final
+  pl.add("narrow-row-max");     // partial row maxima in bf16, gathered ones too
   pl.add("balance-engines");    // last of the rewrites: the engines' loads are final
   pl.add("schedule");           // prefetch depths: before allocate places the buffers
   pl.add("allocate");           // after every pass that creates or resizes buffers
