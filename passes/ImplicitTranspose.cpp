@@ -298,11 +298,12 @@ private:
   /// once per k and each of its partition-wide column slices is a stationary
   /// operand against the row strip A^T. TileGen's column tile is kept when
   /// it is a multiple of the partitions (one transfer then moves its whole
-  /// width per partition); when the columns are a multiple of the partitions,
-  /// a shorter last tile becomes a loop of its own with one tile of the
-  /// remaining width, so every loop keeps constant bounds and each transfer
-  /// still moves whole rows of its tile (narrower tiles would move shorter
-  /// runs per partition, which the DMA engines serve less efficiently).
+  /// width per partition); a shorter last tile becomes a loop of its own with
+  /// one tile of the remaining width (not a multiple of the partitions when
+  /// the columns are not: its last slice is partial), so every loop keeps
+  /// constant bounds and each transfer still moves whole rows of its tile
+  /// (partition-wide tiles would move 256 B runs per partition, which the DMA
+  /// engines serve at half their rate, each transfer paying the fixed cost).
   std::vector<std::unique_ptr<ForOp>> buildStreamed(const MatmulColumnLoop &m, Value *ct) {
     int64_t n = m.loadB->src.base->type.dims[1].size;
     int64_t step = m.column->step;
@@ -310,7 +311,7 @@ private:
     bool wholeTiles = origExtent && origExtent->isConst() && origExtent->constValue() % rowTile == 0 &&
                       step == origExtent->constValue();
     std::vector<std::unique_ptr<ForOp>> loops;
-    if (wholeTiles || step % rowTile != 0 || n % rowTile != 0) {
+    if (wholeTiles || step % rowTile != 0) {
       loops.push_back(buildStreamedRange(m, ct, 0, n, wholeTiles ? step : rowTile, wholeTiles, true));
       return loops;
     }
@@ -349,13 +350,22 @@ private:
     column->iv->def = column.get();
     column->lo = lo;
     column->hi = hi;
-    column->step = tileN;
+    // A last tile narrower than the partitions' multiple still steps by
+    // whole partition groups, so its offset is known to be group-aligned.
+    column->step = llvm::alignTo(tileN, rowTile);
     IndexExpr nStart = IndexExpr::var(column->iv);
     IndexExpr colExt = whole || n % rowTile == 0 ? IndexExpr(tileN) : min(IndexExpr(rowTile), IndexExpr(n) - nStart);
-    IndexExpr sliceExt = tileN > rowTile ? IndexExpr(rowTile) : colExt;
+    // A whole tile wider than the partitions is cut into partition-wide
+    // slices, the last one partial when the tile is not a multiple of them.
+    auto sliceExtent = [&](const IndexExpr &ni) {
+      if (tileN <= rowTile)
+        return colExt;
+      return tileN % rowTile == 0 ? IndexExpr(rowTile) : min(IndexExpr(rowTile), IndexExpr(tileN) - ni);
+    };
+    int64_t foldedN = llvm::alignTo(tileN, rowTile);
     Block &body = column->body;
     // Whole-bank folds (maxMoving fp32), so no accumulation tile straddles banks.
-    Value *acc = alloc(body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, tileN}, {rowDim.label, movingMax}}, 2, loc);
+    Value *acc = alloc(body, "accT", MemSpace::PSUM, DType::F32, {{nDim.label, foldedN}, {rowDim.label, movingMax}}, 2, loc);
 
     auto kLoop = std::make_unique<ForOp>();
     kLoop->loc = m.kLoop->loc;
@@ -377,6 +387,7 @@ private:
     kLoop->body.ops.push_back(std::move(load));
     ForOp &slices = openLoop(kLoop->body, "ni", tileN, loc);
     IndexExpr ni = IndexExpr::var(slices.iv);
+    IndexExpr sliceExt = sliceExtent(ni);
     auto mm = std::make_unique<MatmulOp>();
     mm->loc = m.matmul->loc;
     mm->dst = access(acc, {{ni, sliceExt}, {0, rows}});
@@ -388,8 +399,9 @@ private:
 
     ForOp &stores = openLoop(body, "ni", tileN, loc);
     IndexExpr si = IndexExpr::var(stores.iv);
-    appendStore(stores.body, access(acc, {{si, sliceExt}, {0, rows}}),
-                access(ct, {{nStart + si, sliceExt}, {IndexExpr::var(mb), rows}}), stripRows, loc);
+    IndexExpr storeExt = sliceExtent(si);
+    appendStore(stores.body, access(acc, {{si, storeExt}, {0, rows}}),
+                access(ct, {{nStart + si, storeExt}, {IndexExpr::var(mb), rows}}), stripRows, loc);
     return column;
   }
 
