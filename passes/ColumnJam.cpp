@@ -131,7 +131,8 @@ void jamColumns(Kernel &kernel, Block &parent, const ColumnLoop &c, int64_t g, b
                            {tt.dims[0], {tt.dims[1].label, g * B}},
                            streaming ? std::max(t.alloc->bufs, policy::kMaxPrefetch) : t.alloc->bufs, t.alloc->loc);
     wide[t.alloc->result] = {w};
-    t.load->dst = makeAccess(w, {{IndexExpr(0), IndexExpr(P)}, {IndexExpr(0), IndexExpr(g * B)}});
+    IndexExpr rows = *t.load->dst.indices[0].extent; // P, or the partial last tile's min(P, K - %k)
+    t.load->dst = makeAccess(w, {{IndexExpr(0), rows}, {IndexExpr(0), IndexExpr(g * B)}});
     t.load->src.indices[1].extent = IndexExpr(g * B);
     kHead.push_back(std::move(scratch.ops.front()));
   }

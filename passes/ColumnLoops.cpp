@@ -19,13 +19,24 @@ bool isVarPlusConst(const IndexExpr &e, const Value *v) {
   return e.linearForm(c, terms) && terms.size() == 1 && terms[0].first == v && terms[0].second == 1;
 }
 
+/// The rows of `kLoop`'s step a tile load moves: P, or, when the
+/// contraction is not a multiple of P, `min(P, hi - %k)` (TileGen's partial
+/// last tile: `row` must start at %k itself).
+bool contractionRows(const Index &row, const ForOp &kLoop, int64_t P) {
+  if ((kLoop.hi.constValue() - kLoop.lo.constValue()) % P == 0)
+    return row.hasExtent(P);
+  IndexExpr partial = min(IndexExpr(P), kLoop.hi - IndexExpr::var(kLoop.iv));
+  return row.extent && row.start.structurallyEqual(IndexExpr::var(kLoop.iv)) &&
+         row.extent->simplified().structurallyEqual(partial.simplified());
+}
+
 /// The tiles `kLoop` (a child of the column loop `nLoop`, of step P) streams
 /// with columns that are `nLoop`'s block: `dma %T[0 +: P, 0 +: B] <-
-/// %W[%k + a +: P, %n + c +: B]`, %T read only inside `kLoop`.
+/// %W[%k + a +: P, %n + c +: B]` (rows `min(P, K - %k)` when the contraction
+/// K is not a multiple of P), %T read only inside `kLoop`.
 void columnTiles(ForOp &nLoop, ForOp &kLoop, int64_t P, llvm::SmallVectorImpl<ColumnTile> &out) {
   const int64_t B = nLoop.step;
-  if (kLoop.step != P || !kLoop.lo.isConst() || !kLoop.hi.isConst() || kLoop.constTripCount() < 1 ||
-      (kLoop.hi.constValue() - kLoop.lo.constValue()) % P != 0)
+  if (kLoop.step != P || !kLoop.lo.isConst() || !kLoop.hi.isConst() || kLoop.constTripCount() < 1)
     return;
   for (auto &op : kLoop.body.ops) {
     auto *alloc = llvm::dyn_cast<AllocOp>(op.get());
@@ -49,8 +60,9 @@ void columnTiles(ForOp &nLoop, ForOp &kLoop, int64_t P, llvm::SmallVectorImpl<Co
       continue;
     const Index &row = load->src.indices[0], &col = load->src.indices[1];
     const Index &dRow = load->dst.indices[0], &dCol = load->dst.indices[1];
-    if (!row.hasExtent(P) || !isVarPlusConst(row.start, kLoop.iv) || !col.hasExtent(B) ||
-        !isVarPlusConst(col.start, nLoop.iv) || !dRow.hasExtent(P) || !dCol.hasExtent(B) ||
+    if (!contractionRows(row, kLoop, P) || !isVarPlusConst(row.start, kLoop.iv) || !col.hasExtent(B) ||
+        !isVarPlusConst(col.start, nLoop.iv) || !dRow.extent || !dRow.extent->structurallyEqual(*row.extent) ||
+        !dCol.hasExtent(B) ||
         !dRow.start.isConst() || dRow.start.constValue() != 0 || !dCol.start.isConst() ||
         dCol.start.constValue() != 0)
       continue;

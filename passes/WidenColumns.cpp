@@ -68,6 +68,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <functional>
 
@@ -93,7 +94,7 @@ struct Widened {
 /// block's load of both blocks' columns (`keepLoads`, the first copy) or goes
 /// (the second, which reads what the first loaded).
 void rewriteBlock(std::vector<std::unique_ptr<Op>> &ops, const Value *nIv, const IndexExpr &n2, const IndexExpr &nh,
-                  const llvm::DenseMap<const Value *, Widened> &tiles, bool keepLoads, int64_t P, int64_t width) {
+                  const llvm::DenseMap<const Value *, Widened> &tiles, bool keepLoads, int64_t width) {
   const IndexExpr n = n2 + nh;
   llvm::SmallPtrSet<const Op *, 8> dropped, loads;
   for (auto &op : ops)
@@ -109,7 +110,8 @@ void rewriteBlock(std::vector<std::unique_ptr<Op>> &ops, const Value *nIv, const
       }
       loads.insert(&o);
       const Widened &w = tiles.find(d->dst.base)->second;
-      d->dst = makeAccess(w.blk, {{w.row(), IndexExpr(P)}, {IndexExpr(0), IndexExpr(width)}});
+      IndexExpr rows = *d->dst.indices[0].extent; // P, or the partial last tile's min(P, K - %k)
+      d->dst = makeAccess(w.blk, {{w.row(), rows}, {IndexExpr(0), IndexExpr(width)}});
       d->src.indices[1].start = d->src.indices[1].start.substitute(nIv, n2).simplified();
       d->src.indices[1].extent = IndexExpr(width);
     });
@@ -177,7 +179,7 @@ void rewrite(Kernel &kernel, Block &parent, const ColumnLoop &c) {
   llvm::DenseMap<const Value *, Widened> firstTiles, secondTiles;
   for (const ColumnTile &t : c.tiles) {
     const TensorType &tt = t.alloc->result->type;
-    const int64_t span = t.kLoop->hi.constValue() - t.kLoop->lo.constValue();
+    const int64_t span = llvm::alignTo(t.kLoop->hi.constValue() - t.kLoop->lo.constValue(), P);
     Value *blk = appendAlloc(kernel, outer->body, t.alloc->result->name + "_cols", MemSpace::SBUF, tt.dtype,
                              {{tt.dims[0].label, span}, {tt.dims[1].label, 2 * B}}, 1, t.alloc->loc);
     firstTiles[t.alloc->result] = {blk, t.kLoop};
@@ -193,7 +195,7 @@ void rewrite(Kernel &kernel, Block &parent, const ColumnLoop &c) {
                           B, nLoop.loc);
     h.parallel = nLoop.parallel;
     std::vector<std::unique_ptr<Op>> &ops = half == 0 ? first : second;
-    rewriteBlock(ops, nLoop.iv, n2, IndexExpr::var(h.iv), half == 0 ? firstTiles : secondTiles, half == 0, P,
+    rewriteBlock(ops, nLoop.iv, n2, IndexExpr::var(h.iv), half == 0 ? firstTiles : secondTiles, half == 0,
                  2 * B);
     for (auto &op : ops)
       h.body.ops.push_back(std::move(op));
