@@ -1,6 +1,8 @@
 //===- passes/ColumnLoops.cpp - A weight's column-block loops -------------===//
 #include "passes/ColumnLoops.h"
 
+#include "ir/Clone.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 
@@ -79,7 +81,93 @@ bool restartsPer(ForOp &loop, const Value *iv) {
   return found;
 }
 
+/// `e` with every subexpression equal to `from` replaced by `to`.
+IndexExpr replaceExpr(const IndexExpr &e, const IndexExpr &from, const IndexExpr &to) {
+  if (e.structurallyEqual(from) || e.simplified().structurallyEqual(from))
+    return to;
+  switch (e.kind()) {
+  case IndexExpr::Kind::Add: return replaceExpr(e.lhs(), from, to) + replaceExpr(e.rhs(), from, to);
+  case IndexExpr::Kind::Sub: return replaceExpr(e.lhs(), from, to) - replaceExpr(e.rhs(), from, to);
+  case IndexExpr::Kind::Min: return min(replaceExpr(e.lhs(), from, to), replaceExpr(e.rhs(), from, to));
+  default: return e; // constants, variables, and c * e (TileGen writes no min under a product)
+  }
+}
+
+/// Rewrites, in every access and loop bound of `loop`'s body, `from` into `to`.
+void replaceInBody(ForOp &loop, const IndexExpr &from, const IndexExpr &to) {
+  auto fix = [&](IndexExpr &e) { e = replaceExpr(e, from, to).simplified(); };
+  for (auto &op : loop.body.ops)
+    walkOp(*op, [&](Op &o) {
+      if (auto *l = llvm::dyn_cast<ForOp>(&o)) {
+        fix(l->lo);
+        fix(l->hi);
+      }
+      llvm::SmallVector<Access *, 4> accesses = o.reads();
+      accesses.append(o.writes());
+      for (Access *a : accesses)
+        for (Index &i : a->indices) {
+          fix(i.start);
+          if (i.extent)
+            fix(*i.extent);
+        }
+    });
+}
+
+/// A loop that may be a column loop once its partial last block is split
+/// off: constant bounds, two whole blocks or more, and a partial one.
+bool raggedCandidate(const ForOp &loop) {
+  if (!loop.lo.isConst() || !loop.hi.isConst() || loop.step <= 0)
+    return false;
+  const int64_t span = loop.hi.constValue() - loop.lo.constValue();
+  return span % loop.step != 0 && span / loop.step >= 2;
+}
+
+/// Splits `block`'s ragged column loops (splitRaggedColumnLoops), searching
+/// the bodies of loops that are not.
+int splitRagged(Kernel &kernel, Block &block) {
+  const int64_t P = kernel.geometry.partitions;
+  int split = 0;
+  for (size_t i = 0; i < block.ops.size(); ++i) {
+    auto *loop = llvm::dyn_cast<ForOp>(block.ops[i].get());
+    if (!loop)
+      continue;
+    if (!raggedCandidate(*loop)) {
+      split += splitRagged(kernel, loop->body);
+      continue;
+    }
+    const int64_t B = loop->step, lo = loop->lo.constValue();
+    const int64_t cut = lo + (loop->hi.constValue() - lo) / B * B;
+    const IndexExpr partial = min(IndexExpr(B), loop->hi - IndexExpr::var(loop->iv)).simplified();
+    // The whole blocks' loop, tried on a copy: split only where it is then
+    // a column loop.
+    ValueMap trialMap;
+    Block trial;
+    trial.ops.push_back(cloneOp(*loop, kernel, trialMap));
+    auto &wholeTrial = llvm::cast<ForOp>(*trial.ops.front());
+    wholeTrial.hi = IndexExpr(cut);
+    replaceInBody(wholeTrial, min(IndexExpr(B), loop->hi - IndexExpr::var(wholeTrial.iv)).simplified(),
+                  IndexExpr(B));
+    llvm::SmallVector<ColumnLoop, 1> found;
+    collectColumnLoops(trial, P, found);
+    if (found.size() != 1 || found.front().nLoop != &wholeTrial) {
+      split += splitRagged(kernel, loop->body);
+      continue;
+    }
+    ValueMap map;
+    std::unique_ptr<Op> tail = cloneOp(*loop, kernel, map);
+    llvm::cast<ForOp>(*tail).lo = IndexExpr(cut);
+    loop->hi = IndexExpr(cut);
+    replaceInBody(*loop, partial, IndexExpr(B));
+    block.ops.insert(block.ops.begin() + i + 1, std::move(tail));
+    ++i;
+    ++split;
+  }
+  return split;
+}
+
 } // namespace
+
+int splitRaggedColumnLoops(Kernel &kernel) { return splitRagged(kernel, kernel.body); }
 
 void collectColumnLoops(Block &block, int64_t P, llvm::SmallVectorImpl<ColumnLoop> &out) {
   for (auto &op : block.ops) {

@@ -36,6 +36,13 @@ struct ColumnLoop {
 /// searched further), P the target's partitions.
 void collectColumnLoops(ir::Block &block, int64_t P, llvm::SmallVectorImpl<ColumnLoop> &out);
 
+/// Splits each loop of `kernel` that would be a column loop but for a
+/// partial last block (`for %n = 0 to 2880 step 512`, extents
+/// `min(512, 2880 - %n)`) into a loop over its whole blocks, where every such
+/// extent is the block, and the last block in a loop of its own, as it was;
+/// only where the whole blocks' loop is then a column loop. The number split.
+int splitRaggedColumnLoops(ir::Kernel &kernel);
+
 } // namespace tessel::passes
 
 #endif

@@ -294,8 +294,14 @@ public:
   /// if faster than without and it still fits; the result is kept when it
   /// is policy::kMinWideColumnGain faster than the kernel as it was.
   PassResult run(Kernel &kernel, PassContext &ctx) override {
+    // Column loops with a partial last block are candidates with it split
+    // off (splitRaggedColumnLoops); the kernel is split only if one is taken.
+    std::unique_ptr<Kernel> split = copyKernel(kernel);
+    if (!split)
+      return PassResult::Unchanged;
+    splitRaggedColumnLoops(*split);
     llvm::SmallVector<ColumnLoop, 4> candidates;
-    collectColumnLoops(kernel.body, kernel.geometry.partitions, candidates);
+    collectColumnLoops(split->body, split->geometry.partitions, candidates);
     if (candidates.empty())
       return PassResult::Unchanged;
     int total = 0;
@@ -316,7 +322,7 @@ public:
         if (jam && !canJamColumns(candidates[i], jam))
           continue;
         taken.push_back({i, jam});
-        std::optional<double> us = trialUs(kernel, taken, streaming, ctx.target);
+        std::optional<double> us = trialUs(*split, taken, streaming, ctx.target);
         taken.pop_back();
         if (us && *us < bestUs) {
           bestUs = *us;
@@ -336,6 +342,7 @@ public:
                                  .str());
       return PassResult::Unchanged; // a note only
     }
+    splitRaggedColumnLoops(kernel);
     int streams = widen(kernel, taken, streaming);
     kernel.notes.push_back(llvm::formatv("[widen-columns] {0} of {1} weight stream{2} loaded {3}: predicted "
                                          "{4:F1} us, against {5:F1} us",
