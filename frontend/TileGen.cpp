@@ -514,7 +514,10 @@ void TileGen::lowerMatMul(const ast::Expr &e, Value *a, Value *b, Value *c) {
                           std::min(kernel->blockParams.lookup(ir::BlockConfig::kRowStrip), stripRows));
   if (kBlock < K || kGiven)
     kernel->blockParams.set(kName, kBlock);
-  int64_t fullRows = M / stripRows * stripRows;
+  // A last block as tall as the others (a one-tile strip, or a tail that
+  // rounds up to the strip) stays in the loop: its partial tile is the only
+  // one, and the nest walks the rows as the row-wise nests beside it do.
+  int64_t fullRows = roundToTile(M - M / stripRows * stripRows) == stripRows ? M : M / stripRows * stripRows;
   ForOp *rowLoop = nullptr;
   if (fullRows > 0)
     rowLoop = lowerMatMulBlocks(e, a, b, c, 0, fullRows, stripRows, kBlock);

@@ -32,6 +32,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Casting.h"
 
+#include <optional>
+
 namespace tessel::passes {
 namespace {
 
@@ -116,11 +118,46 @@ bool chained(ForOp &a, ForOp &b, int64_t P) {
   return scratch;
 }
 
-/// Merges chained consecutive top-level loops (only allocs between them,
-/// which move above the first). Returns the merged loops.
+/// Brings next to the top-level loop at `i` the first later loop chained
+/// with it, when the ops between let one of the two move past them: the
+/// later one moves up, just after it (each head's softmax sum, divide and
+/// `P @ V` come after every head's exp, where the heads are lowered one after
+/// another up to the exp), or else the loop at `i` moves down, just before
+/// it (the queries' projection past the keys' and values', which the
+/// attention reads whole). Returns the index of the first of the two, now
+/// side by side; nothing when neither moves.
+std::optional<size_t> bringChained(Block &top, size_t i, int64_t P) {
+  auto &a = llvm::cast<ForOp>(*top.ops[i]);
+  Footprint fa = footprintOf(a);
+  std::vector<Footprint> between;
+  for (size_t j = i + 1; j < top.ops.size(); ++j) {
+    Footprint fj = footprintOf(*top.ops[j]);
+    auto *b = llvm::dyn_cast<ForOp>(top.ops[j].get());
+    if (b && sameRows(a, *b) && chained(a, *b, P)) {
+      auto passes = [&](const Footprint &moved) {
+        return llvm::all_of(between, [&](const Footprint &f) { return canSwap(moved, f); });
+      };
+      bool up = passes(fj);
+      if (!up && !passes(fa))
+        return std::nullopt;
+      size_t from = up ? j : i, to = up ? i + 1 : j - 1;
+      std::unique_ptr<Op> loop = std::move(top.ops[from]);
+      top.ops.erase(top.ops.begin() + from);
+      top.ops.insert(top.ops.begin() + to, std::move(loop));
+      return up ? i : j - 1;
+    }
+    between.push_back(std::move(fj));
+  }
+  return std::nullopt;
+}
+
+/// Merges chained top-level loops: consecutive ones (only allocs between
+/// them, which move above the first), or a later one brought next to the
+/// first (bringChained). Returns the merged loops.
 llvm::SmallPtrSet<ForOp *, 4> mergeChains(Kernel &kernel) {
   llvm::SmallPtrSet<ForOp *, 4> merged;
   Block &top = kernel.body;
+  const int64_t P = kernel.geometry.partitions;
   for (size_t i = 0; i < top.ops.size(); ++i) {
     auto *a = llvm::dyn_cast<ForOp>(top.ops[i].get());
     if (!a)
@@ -129,8 +166,19 @@ llvm::SmallPtrSet<ForOp *, 4> mergeChains(Kernel &kernel) {
     while (j < top.ops.size() && llvm::isa<AllocOp>(top.ops[j].get()))
       ++j;
     auto *b = j < top.ops.size() ? llvm::dyn_cast<ForOp>(top.ops[j].get()) : nullptr;
-    if (!b || !sameRows(*a, *b) || !chained(*a, *b, kernel.geometry.partitions))
-      continue;
+    // Moved down, the loop leaves the ops it passed at i: they may start
+    // chains too, so the walk goes on from there.
+    std::optional<size_t> passed;
+    if (!b || !sameRows(*a, *b) || !chained(*a, *b, P)) {
+      std::optional<size_t> at = bringChained(top, i, P);
+      if (!at)
+        continue;
+      if (*at != i)
+        passed = i;
+      i = *at;
+      j = i + 1;
+      b = llvm::cast<ForOp>(top.ops[j].get());
+    }
     appendBody(*a, *b);
     std::unique_ptr<Op> loop = std::move(top.ops[i]);
     for (size_t k = i + 1; k < j; ++k)
@@ -138,7 +186,8 @@ llvm::SmallPtrSet<ForOp *, 4> mergeChains(Kernel &kernel) {
     top.ops[j - 1] = std::move(loop);
     top.ops.erase(top.ops.begin() + j);
     merged.insert(a);
-    i = j - 2; // the merged loop (now at j - 1) may take the next one too
+    // The merged loop (now at j - 1) may take the next one too.
+    i = (passed ? *passed : j - 1) - 1;
   }
   return merged;
 }

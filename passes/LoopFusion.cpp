@@ -31,12 +31,6 @@ template <typename Set> bool intersects(const Set &a, const Set &b) {
   return llvm::any_of(a, [&](const Value *v) { return b.count(v); });
 }
 
-/// Whether `moved` may be moved across `other` (in either direction).
-bool canSwap(const Footprint &moved, const Footprint &other) {
-  return independent(moved, other) && !intersects(moved.uses, other.defines) &&
-         !intersects(other.uses, moved.defines);
-}
-
 bool sameIterations(const ForOp &a, const ForOp &b) {
   return a.lo.structurallyEqual(b.lo) && a.hi.structurallyEqual(b.hi) && a.step == b.step &&
          a.parallel == b.parallel;
@@ -168,6 +162,11 @@ Footprint footprintOf(Op &op) {
 bool independent(const Footprint &a, const Footprint &b) {
   return !intersects(a.writes, b.reads) && !intersects(a.writes, b.writes) &&
          !intersects(b.writes, a.reads);
+}
+
+bool canSwap(const Footprint &moved, const Footprint &other) {
+  return independent(moved, other) && !intersects(moved.uses, other.defines) &&
+         !intersects(other.uses, moved.defines);
 }
 
 bool mergeLoops(Block &block, const std::function<bool(ForOp &, ForOp &)> &eligible,

@@ -30,6 +30,10 @@ void appendBody(ir::ForOp &a, ir::ForOp &b);
 /// writes what the other reads or writes.
 bool independent(const Footprint &a, const Footprint &b);
 
+/// Whether an op of footprint `moved` may move across one of `other` (in
+/// either direction): they are independent and neither uses what the other defines.
+bool canSwap(const Footprint &moved, const Footprint &other);
+
 /// Merges pairs of loops of `block` with the same bounds and step whose
 /// bodies are independent, when the ops between them let one move next to
 /// the other: the second loop's body is appended to the first's (its loop

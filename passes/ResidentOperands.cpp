@@ -92,11 +92,14 @@ int64_t sbufFootprint(Op &op, int64_t partitions) {
 namespace {
 
 /// A load in the loop that reads the same data in every iteration, and the
-/// rows of its tensor it reads over them: [lo, hi).
+/// rows of its tensor it reads over them: [lo, hi); its first row modulo the
+/// partitions, the same at every iteration of the loops around it (-1 when
+/// it is not), and its rows per tile at most.
 struct InvariantLoad {
   Block *block;
   size_t at;
   int64_t lo, hi;
+  int64_t firstRowMod, tileRows;
 };
 
 /// Whether nothing about `a` changes with the loop variable `iv`.
@@ -109,13 +112,13 @@ bool invariant(const Access &a, const Value *iv) {
 
 /// The loads of `block` (recursively, through loops of constant bounds,
 /// `nest` around it) of HBM tensors `loop` does not write, that do not depend on `iv`.
-void findInvariantLoads(Block &block, const Value *iv, const Footprint &loop,
+void findInvariantLoads(Block &block, const Value *iv, const Footprint &loop, int64_t partitions,
                         std::vector<ForOp *> &nest, std::vector<InvariantLoad> &out) {
   for (size_t i = 0; i < block.ops.size(); ++i) {
     if (auto *inner = llvm::dyn_cast<ForOp>(block.ops[i].get())) {
       if (inner->lo.isConst() && inner->hi.isConst()) {
         nest.push_back(inner);
-        findInvariantLoads(inner->body, iv, loop, nest, out);
+        findInvariantLoads(inner->body, iv, loop, partitions, nest, out);
         nest.pop_back();
       }
       continue;
@@ -132,8 +135,10 @@ void findInvariantLoads(Block &block, const Value *iv, const Footprint &loop,
     LoopNestBounds bounds(nest);
     auto lo = bounds.min(rows.start);
     auto hi = rows.extent ? bounds.max(rows.start + *rows.extent) : std::nullopt;
-    if (lo && hi)
-      out.push_back({&block, i, lo->value, hi->value});
+    auto tileRows = rows.extent ? bounds.max(*rows.extent) : std::nullopt;
+    auto mod = bounds.residue(rows.start, partitions);
+    if (lo && hi && tileRows)
+      out.push_back({&block, i, lo->value, hi->value, mod.value_or(-1), tileRows->value});
   }
 }
 
@@ -188,6 +193,18 @@ std::map<HeldKey, Held> regionsOf(llvm::ArrayRef<InvariantLoad> loads, int64_t P
   for (auto &[key, h] : held)
     if (h.hi - h.lo > P && h.lo % P != 0)
       h.lo = h.lo / P * P;
+  // A tile's rows on the partitions must stay in one partition group of the
+  // held buffer (each head's 96 rows of a stacked weight, the second head's
+  // at 96, would cross one: that weight streams).
+  for (const InvariantLoad &l : loads) {
+    auto &dma = llvm::cast<DmaOp>(*l.block->ops[l.at]);
+    Held &h = held[{dma.src.base, dma.transpose}];
+    if (dma.transpose || h.lo == INT64_MAX)
+      continue;
+    int64_t at = ((l.firstRowMod - h.lo) % P + P) % P;
+    if (l.firstRowMod < 0 || at + l.tileRows > P)
+      h.lo = INT64_MAX;
+  }
   return held;
 }
 
@@ -198,7 +215,7 @@ std::vector<std::string> keepOperandsResident(Kernel &kernel, size_t at, int64_t
   auto &loop = llvm::cast<ForOp>(*kernel.body.ops[at]);
   std::vector<InvariantLoad> loads;
   std::vector<ForOp *> nest;
-  findInvariantLoads(loop.body, loop.iv, footprintOf(loop), nest, loads);
+  findInvariantLoads(loop.body, loop.iv, footprintOf(loop), P, nest, loads);
   int64_t used = 0;
   std::map<HeldKey, Held> held = regionsOf(loads, P);
   std::vector<std::string> kept;
@@ -208,8 +225,8 @@ std::vector<std::string> keepOperandsResident(Kernel &kernel, size_t at, int64_t
     auto &dma = llvm::cast<DmaOp>(*it->block->ops[it->at]);
     Value *x = dma.src.base;
     Held &h = held[{x, dma.transpose}];
-    if (dma.transpose && x->type.dims[1].size > P)
-      continue;
+    if ((dma.transpose && x->type.dims[1].size > P) || h.lo == INT64_MAX)
+      continue; // never held: every load of it stays
     if (!h.buffer) {
       TensorType t = x->type;
       t.dims[0].size = h.hi - h.lo;
@@ -219,8 +236,8 @@ std::vector<std::string> keepOperandsResident(Kernel &kernel, size_t at, int64_t
         t.dims[0].size = (t.dims[0].size + P - 1) / P * P;
       t.space = MemSpace::SBUF;
       int64_t bytes = t.bytesPerPartition(P);
-      if (h.lo == INT64_MAX || used + bytes > budget) {
-        h.lo = INT64_MAX; // never held: every load of it stays
+      if (used + bytes > budget) {
+        h.lo = INT64_MAX;
         continue;
       }
       used += bytes;
