@@ -3,10 +3,11 @@
 // `fuse-rows` runs a chain of row-wise nests (elementwise ops, reductions
 // along a row, per-row broadcasts: softmax's max, shift, exp, sum, divide)
 // one row strip at a time, with the intermediates kept in SBUF:
-//  1. two consecutive top-level row-strip loops over the same rows merge
-//     when every HBM tensor one writes and the other touches is accessed
-//     row-locally in both (rows `%m +: e`, e at most the step): iteration m
-//     of the second then reads only what iteration m of the first wrote;
+//  1. two top-level row-strip loops over the same rows merge when every HBM
+//     tensor one writes and the other touches is accessed row-locally in
+//     both (rows `%m +: e`, e at most the step): iteration m of the second
+//     then reads only what iteration m of the first wrote. A later one is
+//     brought next to the first when the ops between let one of them move;
 //  2. an HBM scratch tensor used by one loop only, row-locally, becomes an
 //     SBUF strip (the loop's rows x the tensor's width) allocated in the
 //     loop's body: its stores become copies into the strip, and a load of it
