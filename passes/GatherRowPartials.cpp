@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Elementwise.h"
 #include "passes/Passes.h"
+#include "passes/Policy.h"
 
 #include "ir/Clone.h"
 
@@ -37,8 +38,6 @@ namespace {
 
 using namespace ir;
 
-/// The most blocks gathered: the partials' tile stays one small row.
-constexpr int64_t kMaxBlocks = 512;
 
 bool mentions(const Access &a, const Value *v) {
   return llvm::any_of(a.indices, [&](const Index &i) {
@@ -81,7 +80,7 @@ std::optional<Match> match(ForOp &loop) {
   if (!loop.lo.isConst() || !loop.hi.isConst() || loop.step < 2)
     return std::nullopt;
   int64_t span = loop.hi.constValue() - loop.lo.constValue();
-  if (span % loop.step || span / loop.step < 2 || span / loop.step > kMaxBlocks)
+  if (span % loop.step || span / loop.step < 2 || span / loop.step > policy::kMaxGatheredPartials)
     return std::nullopt;
   Block &b = loop.body;
   for (size_t c = 0; c < b.ops.size(); ++c) {

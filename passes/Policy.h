@@ -154,6 +154,10 @@ constexpr double kSpillDeeperKBlockSbufShare = 1.0 / 12;
 /// (8 KiB of 192) is, so the rest of SBUF stays for the strip's resident part.
 constexpr double kSpillReloadSbufShare = 1.0 / 16;
 
+/// gather-row-partials: the most per-block partials gathered into one row of a
+/// tile (a longer row is left to the per-block combines).
+constexpr int64_t kMaxGatheredPartials = 512;
+
 } // namespace tessel::passes::policy
 
 #endif

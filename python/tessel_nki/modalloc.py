@@ -100,7 +100,7 @@ def place(tr, tensor, address):
     if not isinstance(free, Rotation):
         raise NkiError("address=(0, %r): the free offset is an integer or A + (count %% N) * S" % (free,))
     loops = _loops_between(tr, tr.root)
-    counting = _counting_loop(tensor, free.count, loops, free.slots, blocks=None)
+    counting = _counting_loop(tensor, free.count, loops, free.slots)
     inner = loops.index(counting) + 1 if counting else 0
     if any(_trips(lp) > 1 for lp in loops[inner:]):
         raise NkiError("address %s of '%s' rotates with the count of an outer loop, not every iteration of "
@@ -130,7 +130,7 @@ def _trips(loop):
     return loop.hi
 
 
-def _counting_loop(t, index, loops, slots, blocks="shape"):
+def _counting_loop(t, index, loops, slots, blocks=None):
     """The innermost loop whose iterations `index` counts (None: the declaring block's one
     execution), checking that `index` is that count. The count may start below the outer loops
     when their every iteration restarts it at a multiple of the slots (`t[j]` in `for i: for j:`
@@ -147,8 +147,8 @@ def _counting_loop(t, index, loops, slots, blocks="shape"):
         raise NkiError("block index %s of modulo-allocated '%s' is not the iteration count of the loops around "
                        "it (i * J + j for `for i in range(I): for j in range(J):`), which is the form tessel "
                        "reads as a buffer count" % (index.text(), t.name))
-    if blocks and stride > t.shape[0]:
-        raise NkiError("'%s' has %d blocks but its block index counts %d iterations" % (t.name, t.shape[0], stride))
+    if blocks is not None and stride > blocks:
+        raise NkiError("'%s' has %d blocks but its block index counts %d iterations" % (t.name, blocks, stride))
     if start > 0 and stride % slots and any(_trips(lp) > 1 for lp in loops[:start]):
         raise NkiError("block index %s of modulo-allocated '%s' restarts its count of %d iterations, not a "
                        "multiple of its %d tiles, at each iteration of an outer loop: tessel reads modulo "
@@ -170,7 +170,7 @@ def resolve(t, key):
     except NkiError:
         raise NkiError("the block index of modulo-allocated '%s' must be an integer or a loop variable's "
                        "affine expression" % t.name)
-    loop = _counting_loop(t, index, _loops_between(tr, mod.block), mod.slots)
+    loop = _counting_loop(t, index, _loops_between(tr, mod.block), mod.slots, blocks=t.shape[0])
     if mod.inner is None:
         inner = tr.new_tensor(t.shape[1:], t.dtype, t.space, t.name, 0, "buffer", t.loc)
         inner.name = t.name  # the declared tensor itself is never in the IR
